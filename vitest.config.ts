@@ -1,0 +1,22 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+// Tests run on the sources: each workspace package resolves to its `src`, so a change is
+// tested without a rebuild. `npm test` still builds first, so the dist outputs are checked too.
+const alias = {
+  "@retry-reflect/core/testing": here("./packages/core/src/testing.ts"),
+  "@retry-reflect/core": here("./packages/core/src/index.ts"),
+  "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),
+  "@retry-reflect/otel": here("./packages/otel/src/index.ts"),
+};
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "apps/*/src/**/*.test.ts", "apps/*/test/**/*.test.ts"],
+    testTimeout: 20_000,
+    pool: "forks",
+  },
+});
