@@ -1,1 +1,102 @@
-export {};
+import { abortReason, type Clock } from "./clock.js";
+
+/** A manual clock for tests: time moves only when `advance` is called. */
+export interface FakeClock extends Clock {
+  /** Moves time forward by `ms`, firing due sleeps in order and letting their continuations run. */
+  advance(ms: number): Promise<void>;
+  /** Advances to each pending sleep in turn until none is left (bounded by `maxSteps`). */
+  runAll(maxSteps?: number): Promise<void>;
+  /** Sleeps not yet fired nor aborted. */
+  pendingSleeps(): number;
+  /** Every duration passed to `sleep`, in call order (0-length sleeps included). */
+  readonly sleeps: readonly number[];
+}
+
+interface Sleeper {
+  readonly at: number;
+  readonly seq: number;
+  readonly resolve: () => void;
+  done: boolean;
+}
+
+/** Lets pending promise continuations run (several macrotask-free turns). */
+async function flushMicrotasks(): Promise<void> {
+  for (let index = 0; index < 20; index++) await Promise.resolve();
+}
+
+/** Creates a `FakeClock` starting at `start` ms. */
+export function createFakeClock(start = 0): FakeClock {
+  let now = start;
+  let seq = 0;
+  const sleepers: Sleeper[] = [];
+  const sleeps: number[] = [];
+
+  const nextDue = (limit: number): Sleeper | undefined => {
+    let best: Sleeper | undefined;
+    for (const sleeper of sleepers) {
+      if (sleeper.done || sleeper.at > limit) continue;
+      if (!best || sleeper.at < best.at || (sleeper.at === best.at && sleeper.seq < best.seq)) best = sleeper;
+    }
+    return best;
+  };
+
+  const clock: FakeClock = {
+    now: () => now,
+    sleeps,
+    sleep(ms, signal) {
+      sleeps.push(ms);
+      if (signal?.aborted) return Promise.reject(abortReason(signal));
+      if (ms <= 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const sleeper: Sleeper = {
+          at: now + ms,
+          seq: seq++,
+          done: false,
+          resolve: () => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          },
+        };
+        const onAbort = () => {
+          sleeper.done = true;
+          remove(sleeper);
+          reject(abortReason(signal as AbortSignal));
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        sleepers.push(sleeper);
+      });
+    },
+    async advance(ms) {
+      const target = now + ms;
+      await flushMicrotasks();
+      for (;;) {
+        const due = nextDue(target);
+        if (!due) break;
+        now = Math.max(now, due.at);
+        due.done = true;
+        remove(due);
+        due.resolve();
+        await flushMicrotasks();
+      }
+      now = target;
+      await flushMicrotasks();
+    },
+    async runAll(maxSteps = 10_000) {
+      for (let step = 0; step < maxSteps; step++) {
+        await flushMicrotasks();
+        const due = nextDue(Number.POSITIVE_INFINITY);
+        if (!due) return;
+        await clock.advance(due.at - now);
+      }
+      throw new Error(`FakeClock.runAll: still sleeping after ${maxSteps} steps`);
+    },
+    pendingSleeps: () => sleepers.filter((sleeper) => !sleeper.done).length,
+  };
+
+  function remove(sleeper: Sleeper) {
+    const index = sleepers.indexOf(sleeper);
+    if (index >= 0) sleepers.splice(index, 1);
+  }
+
+  return clock;
+}

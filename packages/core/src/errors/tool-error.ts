@@ -1,0 +1,106 @@
+import type { ErrorKind } from "./error-codes.js";
+
+const BRAND = Symbol.for("retry-reflect.ToolError");
+
+/** The structured error a model sees, in the seed's snake_case shape. */
+export interface ToolErrorJSON {
+  error_code: string;
+  message: string;
+  recoverable: boolean;
+  suggested_action: string;
+  retry_after_ms?: number;
+  details?: Record<string, unknown>;
+}
+
+export interface ToolErrorInit {
+  /** Machine-readable code the model can branch on (`error_code`). */
+  code: string;
+  /** Human-readable description. */
+  message: string;
+  /** May the agent try again (after changing something)? */
+  recoverable: boolean;
+  /** What the agent should do next. */
+  suggestedAction?: string;
+  /** Earliest useful retry, in milliseconds. */
+  retryAfterMs?: number;
+  /** Extra structured data shown to the model. Keep it small and free of secrets. */
+  details?: Record<string, unknown>;
+  /** How the engine treats it; derived from the code when omitted. */
+  kind?: ErrorKind;
+  /** The original error. Never shown to the model. */
+  cause?: unknown;
+}
+
+function defaultKind(code: string): ErrorKind {
+  if (code === "INVALID_ARGUMENTS") return "invalid_arguments";
+  if (code === "TRANSIENT" || code === "RATE_LIMITED" || code === "TIMEOUT") return "transient";
+  return "other";
+}
+
+/**
+ * A structured tool error: `{ error_code, message, recoverable, suggested_action }`.
+ * A tool may throw it or return it. Recognised across copies of this package by a
+ * `Symbol.for` brand: use `ToolError.isInstance(value)`, not `instanceof`.
+ */
+export class ToolError extends Error {
+  readonly code: string;
+  readonly recoverable: boolean;
+  readonly suggestedAction: string;
+  readonly retryAfterMs: number | undefined;
+  readonly details: Record<string, unknown> | undefined;
+  readonly kind: ErrorKind;
+  private readonly [BRAND] = true;
+
+  constructor(init: ToolErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "ToolError";
+    this.code = init.code;
+    this.recoverable = init.recoverable;
+    this.suggestedAction = init.suggestedAction ?? "";
+    this.retryAfterMs = init.retryAfterMs;
+    this.details = init.details;
+    this.kind = init.kind ?? defaultKind(init.code);
+  }
+
+  /** True for a `ToolError` from any copy of this package. */
+  static isInstance(value: unknown): value is ToolError {
+    return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+
+  /** Builds a `ToolError` from the seed's plain shape `{ error_code, message, recoverable, suggested_action }`. */
+  static fromJSON(json: ToolErrorJSON, cause?: unknown): ToolError {
+    return new ToolError({
+      code: json.error_code,
+      message: json.message,
+      recoverable: json.recoverable,
+      suggestedAction: json.suggested_action,
+      retryAfterMs: json.retry_after_ms,
+      details: json.details,
+      cause,
+    });
+  }
+
+  /** The seed's snake_case shape. */
+  toJSON(): ToolErrorJSON {
+    const json: ToolErrorJSON = {
+      error_code: this.code,
+      message: this.message,
+      recoverable: this.recoverable,
+      suggested_action: this.suggestedAction,
+    };
+    if (this.retryAfterMs !== undefined) json.retry_after_ms = this.retryAfterMs;
+    if (this.details !== undefined) json.details = this.details;
+    return json;
+  }
+}
+
+/** True for a plain object in the seed's shape (what a tool may return instead of throwing). */
+export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.error_code === "string" &&
+    typeof candidate.message === "string" &&
+    typeof candidate.recoverable === "boolean"
+  );
+}

@@ -1,0 +1,120 @@
+import type { ToolError } from "../errors/tool-error.js";
+
+/** `"read"`: no side effect. `"idempotent"`: safe to repeat. `"write"`: must run at most once per key. */
+export type ToolEffect = "read" | "idempotent" | "write";
+
+export type CircuitState = "closed" | "open" | "half-open";
+
+export type EventLevel = "WARN" | "INFO";
+
+/** One logical tool call (in-place attempts included), as observers see it. Same object from start to end. */
+export interface CallInfo {
+  readonly toolName: string;
+  readonly callId: string | undefined;
+  /** The attempt-tracking scope (an agent run, or `"global"`). */
+  readonly scope: string;
+  readonly effect: ToolEffect;
+  /** The tool's arguments. Telemetry must not record them unless the user opts in. */
+  readonly args: unknown;
+  /** `clock.now()` when the call started. */
+  readonly startTime: number;
+}
+
+export type CallOutcomeStatus = "success" | "reflect" | "failed" | "aborted" | "error";
+
+/** How a logical call ended. */
+export interface CallEnd {
+  readonly status: CallOutcomeStatus;
+  /** Attempts made inside this logical call (in-place retries included). */
+  readonly attempts: number;
+  /** The attempt number in its scope when it ended (counts reflections too). */
+  readonly attempt: number;
+  readonly replayed: boolean;
+  readonly durationMs: number;
+  readonly circuitState: CircuitState;
+  /** For `reflect`/`failed`: the structured error. */
+  readonly error?: ToolError;
+  /** For `failed`: why it stopped. */
+  readonly reason?: FailureReason;
+  /** For `success`: the tool's result. Telemetry must not record it unless the user opts in. */
+  readonly value?: unknown;
+  /** For `aborted`/`error`: what was thrown out of `execute`. */
+  readonly thrown?: unknown;
+}
+
+export type FailureReason = "not_recoverable" | "exhausted" | "circuit_open";
+
+export type FieldValue = string | number | boolean;
+
+interface EventOf<T extends string, L extends EventLevel, M extends string, F> {
+  readonly type: T;
+  readonly level: L;
+  /** The verbatim log message. */
+  readonly message: M;
+  readonly toolName: string;
+  /** `clock.now()` when it happened. */
+  readonly time: number;
+  /** The logical call it belongs to; undefined for breaker moves seen outside a call. */
+  readonly call: CallInfo | undefined;
+  /** The documented fields, snake_case, in documented order. */
+  readonly fields: F;
+}
+
+export type RetryEvent = EventOf<"retry", "WARN", "tool call failed, retrying", {
+  tool_name: string; attempt: number; max: number; backoff_ms: number; error: string; error_code: string; mode: "in_place" | "reflect";
+}>;
+export type RetrySucceededEvent = EventOf<"retry_succeeded", "INFO", "retry succeeded", { tool_name: string; attempt: number }>;
+export type CircuitOpenedEvent = EventOf<"circuit_opened", "WARN", "circuit breaker opened", { tool_name: string; failures: number; reset_ms: number }>;
+export type CircuitHalfOpenedEvent = EventOf<"circuit_half_opened", "INFO", "circuit breaker half-open", { tool_name: string }>;
+export type CircuitClosedEvent = EventOf<"circuit_closed", "INFO", "circuit breaker closed", { tool_name: string }>;
+export type CallRejectedEvent = EventOf<"call_rejected", "WARN", "call rejected, circuit open", { tool_name: string; retry_after_ms: number }>;
+export type RetriesExhaustedEvent = EventOf<"retries_exhausted", "WARN", "retries exhausted", { tool_name: string; attempts: number; error: string }>;
+export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
+export type IdempotencyConflictEvent = EventOf<"idempotency_conflict", "WARN", "idempotency conflict", {
+  tool_name: string; reason: "key_required" | "key_reused" | "in_progress";
+}>;
+
+export type RetryReflectEvent =
+  | RetryEvent
+  | RetrySucceededEvent
+  | CircuitOpenedEvent
+  | CircuitHalfOpenedEvent
+  | CircuitClosedEvent
+  | CallRejectedEvent
+  | RetriesExhaustedEvent
+  | IdempotentReplayEvent
+  | IdempotencyConflictEvent;
+
+export type RetryReflectEventType = RetryReflectEvent["type"];
+
+/** The verbatim message and level of each event type. */
+export const EVENT_MESSAGES = {
+  retry: { level: "WARN", message: "tool call failed, retrying" },
+  retry_succeeded: { level: "INFO", message: "retry succeeded" },
+  circuit_opened: { level: "WARN", message: "circuit breaker opened" },
+  circuit_half_opened: { level: "INFO", message: "circuit breaker half-open" },
+  circuit_closed: { level: "INFO", message: "circuit breaker closed" },
+  call_rejected: { level: "WARN", message: "call rejected, circuit open" },
+  retries_exhausted: { level: "WARN", message: "retries exhausted" },
+  idempotent_replay: { level: "INFO", message: "idempotent replay" },
+  idempotency_conflict: { level: "WARN", message: "idempotency conflict" },
+} as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
+
+/**
+ * Subscribes to what the engine decides. Every hook is optional. A hook that throws is
+ * ignored (it never breaks a tool call). With no observer, no event object is built.
+ */
+export interface RetryReflectObserver {
+  /** Every event of the table in the README (`retry`, `retry_succeeded`, `circuit_opened`, ...). */
+  onEvent?(event: RetryReflectEvent): void;
+  /** A logical call of an in-scope tool starts (before the breaker check). */
+  onCallStart?(call: CallInfo): void;
+  /**
+   * Wraps each run of the tool (each attempt), so that the tool runs inside a context this
+   * observer controls (OpenTelemetry: the call's span is active while the tool runs). Must call
+   * `run` exactly once and return its result.
+   */
+  runInContext?<T>(call: CallInfo, run: () => T): T;
+  /** The logical call ended (any outcome, including a thrown abort). */
+  onCallEnd?(call: CallInfo, end: CallEnd): void;
+}

@@ -1,0 +1,35 @@
+import type { ToolError } from "../errors/tool-error.js";
+import type { FailureReason } from "../events/events.js";
+
+/** The tool ran (or its stored result was replayed) and returned a value. */
+export interface SuccessOutcome<T> {
+  readonly status: "success";
+  readonly value: T;
+  /** Attempt number in its scope (2 = succeeded on the first retry). */
+  readonly attempt: number;
+  /** True when the value came from the idempotency store without running the tool. */
+  readonly replayed: boolean;
+}
+
+/** The model should correct its arguments: give it `message` as the tool result. */
+export interface ReflectOutcome {
+  readonly status: "reflect";
+  /** The rendered reflection prompt and the structured error as JSON. */
+  readonly message: string;
+  /** The rendered reflection prompt alone. */
+  readonly prompt: string;
+  readonly error: ToolError;
+  readonly attempt: number;
+}
+
+/** Final: the model should stop using this tool for this task. */
+export interface FailedOutcome {
+  readonly status: "failed";
+  /** The stop instruction and the structured error as JSON. */
+  readonly message: string;
+  readonly error: ToolError;
+  readonly reason: FailureReason;
+  readonly attempt: number;
+}
+
+export type ExecuteOutcome<T> = SuccessOutcome<T> | ReflectOutcome | FailedOutcome;

@@ -1,1 +1,0 @@
-import { describe, it, expect } from "vitest"; describe("x",()=>{it("y",()=>{expect(1).toBe(1)})})
