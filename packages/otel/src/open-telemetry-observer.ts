@@ -1,0 +1,195 @@
+import {
+  type Attributes,
+  context,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import type { CallEnd, CallInfo, RetryReflectObserver } from "@retry-reflect/core";
+import { version } from "../package.json";
+import { serializeContent } from "./content.js";
+import { circuitStateOfEvent, eventAttributes } from "./event-attributes.js";
+import { finalErrorType, statusMessage, toException } from "./final-error.js";
+import { createInstruments, type Instruments } from "./instruments.js";
+import { recordCallMetrics, recordEventMetrics } from "./record-metrics.js";
+import type { CallState } from "./internal-types.js";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_RETRY_REFLECT_ATTEMPT,
+  ATTR_RETRY_REFLECT_ATTEMPTS,
+  ATTR_RETRY_REFLECT_CIRCUIT_STATE,
+  ATTR_RETRY_REFLECT_ERROR_CODE,
+  ATTR_RETRY_REFLECT_FAILURE_REASON,
+  ATTR_RETRY_REFLECT_OUTCOME,
+  ATTR_RETRY_REFLECT_REPLAYED,
+  ATTR_RETRY_REFLECT_SCOPE,
+  ATTR_RETRY_REFLECT_TOOL_EFFECT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+} from "./semconv.js";
+import type { OpenTelemetryObserverOptions, SpanMode } from "./types.js";
+
+/** The instrumentation scope name of every span, metric and log record of this package. */
+export const INSTRUMENTATION_SCOPE_NAME = "@retry-reflect/otel";
+/** The instrumentation scope version (this package's version). */
+export const INSTRUMENTATION_SCOPE_VERSION: string = version;
+
+/** The option defaults of `openTelemetryObserver`. */
+export const OPEN_TELEMETRY_OBSERVER_DEFAULTS = {
+  captureContent: false,
+  contentExcludeFields: ["idempotency_key"] as readonly string[],
+  maxContentLength: 4096,
+  spanMode: "span" as SpanMode,
+} as const;
+
+const SEVERITY_NUMBER = { WARN: 13, INFO: 9 } as const;
+
+/**
+ * An observer that turns retry-reflect's calls and events into OpenTelemetry spans, span
+ * events, metrics and (optionally) log records:
+ * `RetryReflectPlugin.builder().observer(openTelemetryObserver()).build()`.
+ */
+export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}): RetryReflectObserver {
+  const spanMode = options.spanMode ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.spanMode;
+  if (spanMode !== "span" && spanMode !== "active") {
+    throw new TypeError(`Expected \`spanMode\` to be "span" or "active", got ${JSON.stringify(spanMode)}`);
+  }
+  const maxContentLength = options.maxContentLength ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.maxContentLength;
+  if (!Number.isInteger(maxContentLength) || maxContentLength < 16) {
+    throw new TypeError(`Expected \`maxContentLength\` to be an integer >= 16, got ${String(maxContentLength)}`);
+  }
+  const captureContent = options.captureContent ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.captureContent;
+  const excludeFields = options.contentExcludeFields ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.contentExcludeFields;
+  const content = (value: unknown) => serializeContent(value, excludeFields, maxContentLength);
+
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(
+    INSTRUMENTATION_SCOPE_NAME,
+    INSTRUMENTATION_SCOPE_VERSION,
+  );
+  const logger = options.loggerProvider?.getLogger(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION);
+  const calls = new WeakMap<CallInfo, CallState>();
+
+  // The global meter API has no proxy: look the provider up each time, so that one registered
+  // after this observer was created is still used; instruments are rebuilt only when it changes.
+  let meterCache: { provider: MeterProvider; instruments: Instruments } | undefined;
+  const instruments = (): Instruments => {
+    const provider = options.meterProvider ?? metrics.getMeterProvider();
+    if (meterCache?.provider !== provider) {
+      meterCache = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION)) };
+    }
+    return meterCache.instruments;
+  };
+
+  const safely = (hook: () => void) => {
+    try {
+      hook();
+    } catch {
+      // A user hook must never break a tool call or leave a span open.
+    }
+  };
+
+  return {
+    onCallStart(call) {
+      const parent = context.active();
+      const active = spanMode === "active" ? trace.getSpan(parent) : undefined;
+      let state: CallState;
+      if (active?.isRecording()) {
+        state = { span: active, owned: false, context: parent };
+        active.setAttributes(callAttributes(call));
+      } else {
+        const span = tracer.startSpan(
+          `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${call.toolName}`,
+          {
+            kind: SpanKind.INTERNAL,
+            attributes: {
+              [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+              [ATTR_GEN_AI_TOOL_NAME]: call.toolName,
+              ...(call.callId === undefined ? {} : { [ATTR_GEN_AI_TOOL_CALL_ID]: call.callId }),
+              ...callAttributes(call),
+            },
+          },
+          parent,
+        );
+        state = { span, owned: true, context: trace.setSpan(parent, span) };
+      }
+      if (captureContent) state.span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, content(call.args));
+      calls.set(call, state);
+      if (options.startHook) {
+        const hook = options.startHook;
+        safely(() => hook(state.span, call));
+      }
+    },
+
+    runInContext(call, run) {
+      const state = calls.get(call);
+      return state ? context.with(state.context, run) : run();
+    },
+
+    onEvent(event) {
+      const attributes = eventAttributes(event);
+      const state = event.call ? calls.get(event.call) : undefined;
+      const span = state?.span ?? trace.getActiveSpan();
+      if (span) {
+        span.addEvent(event.message, attributes);
+        const circuitState = circuitStateOfEvent(event);
+        if (state && circuitState) span.setAttribute(ATTR_RETRY_REFLECT_CIRCUIT_STATE, circuitState);
+      }
+      recordEventMetrics(instruments(), event);
+      logger?.emit({
+        eventName: `retry_reflect.${event.type}`,
+        severityNumber: SEVERITY_NUMBER[event.level],
+        severityText: event.level,
+        body: event.message,
+        attributes,
+        context: state?.context ?? context.active(),
+      });
+    },
+
+    onCallEnd(call, end) {
+      const state = calls.get(call);
+      calls.delete(call);
+      const errorType = finalErrorType(end);
+      if (state) {
+        const { span } = state;
+        span.setAttributes(endAttributes(end));
+        if (captureContent && end.status === "success") span.setAttribute(ATTR_GEN_AI_TOOL_CALL_RESULT, content(end.value));
+        if (errorType !== undefined) {
+          span.setAttribute(ATTR_ERROR_TYPE, errorType);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: statusMessage(end) });
+          if (end.status === "error") span.recordException(toException(end.thrown));
+        }
+        if (options.endHook) {
+          const hook = options.endHook;
+          safely(() => hook(span, call, end));
+        }
+        if (state.owned) span.end();
+      }
+      recordCallMetrics(instruments(), call, end, errorType);
+    },
+  };
+}
+
+/** Attributes known at the start of a call, set in both span modes. */
+function callAttributes(call: CallInfo): Attributes {
+  return { [ATTR_RETRY_REFLECT_TOOL_EFFECT]: call.effect, [ATTR_RETRY_REFLECT_SCOPE]: call.scope };
+}
+
+function endAttributes(end: CallEnd): Attributes {
+  const attributes: Attributes = {
+    [ATTR_RETRY_REFLECT_ATTEMPT]: end.attempt,
+    [ATTR_RETRY_REFLECT_ATTEMPTS]: end.attempts,
+    [ATTR_RETRY_REFLECT_OUTCOME]: end.status,
+    [ATTR_RETRY_REFLECT_CIRCUIT_STATE]: end.circuitState,
+    [ATTR_RETRY_REFLECT_REPLAYED]: end.replayed,
+  };
+  if (end.reason !== undefined) attributes[ATTR_RETRY_REFLECT_FAILURE_REASON] = end.reason;
+  if (end.error !== undefined) attributes[ATTR_RETRY_REFLECT_ERROR_CODE] = end.error.code;
+  return attributes;
+}

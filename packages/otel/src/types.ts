@@ -1,0 +1,65 @@
+import type { Attributes, Context, MeterProvider, Span, TracerProvider } from "@opentelemetry/api";
+import type { CallEnd, CallInfo } from "@retry-reflect/core";
+
+/**
+ * `"span"`: open one `execute_tool {tool}` span per logical call.
+ * `"active"`: add the events and `retry_reflect.*` attributes to the span that is already active
+ * when the call starts (for LangChain tracing that opens its own tool spans); when no span is
+ * active, a span is opened as in `"span"` mode.
+ */
+export type SpanMode = "span" | "active";
+
+/** A log record as this package emits it; structurally a subset of `@opentelemetry/api-logs`' `LogRecord`. */
+export interface OpenTelemetryLogRecord {
+  /** `retry_reflect.<event type>`, e.g. `retry_reflect.retry`. */
+  eventName?: string;
+  /** 13 (WARN) or 9 (INFO). */
+  severityNumber?: number;
+  /** `"WARN"` or `"INFO"`. */
+  severityText?: string;
+  /** The verbatim message ("tool call failed, retrying"). */
+  body?: string;
+  attributes?: Attributes;
+  /** The call's span context, so that back ends correlate the record with its trace. */
+  context?: Context;
+}
+
+/** The part of an `@opentelemetry/api-logs` `Logger` this package uses. */
+export interface OpenTelemetryLogger {
+  emit(record: OpenTelemetryLogRecord): void;
+}
+
+/**
+ * The part of an `@opentelemetry/api-logs` `LoggerProvider` this package uses: pass the SDK's
+ * `LoggerProvider` (from `@opentelemetry/sdk-logs`). Declared structurally so that
+ * `@opentelemetry/api-logs` stays optional.
+ */
+export interface OpenTelemetryLoggerProvider {
+  getLogger(name: string, version?: string): OpenTelemetryLogger;
+}
+
+/** Options of `openTelemetryObserver`. Every field is optional. */
+export interface OpenTelemetryObserverOptions {
+  /** Where spans go. @default the global tracer provider (`trace.getTracerProvider()`) */
+  readonly tracerProvider?: TracerProvider;
+  /** Where metrics go. @default the global meter provider (`metrics.getMeterProvider()`), looked up at each record so that a provider registered later is used */
+  readonly meterProvider?: MeterProvider;
+  /** When given, each event is also emitted as a log record (WARN/INFO). @default undefined (no log records) */
+  readonly loggerProvider?: OpenTelemetryLoggerProvider;
+  /**
+   * Record the tool's arguments (`gen_ai.tool.call.arguments`) and result
+   * (`gen_ai.tool.call.result`) as JSON on the span. The fields named in `contentExcludeFields`
+   * are removed from the arguments first. @default false
+   */
+  readonly captureContent?: boolean;
+  /** Argument fields never recorded, even with `captureContent`. @default ["idempotency_key"] */
+  readonly contentExcludeFields?: readonly string[];
+  /** Longest recorded argument or result JSON; longer text is cut and ends with `…[truncated]`. @default 4096 */
+  readonly maxContentLength?: number;
+  /** Open a span per call, or enrich the already active one. @default "span" */
+  readonly spanMode?: SpanMode;
+  /** Called after the call's span is started (or adopted, in `"active"` mode). A hook that throws is ignored. */
+  readonly startHook?: (span: Span, call: CallInfo) => void;
+  /** Called before the call's span is ended, with how the call ended. A hook that throws is ignored. */
+  readonly endHook?: (span: Span, call: CallInfo, end: CallEnd) => void;
+}
