@@ -49,6 +49,11 @@ export interface IdempotencyOptions {
   readonly ttlMs?: number;
   /** How long an in-flight lock holds before another caller may take over (a crashed holder). @default 30_000 */
   readonly leaseMs?: number;
+  /**
+   * A `write` call without a key is answered with `IDEMPOTENCY_KEY_REQUIRED` (`true`), or runs
+   * unguarded and is never retried in place (`false`). @default true
+   */
+  readonly requireKey?: boolean;
 }
 
 /** Every option of the plugin. The builder's methods map 1:1 onto these fields. */

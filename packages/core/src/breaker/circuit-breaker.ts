@@ -1,0 +1,265 @@
+import { systemClock, type Clock } from "../clock.js";
+import { InvalidOptionError } from "../errors/invalid-option-error.js";
+import type { CircuitState } from "../events/events.js";
+
+/** Per-key breaker data: a discriminated union of states. Closed keys with no failure have no entry. */
+type Entry =
+  | { state: "closed"; failures: number }
+  | { state: "open"; failures: number; openedAt: number }
+  | { state: "half-open"; failures: number; probe: number; probeStartedAt: number }
+  | { state: "isolated"; failures: number };
+
+/** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
+export interface CircuitPermit {
+  readonly probe: number;
+}
+
+export type CircuitDecision =
+  | { readonly admitted: true; readonly permit: CircuitPermit }
+  | { readonly admitted: false; readonly retryAfterMs: number; readonly state: CircuitState };
+
+export interface CircuitTransition {
+  readonly key: string;
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+  /** Consecutive failures that led here. */
+  readonly failures: number;
+  readonly resetMs: number;
+}
+
+export interface CircuitBreakerOptions<C = unknown> {
+  /** Consecutive failures that open a closed circuit. @default 5 */
+  readonly threshold?: number;
+  /** Open time before the next call is let through as a probe; also a hung probe's lease. @default 60_000 */
+  readonly resetMs?: number;
+  /** Most keys tracked; the least recently used entry is dropped beyond it. @default 10_000 */
+  readonly maxKeys?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** Called on every state change, with the context passed to the method that caused it. Must not throw. */
+  readonly onTransition?: (transition: CircuitTransition, context: C | undefined) => void;
+}
+
+/** Versioned JSON of every tracked breaker: `snapshot()` output, `restore()` input. */
+export interface CircuitSnapshot {
+  readonly version: 1;
+  readonly breakers: Readonly<Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }>>;
+}
+
+const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
+
+/**
+ * Circuit breakers, one per key (a tool name), without timers: an open circuit turns half-open
+ * lazily when it is next looked at after `resetMs`. Half-open admits exactly one probe; every other
+ * call is rejected at once with `retryAfterMs`. A probe that outlives `resetMs` loses its slot and
+ * its late result is ignored (generation counter).
+ */
+export class CircuitBreaker<C = unknown> {
+  readonly threshold: number;
+  readonly resetMs: number;
+  readonly maxKeys: number;
+  private readonly clock: Clock;
+  private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined;
+  private readonly entries = new Map<string, Entry>();
+  private generation = 0;
+
+  constructor(options: CircuitBreakerOptions<C> = {}) {
+    this.threshold = options.threshold ?? 5;
+    this.resetMs = options.resetMs ?? 60_000;
+    this.maxKeys = options.maxKeys ?? 10_000;
+    if (!Number.isInteger(this.threshold) || this.threshold < 1) throw new InvalidOptionError("threshold", options.threshold, "an integer >= 1");
+    if (!Number.isFinite(this.resetMs) || this.resetMs <= 0) throw new InvalidOptionError("resetMs", options.resetMs, "a finite number > 0");
+    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
+    this.clock = options.clock ?? systemClock;
+    this.onTransition = options.onTransition;
+  }
+
+  /** Number of keys with state (closed keys without failures take no room). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The state of `key`; an open circuit past `resetMs` reads (and becomes) `half-open`. */
+  state(key: string, context?: C): CircuitState {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return "closed";
+    if (entry.state === "open" && this.clock.now() - entry.openedAt >= this.resetMs) {
+      return this.halfOpen(key, entry.failures, context).state;
+    }
+    return entry.state === "isolated" ? "open" : entry.state;
+  }
+
+  /** Without side effects: would a call be rejected now, and for how long? */
+  peek(key: string): number | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.state === "closed") return undefined;
+    const now = this.clock.now();
+    if (entry.state === "open") {
+      const remaining = entry.openedAt + this.resetMs - now;
+      return remaining > 0 ? remaining : undefined;
+    }
+    if (entry.state === "isolated") return this.resetMs;
+    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs ? Math.max(1, entry.probeStartedAt + this.resetMs - now) : undefined;
+  }
+
+  /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */
+  acquire(key: string, context?: C): CircuitDecision {
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.state === "closed") return { admitted: true, permit: CLOSED_PERMIT };
+    this.touch(key, entry);
+    const now = this.clock.now();
+    if (entry.state === "isolated") return { admitted: false, retryAfterMs: this.resetMs, state: "open" };
+    if (entry.state === "open") {
+      const remaining = entry.openedAt + this.resetMs - now;
+      if (remaining > 0) return { admitted: false, retryAfterMs: remaining, state: "open" };
+      return this.takeProbe(key, this.halfOpen(key, entry.failures, context), now);
+    }
+    if (entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs) {
+      return { admitted: false, retryAfterMs: Math.max(1, entry.probeStartedAt + this.resetMs - now), state: "half-open" };
+    }
+    return this.takeProbe(key, entry, now);
+  }
+
+  /** The call succeeded: a closed circuit forgets its failures; the current probe closes the circuit. */
+  onSuccess(key: string, permit: CircuitPermit, context?: C): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    if (entry.state === "closed") {
+      this.entries.delete(key);
+    } else if (entry.state === "half-open" && permit.probe !== 0 && entry.probe === permit.probe) {
+      this.entries.delete(key);
+      this.emit(key, "half-open", "closed", entry.failures, context);
+    }
+  }
+
+  /** The call failed: counts towards opening; the current probe re-opens the circuit (timer restarted). */
+  onFailure(key: string, permit: CircuitPermit, context?: C): void {
+    const entry = this.entries.get(key);
+    const now = this.clock.now();
+    if (entry === undefined || entry.state === "closed") {
+      if (permit.probe !== 0) return; // a stale probe's late result
+      const failures = (entry?.failures ?? 0) + 1;
+      if (failures >= this.threshold) {
+        this.set(key, { state: "open", failures, openedAt: now });
+        this.emit(key, "closed", "open", failures, context);
+      } else if (entry) {
+        entry.failures = failures;
+        this.touch(key, entry);
+      } else {
+        this.set(key, { state: "closed", failures });
+      }
+      return;
+    }
+    if (entry.state === "half-open" && permit.probe !== 0 && entry.probe === permit.probe) {
+      const failures = entry.failures + 1;
+      this.set(key, { state: "open", failures, openedAt: now });
+      this.emit(key, "half-open", "open", failures, context);
+    }
+  }
+
+  /** The call ended in a way that says nothing about the tool's health (bad arguments): frees a probe slot. */
+  onNeutral(key: string, permit: CircuitPermit): void {
+    if (permit.probe === 0) return;
+    const entry = this.entries.get(key);
+    if (entry?.state === "half-open" && entry.probe === permit.probe) entry.probe = 0;
+  }
+
+  /** Holds the circuit open until `reset(key)`. */
+  isolate(key: string, context?: C): void {
+    const from = this.state(key);
+    const failures = this.entries.get(key)?.failures ?? 0;
+    this.set(key, { state: "isolated", failures });
+    if (from !== "open") this.emit(key, from, "open", failures, context);
+  }
+
+  /** Closes `key` (or every circuit) and forgets its failures. */
+  reset(key?: string, context?: C): void {
+    const keys = key === undefined ? [...this.entries.keys()] : [key];
+    for (const each of keys) {
+      const from = this.state(each);
+      const failures = this.entries.get(each)?.failures ?? 0;
+      this.entries.delete(each);
+      if (from !== "closed") this.emit(each, from, "closed", failures, context);
+    }
+  }
+
+  /** Versioned JSON of every tracked key (remaining open time, not clock readings). */
+  snapshot(): CircuitSnapshot {
+    const now = this.clock.now();
+    const breakers: Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }> = {};
+    for (const [key, entry] of this.entries) {
+      if (entry.state === "open") {
+        breakers[key] = { state: "open", failures: entry.failures, remainingMs: Math.max(0, entry.openedAt + this.resetMs - now) };
+      } else {
+        breakers[key] = { state: entry.state, failures: entry.failures };
+      }
+    }
+    return { version: 1, breakers };
+  }
+
+  /** Replaces the tracked state with a snapshot's. A half-open key comes back half-open with no probe running. */
+  restore(snapshot: CircuitSnapshot): void {
+    if (typeof snapshot !== "object" || snapshot === null || snapshot.version !== 1 || typeof snapshot.breakers !== "object") {
+      throw new TypeError(`CircuitBreaker.restore: expected a snapshot with version 1, received ${JSON.stringify((snapshot as { version?: unknown } | null)?.version)}`);
+    }
+    const now = this.clock.now();
+    this.entries.clear();
+    for (const [key, saved] of Object.entries(snapshot.breakers)) {
+      const failures = Number.isFinite(saved.failures) ? saved.failures : 0;
+      switch (saved.state) {
+        case "closed":
+          if (failures > 0) this.set(key, { state: "closed", failures });
+          break;
+        case "open":
+          this.set(key, { state: "open", failures, openedAt: now - this.resetMs + Math.min(this.resetMs, Math.max(0, saved.remainingMs ?? this.resetMs)) });
+          break;
+        case "half-open":
+          this.set(key, { state: "half-open", failures, probe: 0, probeStartedAt: now });
+          break;
+        case "isolated":
+          this.set(key, { state: "isolated", failures });
+          break;
+        default:
+          throw new TypeError(`CircuitBreaker.restore: unknown state ${JSON.stringify(saved.state)} for key ${JSON.stringify(key)}`);
+      }
+    }
+  }
+
+  private halfOpen(key: string, failures: number, context: C | undefined): Extract<Entry, { state: "half-open" }> {
+    const entry: Extract<Entry, { state: "half-open" }> = { state: "half-open", failures, probe: 0, probeStartedAt: 0 };
+    this.set(key, entry);
+    this.emit(key, "open", "half-open", failures, context);
+    return entry;
+  }
+
+  private takeProbe(key: string, entry: Extract<Entry, { state: "half-open" }>, now: number): CircuitDecision {
+    entry.probe = ++this.generation;
+    entry.probeStartedAt = now;
+    this.touch(key, entry);
+    return { admitted: true, permit: { probe: entry.probe } };
+  }
+
+  private set(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > this.maxKeys) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+
+  private touch(key: string, entry: Entry): void {
+    // Map keeps insertion order: re-inserting marks the key as most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+  }
+
+  private emit(key: string, from: CircuitState, to: CircuitState, failures: number, context: C | undefined): void {
+    if (this.onTransition === undefined) return;
+    try {
+      this.onTransition({ key, from, to, failures, resetMs: this.resetMs }, context);
+    } catch {
+      // An observer's error never changes the breaker.
+    }
+  }
+}

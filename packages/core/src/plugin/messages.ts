@@ -1,0 +1,70 @@
+import { ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
+
+/** What the structured error JSON in every `reflect`/`failed` message holds. */
+export interface StructuredErrorJSON extends ToolErrorJSON {
+  attempt: number;
+  max_retries: number;
+}
+
+/** The structured error as the model sees it, with the attempt counters. */
+export function structuredErrorJson(error: ToolError, attempt: number, maxRetries: number): string {
+  const json: StructuredErrorJSON = {
+    error_code: error.code,
+    message: error.message,
+    recoverable: error.recoverable,
+    suggested_action: error.suggestedAction,
+    attempt,
+    max_retries: maxRetries,
+  };
+  if (error.retryAfterMs !== undefined) json.retry_after_ms = error.retryAfterMs;
+  if (error.details !== undefined) json.details = error.details;
+  return JSON.stringify(json);
+}
+
+/** The stop instruction for a non-recoverable error. */
+export function notRecoverableText(toolName: string, quotedError: string, suggestedAction: string): string {
+  const action = suggestedAction || `Do not call '${toolName}' again for this task; tell the user what failed.`;
+  return `The tool '${toolName}' failed with: ${quotedError}. This error is not recoverable, do not retry it. ${action}`;
+}
+
+/** The stop instruction once retries are exhausted. */
+export function exhaustedText(toolName: string, attempts: number, quotedError: string): string {
+  return `The tool '${toolName}' failed ${attempts} ${attempts === 1 ? "time" : "times"}; the last error was: ${quotedError}. Do not call '${toolName}' again for this task. Tell the user what failed.`;
+}
+
+export function exhaustedAction(toolName: string): string {
+  return `Do not call '${toolName}' again for this task; tell the user that it failed and why.`;
+}
+
+/** The stop instruction for an open circuit. */
+export function circuitOpenText(toolName: string, retryAfterMs: number): string {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about ${seconds} s); continue without it or tell the user.`;
+}
+
+export const UNKNOWN_OUTCOME_ACTION =
+  "The outcome is unknown: the action may or may not have taken effect. Check whether it did before calling again, and pass an idempotency key so that a retry cannot run it twice.";
+
+export function keyRequiredAction(keyField: string): string {
+  return `Call the tool again with an \`${keyField}\` argument: a new unique value for a new operation, the same value when retrying the same operation.`;
+}
+
+export const KEY_REUSED_ACTION =
+  "This idempotency key was already used for a different request. If this is a new operation, call again with a new unique key; if it is a retry, use exactly the original arguments.";
+
+export const IN_PROGRESS_ACTION = "The same operation is still running: wait, then call again with the same arguments and key.";
+
+/** Returns a copy of `error` whose message and action are the cleaned text (what the model may see). */
+export function sanitizedError(error: ToolError, message: string, suggestedAction: string = error.suggestedAction): ToolError {
+  if (message === error.message && suggestedAction === error.suggestedAction) return error;
+  return new ToolError({
+    code: error.code,
+    message,
+    recoverable: error.recoverable,
+    suggestedAction,
+    retryAfterMs: error.retryAfterMs,
+    details: error.details,
+    kind: error.kind,
+    cause: error.cause ?? error,
+  });
+}

@@ -1,0 +1,83 @@
+import type { Clock } from "../clock.js";
+import type { ToolError } from "../errors/tool-error.js";
+import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
+import type { ClassifyContext, IdempotencyOptions, Jitter, RetryReflectOptions, ToolCall } from "./options.js";
+import type { RetryReflectPlugin } from "./plugin.js";
+
+/**
+ * Thin, immutable sugar over `RetryReflectOptions`: every method returns a new builder with one
+ * field set (`observer` appends one observer). `build()` validates, like `RetryReflectPlugin.create`.
+ */
+export class RetryReflectPluginBuilder {
+  constructor(
+    private readonly current: RetryReflectOptions,
+    private readonly make: (options: RetryReflectOptions) => RetryReflectPlugin,
+  ) {}
+
+  private with<K extends keyof RetryReflectOptions>(field: K, value: RetryReflectOptions[K]): RetryReflectPluginBuilder {
+    return new RetryReflectPluginBuilder({ ...this.current, [field]: value }, this.make);
+  }
+
+  /** @see RetryReflectOptions.maxRetries (default 3) */
+  maxRetries(value: number) { return this.with("maxRetries", value); }
+  /** @see RetryReflectOptions.initialBackoffMs (default 500) */
+  initialBackoffMs(value: number) { return this.with("initialBackoffMs", value); }
+  /** @see RetryReflectOptions.backoffMultiplier (default 2) */
+  backoffMultiplier(value: number) { return this.with("backoffMultiplier", value); }
+  /** @see RetryReflectOptions.maxBackoffMs (default 30000) */
+  maxBackoffMs(value: number) { return this.with("maxBackoffMs", value); }
+  /** @see RetryReflectOptions.circuitBreakerThreshold (default 5) */
+  circuitBreakerThreshold(value: number) { return this.with("circuitBreakerThreshold", value); }
+  /** @see RetryReflectOptions.circuitBreakerResetMs (default 60000) */
+  circuitBreakerResetMs(value: number) { return this.with("circuitBreakerResetMs", value); }
+  /** @see RetryReflectOptions.circuitBreakerKey (default: the tool name) */
+  circuitBreakerKey(value: (call: ToolCall) => string) { return this.with("circuitBreakerKey", value); }
+  /** @see RetryReflectOptions.circuitBreakerCountsInvalidArguments (default false) */
+  circuitBreakerCountsInvalidArguments(value: boolean) { return this.with("circuitBreakerCountsInvalidArguments", value); }
+  /** @see RetryReflectOptions.maxCircuitBreakers (default 10000) */
+  maxCircuitBreakers(value: number) { return this.with("maxCircuitBreakers", value); }
+  /** @see RetryReflectOptions.reflectionPrompt (default DEFAULT_REFLECTION_PROMPT) */
+  reflectionPrompt(value: string) { return this.with("reflectionPrompt", value); }
+  /** @see RetryReflectOptions.includeTools (default [] = all tools) */
+  includeTools(value: readonly string[]) { return this.with("includeTools", value); }
+  /** @see RetryReflectOptions.excludeTools (default []) */
+  excludeTools(value: readonly string[]) { return this.with("excludeTools", value); }
+  /** @see RetryReflectOptions.jitter (default "none") */
+  jitter(value: Jitter) { return this.with("jitter", value); }
+  /** @see RetryReflectOptions.toolEffects (default {}) */
+  toolEffects(value: Readonly<Record<string, ToolEffect>>) { return this.with("toolEffects", value); }
+  /** @see RetryReflectOptions.defaultEffect (default "read") */
+  defaultEffect(value: ToolEffect) { return this.with("defaultEffect", value); }
+  /** @see RetryReflectOptions.idempotency */
+  idempotency(value: IdempotencyOptions) { return this.with("idempotency", value); }
+  /** @see RetryReflectOptions.classifyError */
+  classifyError(value: (error: unknown, context: ClassifyContext) => ToolError | undefined) { return this.with("classifyError", value); }
+  /** @see RetryReflectOptions.trackingScope (default "scope") */
+  trackingScope(value: "scope" | "global") { return this.with("trackingScope", value); }
+  /** @see RetryReflectOptions.maxTrackedScopes (default 10000) */
+  maxTrackedScopes(value: number) { return this.with("maxTrackedScopes", value); }
+  /** @see RetryReflectOptions.onExhausted (default "return") */
+  onExhausted(value: "return" | "throw") { return this.with("onExhausted", value); }
+  /** @see RetryReflectOptions.maxErrorLength (default 1000) */
+  maxErrorLength(value: number) { return this.with("maxErrorLength", value); }
+  /** @see RetryReflectOptions.redact (default defaultRedactor) */
+  redact(value: (text: string) => string) { return this.with("redact", value); }
+  /** @see RetryReflectOptions.observers (default []) — replaces the list */
+  observers(value: readonly RetryReflectObserver[]) { return this.with("observers", value); }
+  /** Appends one observer to `observers`. */
+  observer(value: RetryReflectObserver) { return this.with("observers", [...(this.current.observers ?? []), value]); }
+  /** @see RetryReflectOptions.clock (default systemClock) */
+  clock(value: Clock) { return this.with("clock", value); }
+  /** @see RetryReflectOptions.random (default Math.random) */
+  random(value: () => number) { return this.with("random", value); }
+
+  /** The options object this builder stands for. */
+  toOptions(): RetryReflectOptions {
+    return { ...this.current };
+  }
+
+  /** Validates and builds; throws `InvalidOptionError` naming the option and the value. */
+  build(): RetryReflectPlugin {
+    return this.make(this.current);
+  }
+}

@@ -1,0 +1,559 @@
+import { backoffDelay, withRetryAfter } from "../backoff/backoff.js";
+import { CircuitBreaker, type CircuitPermit, type CircuitTransition } from "../breaker/circuit-breaker.js";
+import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
+import { abortReason } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
+import { ToolError } from "../errors/tool-error.js";
+import {
+  EVENT_MESSAGES,
+  type CallEnd,
+  type CallInfo,
+  type CircuitState,
+  type RetryReflectEvent,
+  type RetryReflectObserver,
+  type ToolEffect,
+} from "../events/events.js";
+import { argumentsFingerprint, canonicalJson } from "../idempotency/fingerprint.js";
+import { cleanErrorText, errorMessageOf } from "../reflection/clean-error-text.js";
+import { AttemptTracker, type TrackedAttempts } from "./attempt-tracker.js";
+import {
+  circuitOpenText,
+  exhaustedAction,
+  exhaustedText,
+  IN_PROGRESS_ACTION,
+  KEY_REUSED_ACTION,
+  keyRequiredAction,
+  notRecoverableText,
+  sanitizedError,
+  structuredErrorJson,
+  UNKNOWN_OUTCOME_ACTION,
+} from "./messages.js";
+import type { RetryReflectOptions, ToolCall, ToolContext } from "./options.js";
+import type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./outcome.js";
+import { RetryReflectPluginBuilder } from "./plugin-builder.js";
+import { resolveOptions, type ResolvedOptions } from "./validate-options.js";
+
+/** The tool function `execute` runs. */
+export type ToolFunction<Args, T> = (args: Args, context: ToolContext) => T | Promise<T>;
+
+/** Everything one logical call carries through its attempts. */
+interface CallRun {
+  readonly call: ToolCall;
+  readonly toolName: string;
+  readonly scope: string;
+  readonly effect: ToolEffect;
+  readonly breakerKey: string;
+  readonly info: CallInfo | undefined;
+  readonly signal: AbortSignal | undefined;
+  attempts: number;
+  attempt: number;
+  /** Set for a guarded write: the user's key and the store key derived from it. */
+  idempotencyKey: string | undefined;
+  storeKey: string | undefined;
+  fingerprint: string | undefined;
+}
+
+interface InFlight {
+  readonly fingerprint: string;
+  readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
+}
+
+const KEY_SEPARATOR = "\u0000";
+
+/**
+ * Decides, per tool failure, between an in-place retry after backoff, a reflection prompt for the
+ * model, and a stop; with a circuit breaker per tool and an idempotency guard for writes.
+ *
+ * ```ts
+ * const plugin = RetryReflectPlugin.builder().maxRetries(3).build();
+ * const outcome = await plugin.execute({ toolName: "get_weather", args }, (args) => getWeather(args));
+ * ```
+ */
+export class RetryReflectPlugin {
+  /** The options in force, defaults applied. */
+  readonly options: ResolvedOptions;
+  /** The breakers, one per tool (or per `circuitBreakerKey`): `isolate`, `reset`, `snapshot`, `restore`. */
+  readonly breaker: CircuitBreaker<CallInfo>;
+  private readonly tracker: AttemptTracker;
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly observers: readonly RetryReflectObserver[];
+  private readonly observed: boolean;
+
+  /** Prefer `RetryReflectPlugin.create(options)` or `RetryReflectPlugin.builder()`. */
+  constructor(options: RetryReflectOptions = {}) {
+    this.options = resolveOptions(options);
+    this.observers = this.options.observers;
+    this.observed = this.observers.length > 0;
+    this.tracker = new AttemptTracker(this.options.maxTrackedScopes);
+    this.breaker = new CircuitBreaker<CallInfo>({
+      threshold: this.options.circuitBreakerThreshold,
+      resetMs: this.options.circuitBreakerResetMs,
+      maxKeys: this.options.maxCircuitBreakers,
+      clock: this.options.clock,
+      onTransition: this.observed ? (transition, call) => this.onTransition(transition, call) : undefined,
+    });
+  }
+
+  /** A plugin from an options object; throws `InvalidOptionError` for an invalid option. */
+  static create(options: RetryReflectOptions = {}): RetryReflectPlugin {
+    return new RetryReflectPlugin(options);
+  }
+
+  /** An immutable builder whose methods map 1:1 to the options. */
+  static builder(): RetryReflectPluginBuilder {
+    return new RetryReflectPluginBuilder({}, (options) => new RetryReflectPlugin(options));
+  }
+
+  /** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
+  isInScope(toolName: string): boolean {
+    const { includeTools, excludeTools } = this.options;
+    if (excludeTools.has(toolName)) return false;
+    return includeTools.size === 0 || includeTools.has(toolName);
+  }
+
+  /** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
+  effectOf(toolName: string): ToolEffect {
+    return this.options.toolEffects[toolName] ?? this.options.defaultEffect;
+  }
+
+  /** The circuit state of a tool (or breaker key). Reading it after `circuitBreakerResetMs` says `half-open`. */
+  circuitState(toolName: string): CircuitState {
+    return this.breaker.state(toolName);
+  }
+
+  /** Forgets the attempt counters of a scope (call it when an agent run ends, or to start a task afresh). */
+  resetScope(scope: string): void {
+    this.tracker.clearScope(scope);
+  }
+
+  /**
+   * Runs a tool call under the policy. For an in-scope tool it never throws for a tool failure:
+   * it returns `success`, `reflect` (give `message` to the model) or `failed` (stop using the tool).
+   * It rethrows the caller's abort, and throws `TypeError` for a malformed call, and
+   * `RetriesExhaustedError` when `onExhausted` is `"throw"`. An out-of-scope tool is called once,
+   * and its error is rethrown untouched.
+   */
+  async execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
+    checkCall(call, fn);
+    const toolName = call.toolName;
+    if (!this.isInScope(toolName)) {
+      const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName, callId: call.callId });
+      return { status: "success", value, attempt: 1, replayed: false };
+    }
+    const options = this.options;
+    const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
+    const effect = call.effect ?? this.effectOf(toolName);
+    const info: CallInfo | undefined = this.observed
+      ? { toolName, callId: call.callId, scope, effect, args: call.args, startTime: options.clock.now() }
+      : undefined;
+    const run: CallRun = {
+      call: call as ToolCall,
+      toolName,
+      scope,
+      effect,
+      breakerKey: toolName,
+      info,
+      signal: call.signal,
+      attempts: 0,
+      attempt: 0,
+      idempotencyKey: undefined,
+      storeKey: undefined,
+      fingerprint: undefined,
+    };
+    if (info) this.notify((observer) => observer.onCallStart?.(info));
+    let outcome: ExecuteOutcome<T>;
+    try {
+      if (options.circuitBreakerKey) (run as { breakerKey: string }).breakerKey = String(options.circuitBreakerKey(call as ToolCall));
+      outcome = await this.guarded(run, fn as ToolFunction<unknown, T>);
+    } catch (error) {
+      if (info) this.end(run, { status: run.signal?.aborted ? "aborted" : "error", thrown: error });
+      throw error;
+    }
+    if (info) this.end(run, outcome);
+    if (outcome.status === "failed" && outcome.reason === "exhausted" && options.onExhausted === "throw") {
+      throw new RetriesExhaustedError({ toolName, attempts: outcome.attempt, error: outcome.error });
+    }
+    return outcome;
+  }
+
+  /** Gate, then the idempotency guard (single flight per key) for writes, then the attempts. */
+  private async guarded<T>(run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
+    const { clock } = this.options;
+    throwIfAborted(run.signal);
+    const tracked = this.tracker.get(run.scope, run.toolName);
+    if (tracked?.exhausted) {
+      run.attempt = tracked.failures;
+      return this.failed(run, tracked.exhausted, "exhausted");
+    }
+    const rejectedFor = this.breaker.peek(run.breakerKey);
+    if (rejectedFor !== undefined) return this.rejected(run, rejectedFor);
+    if (tracked !== undefined) {
+      const wait = tracked.readyAt - clock.now();
+      if (wait > 0) await clock.sleep(wait, run.signal);
+    }
+    if (run.effect !== "write") return this.attempts(run, fn);
+
+    const { idempotency } = this.options;
+    const key = idempotency.key ? idempotency.key(run.call) : readKey(run.call.args, idempotency.keyField);
+    if (key === undefined) {
+      if (!idempotency.requireKey) return this.attempts(run, fn);
+      return this.conflict(run, "key_required", ErrorCodes.IDEMPOTENCY_KEY_REQUIRED,
+        `The tool '${run.toolName}' changes state and needs an idempotency key; none was given.`, keyRequiredAction(idempotency.keyField));
+    }
+    run.idempotencyKey = key;
+    run.storeKey = run.toolName + KEY_SEPARATOR + key;
+    run.fingerprint = argumentsFingerprint(run.call.args, idempotency.key ? undefined : idempotency.keyField);
+
+    for (;;) {
+      const leader = this.inFlight.get(run.storeKey);
+      if (leader === undefined) break;
+      if (leader.fingerprint !== run.fingerprint) return this.keyReused(run);
+      const shared = (await leader.done) as ExecuteOutcome<T> | undefined;
+      throwIfAborted(run.signal);
+      if (shared === undefined) continue; // the leader was aborted: try again, maybe as the leader
+      if (shared.status !== "success") return shared;
+      run.attempt = shared.attempt;
+      this.emit("idempotent_replay", run, { tool_name: run.toolName });
+      return { status: "success", value: shared.value, attempt: shared.attempt, replayed: true };
+    }
+    let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
+    const done = new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve));
+    this.inFlight.set(run.storeKey, { fingerprint: run.fingerprint, done });
+    let result: ExecuteOutcome<T> | undefined;
+    try {
+      result = await this.attempts(run, fn);
+      return result;
+    } finally {
+      this.inFlight.delete(run.storeKey);
+      finish(result);
+    }
+  }
+
+  /** One attempt after another while failures are transient and safe to repeat. */
+  private async attempts<T>(run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
+    const options = this.options;
+    const { store, leaseMs, ttlMs } = options.idempotency;
+    let tracked = this.tracker.get(run.scope, run.toolName);
+    for (;;) {
+      run.attempt = (tracked?.failures ?? 0) + 1;
+      const decision = this.breaker.acquire(run.breakerKey, run.info);
+      if (!decision.admitted) return this.rejected(run, decision.retryAfterMs);
+      const permit = decision.permit;
+
+      let token: string | undefined;
+      if (run.storeKey !== undefined && run.fingerprint !== undefined) {
+        const begun = await store.begin(run.storeKey, run.fingerprint, leaseMs);
+        if (begun.status !== "acquired") {
+          this.breaker.onNeutral(run.breakerKey, permit);
+          if (begun.fingerprint !== run.fingerprint) return this.keyReused(run);
+          if (begun.status === "completed") {
+            this.tracker.clear(run.scope, run.toolName);
+            this.emit("idempotent_replay", run, { tool_name: run.toolName });
+            return { status: "success", value: begun.value as T, attempt: run.attempt, replayed: true };
+          }
+          return this.conflict(run, "in_progress", ErrorCodes.IN_PROGRESS,
+            `The same '${run.toolName}' operation is already running elsewhere.`, IN_PROGRESS_ACTION, begun.retryAfterMs);
+        }
+        token = begun.token;
+      }
+
+      run.attempts++;
+      let value: T | undefined;
+      let failure: unknown;
+      let failed = false;
+      try {
+        value = await this.invoke(run, fn);
+        if (isReturnedFailure(value)) {
+          failed = true;
+          failure = value;
+        }
+      } catch (error) {
+        failed = true;
+        failure = error;
+      }
+
+      if (!failed) {
+        this.breaker.onSuccess(run.breakerKey, permit, run.info);
+        if (token !== undefined) await store.complete(run.storeKey as string, token, value, ttlMs);
+        if (tracked !== undefined) this.tracker.clear(run.scope, run.toolName);
+        if (run.attempt > 1) this.emit("retry_succeeded", run, { tool_name: run.toolName, attempt: run.attempt });
+        return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
+      }
+
+      if (token !== undefined) await store.release(run.storeKey as string, token);
+      if (run.signal?.aborted) {
+        this.breaker.onNeutral(run.breakerKey, permit);
+        throw failure;
+      }
+      const error = this.classify(failure, run);
+      if (error.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) {
+        this.breaker.onNeutral(run.breakerKey, permit);
+      } else {
+        this.breaker.onFailure(run.breakerKey, permit, run.info);
+      }
+      tracked = this.tracker.entry(run.scope, run.toolName);
+      tracked.failures = run.attempt;
+      const message = this.clean(error.message);
+
+      if (!error.recoverable) return this.failed(run, sanitizedError(error, message), "not_recoverable");
+      if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
+
+      const delay = withRetryAfter(backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs), error.retryAfterMs, options.maxBackoffMs);
+      tracked.lastDelayMs = delay;
+      const unguardedWrite = run.effect === "write" && run.storeKey === undefined;
+      const inPlace = error.kind === "transient" && !unguardedWrite;
+      this.emit("retry", run, {
+        tool_name: run.toolName,
+        attempt: run.attempt,
+        max: options.maxRetries,
+        backoff_ms: delay,
+        error: message,
+        error_code: error.code,
+        mode: inPlace ? "in_place" : "reflect",
+      });
+      if (inPlace) {
+        await options.clock.sleep(delay, run.signal);
+        continue;
+      }
+      tracked.readyAt = options.clock.now() + delay;
+      const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : error.suggestedAction;
+      return this.reflect(run, sanitizedError(error, message, action));
+    }
+  }
+
+  /** Runs the tool once, inside every observer's context. */
+  private invoke<T>(run: CallRun, fn: ToolFunction<unknown, T>): Promise<T> {
+    const context: ToolContext = {
+      attempt: run.attempt,
+      signal: run.signal,
+      toolName: run.toolName,
+      callId: run.call.callId,
+      ...(run.idempotencyKey === undefined ? {} : { idempotencyKey: run.idempotencyKey }),
+    };
+    let runTool = (): Promise<T> => Promise.resolve(fn(run.call.args, context));
+    const info = run.info;
+    if (info !== undefined) {
+      for (const observer of this.observers) {
+        if (typeof observer.runInContext !== "function") continue;
+        const inner = runTool;
+        runTool = () => {
+          let started = false;
+          try {
+            return observer.runInContext!(info, () => {
+              started = true;
+              return inner();
+            });
+          } catch (error) {
+            if (started) throw error;
+            return inner(); // the observer failed before running the tool: run it without that context
+          }
+        };
+      }
+    }
+    return runTool();
+  }
+
+  private classify(failure: unknown, run: CallRun): ToolError {
+    const custom = this.options.classifyError;
+    if (custom) {
+      try {
+        const classified = custom(failure, { toolName: run.toolName, args: run.call.args, attempt: run.attempt });
+        if (classified !== undefined && ToolError.isInstance(classified)) return classified;
+      } catch {
+        // A throwing classifier falls back to the default classification.
+      }
+    }
+    return classifyError(failure);
+  }
+
+  private clean(text: string): string {
+    return cleanErrorText(text, { maxLength: this.options.maxErrorLength, redact: this.options.redact });
+  }
+
+  private reflect(run: CallRun, error: ToolError): ReflectOutcome {
+    const options = this.options;
+    const prompt = options.template.render({
+      tool_name: run.toolName,
+      error: JSON.stringify(error.message),
+      error_code: error.code,
+      attempt: String(run.attempt),
+      max_retries: String(options.maxRetries),
+      suggested_action: error.suggestedAction,
+      args: this.clean(safeCanonical(run.call.args)),
+    });
+    return {
+      status: "reflect",
+      prompt,
+      message: `${prompt}\n\n${structuredErrorJson(error, run.attempt, options.maxRetries)}`,
+      error,
+      attempt: run.attempt,
+    };
+  }
+
+  private failed(run: CallRun, error: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
+    const quoted = JSON.stringify(error.message);
+    const text =
+      reason === "circuit_open"
+        ? circuitOpenText(run.toolName, error.retryAfterMs ?? 0)
+        : reason === "exhausted"
+          ? exhaustedText(run.toolName, run.attempt, quoted)
+          : notRecoverableText(run.toolName, quoted, error.suggestedAction);
+    return {
+      status: "failed",
+      message: `${text}\n\n${structuredErrorJson(error, run.attempt, this.options.maxRetries)}`,
+      error,
+      reason,
+      attempt: run.attempt,
+    };
+  }
+
+  private exhausted(run: CallRun, tracked: TrackedAttempts, last: ToolError, message: string): FailedOutcome {
+    const error = new ToolError({
+      code: ErrorCodes.RETRIES_EXHAUSTED,
+      message,
+      recoverable: false,
+      suggestedAction: exhaustedAction(run.toolName),
+      details: { last_error_code: last.code },
+      cause: last,
+    });
+    if (this.options.trackingScope === "global") this.tracker.clear(run.scope, run.toolName);
+    else tracked.exhausted = error;
+    this.emit("retries_exhausted", run, { tool_name: run.toolName, attempts: run.attempt, error: message });
+    return this.failed(run, error, "exhausted");
+  }
+
+  private rejected(run: CallRun, retryAfterMs: number): FailedOutcome {
+    const wait = Math.max(0, Math.ceil(retryAfterMs));
+    run.attempt = (this.tracker.get(run.scope, run.toolName)?.failures ?? 0) + 1;
+    this.emit("call_rejected", run, { tool_name: run.toolName, retry_after_ms: wait });
+    const error = new ToolError({
+      code: ErrorCodes.CIRCUIT_OPEN,
+      message: `The circuit breaker of '${run.toolName}' is open after repeated failures.`,
+      recoverable: false,
+      suggestedAction: `Do not call '${run.toolName}' again for now; continue without it or tell the user it is unavailable.`,
+      retryAfterMs: wait,
+    });
+    return this.failed(run, error, "circuit_open");
+  }
+
+  private keyReused(run: CallRun): ReflectOutcome | FailedOutcome {
+    return this.conflict(run, "key_reused", ErrorCodes.IDEMPOTENCY_KEY_REUSED,
+      `The idempotency key given to '${run.toolName}' was already used with different arguments.`, KEY_REUSED_ACTION);
+  }
+
+  /** An idempotency conflict: the tool did not run. Counts as an attempt (no endless loop), not as a breaker failure. */
+  private conflict(
+    run: CallRun,
+    reason: "key_required" | "key_reused" | "in_progress",
+    code: string,
+    message: string,
+    suggestedAction: string,
+    retryAfterMs?: number,
+  ): ReflectOutcome | FailedOutcome {
+    const tracked = this.tracker.entry(run.scope, run.toolName);
+    tracked.failures += 1;
+    run.attempt = tracked.failures;
+    this.emit("idempotency_conflict", run, { tool_name: run.toolName, reason });
+    const error = new ToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+    if (run.attempt > this.options.maxRetries) return this.exhausted(run, tracked, error, message);
+    if (retryAfterMs !== undefined) tracked.readyAt = this.options.clock.now() + Math.min(retryAfterMs, this.options.maxBackoffMs);
+    return this.reflect(run, error);
+  }
+
+  private end(run: CallRun, outcome: ExecuteOutcome<unknown> | { status: "aborted" | "error"; thrown: unknown }): void {
+    const info = run.info as CallInfo;
+    const base = {
+      attempts: run.attempts,
+      attempt: run.attempt,
+      durationMs: this.options.clock.now() - info.startTime,
+      circuitState: this.breaker.state(run.breakerKey),
+    };
+    let end: CallEnd;
+    switch (outcome.status) {
+      case "success":
+        end = { ...base, status: "success", replayed: outcome.replayed, value: outcome.value };
+        break;
+      case "reflect":
+        end = { ...base, status: "reflect", replayed: false, error: outcome.error };
+        break;
+      case "failed":
+        end = { ...base, status: "failed", replayed: false, error: outcome.error, reason: outcome.reason };
+        break;
+      default:
+        end = { ...base, status: outcome.status, replayed: false, thrown: outcome.thrown };
+    }
+    this.notify((observer) => observer.onCallEnd?.(info, end));
+  }
+
+  private onTransition(transition: CircuitTransition, call: CallInfo | undefined): void {
+    const toolName = call?.toolName ?? transition.key;
+    const fake = { toolName, info: call };
+    if (transition.to === "open") {
+      this.emit("circuit_opened", fake, { tool_name: toolName, failures: transition.failures, reset_ms: transition.resetMs });
+    } else if (transition.to === "half-open") {
+      this.emit("circuit_half_opened", fake, { tool_name: toolName });
+    } else {
+      this.emit("circuit_closed", fake, { tool_name: toolName });
+    }
+  }
+
+  private emit<K extends RetryReflectEvent["type"]>(
+    type: K,
+    run: { readonly toolName: string; readonly info: CallInfo | undefined },
+    fields: Extract<RetryReflectEvent, { type: K }>["fields"],
+  ): void {
+    if (!this.observed) return;
+    const meta = EVENT_MESSAGES[type];
+    const event = {
+      type,
+      level: meta.level,
+      message: meta.message,
+      toolName: run.toolName,
+      time: this.options.clock.now(),
+      call: run.info,
+      fields,
+    } as RetryReflectEvent;
+    this.notify((observer) => observer.onEvent?.(event));
+  }
+
+  private notify(each: (observer: RetryReflectObserver) => void): void {
+    for (const observer of this.observers) {
+      try {
+        each(observer);
+      } catch {
+        // An observer that throws never breaks a tool call.
+      }
+    }
+  }
+}
+
+function checkCall(call: unknown, fn: unknown): void {
+  if (typeof call !== "object" || call === null) throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
+  const { toolName, signal } = call as ToolCall;
+  if (typeof toolName !== "string" || toolName.length === 0) throw new TypeError(`execute: expected \`toolName\` to be a non-empty string, received ${JSON.stringify(toolName) ?? String(toolName)}`);
+  if (typeof fn !== "function") throw new TypeError(`execute: expected the tool function as the second argument, received ${typeof fn}`);
+  if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
+    throw new TypeError("execute: expected `signal` to be an AbortSignal");
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+function readKey(args: unknown, field: string): string | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const value = (args as Record<string, unknown>)[field];
+  if (typeof value === "string") return value.length > 0 ? value : undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+function safeCanonical(args: unknown): string {
+  try {
+    return canonicalJson(args);
+  } catch (error) {
+    return `(arguments could not be shown: ${errorMessageOf(error)})`;
+  }
+}

@@ -1,0 +1,81 @@
+import { InvalidOptionError } from "../errors/invalid-option-error.js";
+
+/** The seed's reflection prompt. */
+export const DEFAULT_REFLECTION_PROMPT =
+  "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
+
+/** Placeholders a reflection template may use. */
+export const REFLECTION_PLACEHOLDERS = [
+  "tool_name",
+  "error",
+  "error_code",
+  "attempt",
+  "max_retries",
+  "suggested_action",
+  "args",
+] as const;
+
+export type ReflectionPlaceholder = (typeof REFLECTION_PLACEHOLDERS)[number];
+export type ReflectionValues = Readonly<Record<ReflectionPlaceholder, string>>;
+
+/** A parsed template: literal text and placeholders, alternating. Rendering is one pass. */
+export interface ReflectionTemplate {
+  readonly source: string;
+  render(values: ReflectionValues): string;
+}
+
+const KNOWN = new Set<string>(REFLECTION_PLACEHOLDERS);
+
+/**
+ * Parses a template once (at `build()`): `{name}` is a placeholder, `{{` and `}}` are literal
+ * braces. An unknown placeholder or a lone brace throws, naming the valid placeholders.
+ */
+export function compileReflectionTemplate(source: string, option = "reflectionPrompt"): ReflectionTemplate {
+  if (typeof source !== "string" || source.trim().length === 0) {
+    throw new InvalidOptionError(option, source, "a non-empty template string");
+  }
+  const literals: string[] = [];
+  const names: ReflectionPlaceholder[] = [];
+  let literal = "";
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index];
+    const next = source[index + 1];
+    if (char === "{" && next === "{") {
+      literal += "{";
+      index++;
+    } else if (char === "}" && next === "}") {
+      literal += "}";
+      index++;
+    } else if (char === "{") {
+      const close = source.indexOf("}", index + 1);
+      const name = close === -1 ? "" : source.slice(index + 1, close);
+      if (close === -1 || !KNOWN.has(name)) {
+        const found = close === -1 ? `an unclosed "{" at position ${index}` : `unknown placeholder {${name}}`;
+        throw new InvalidOptionError(
+          option,
+          source,
+          `a template whose placeholders are among ${REFLECTION_PLACEHOLDERS.map((known) => `{${known}}`).join(", ")} (write {{ and }} for literal braces); found ${found}`,
+        );
+      }
+      literals.push(literal);
+      names.push(name as ReflectionPlaceholder);
+      literal = "";
+      index = close;
+    } else if (char === "}") {
+      throw new InvalidOptionError(option, source, `a template without a lone "}" (write }} for a literal brace); found one at position ${index}`);
+    } else {
+      literal += char;
+    }
+  }
+  literals.push(literal);
+  return {
+    source,
+    render(values) {
+      let out = literals[0] ?? "";
+      for (let index = 0; index < names.length; index++) {
+        out += values[names[index] as ReflectionPlaceholder] + (literals[index + 1] ?? "");
+      }
+      return out;
+    },
+  };
+}
