@@ -1,0 +1,248 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CircuitBreaker, RetryReflectPlugin, ToolError, type CircuitTransition, type RetryReflectEvent } from "../src/index.js";
+import { createFakeClock } from "../src/testing.js";
+
+const broken = () => {
+  throw new Error("upstream exploded");
+};
+
+describe("circuit breaker inside the plugin", () => {
+  function setup() {
+    const clock = createFakeClock();
+    const events: RetryReflectEvent[] = [];
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, observers: [{ onEvent: (event) => events.push(event) }] });
+    let calls = 0;
+    const tool = () => {
+      calls++;
+      return broken();
+    };
+    const call = (scope: string) => plugin.execute({ toolName: "broken_api", args: {}, scope }, tool);
+    return { clock, events, plugin, call, calls: () => calls };
+  }
+
+  it("opens at exactly 5 consecutive failures and then fails fast without calling the tool", async () => {
+    const { plugin, call, calls, events } = setup();
+    for (let run = 1; run <= 4; run++) {
+      await call(`run-${run}`);
+      expect(plugin.circuitState("broken_api")).toBe("closed");
+    }
+    await call("run-5");
+    expect(plugin.circuitState("broken_api")).toBe("open");
+    expect(events.filter((event) => event.type === "circuit_opened").map((event) => event.fields)).toEqual([
+      { tool_name: "broken_api", failures: 5, reset_ms: 60_000 },
+    ]);
+    const rejected = await call("run-6");
+    expect(calls()).toBe(5);
+    expect(rejected.status).toBe("failed");
+    if (rejected.status !== "failed") return;
+    expect(rejected.reason).toBe("circuit_open");
+    expect(rejected.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: false, retry_after_ms: 60_000 });
+    expect(rejected.message).toContain("Do not call it again for now");
+    expect(JSON.parse(rejected.message.split("\n\n")[1] ?? "{}")).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000 });
+    expect(events.at(-1)?.type).toBe("call_rejected");
+    expect(events.at(-1)?.fields).toEqual({ tool_name: "broken_api", retry_after_ms: 60_000 });
+  });
+
+  it("turns half-open after 60000 ms; a successful probe closes it", async () => {
+    const { plugin, call, clock, events } = setup();
+    for (let run = 0; run < 5; run++) await call(`run-${run}`);
+    await clock.advance(59_999);
+    expect(plugin.circuitState("broken_api")).toBe("open");
+    await clock.advance(1);
+    expect(plugin.circuitState("broken_api")).toBe("half-open");
+    const probe = await plugin.execute({ toolName: "broken_api", args: {}, scope: "probe" }, () => "ok");
+    expect(probe.status).toBe("success");
+    expect(plugin.circuitState("broken_api")).toBe("closed");
+    expect(events.filter((event) => event.type.startsWith("circuit_")).map((event) => event.type)).toEqual([
+      "circuit_opened",
+      "circuit_half_opened",
+      "circuit_closed",
+    ]);
+  });
+
+  it("a failed probe re-opens it and restarts the timer", async () => {
+    const { plugin, call, clock } = setup();
+    for (let run = 0; run < 5; run++) await call(`run-${run}`);
+    await clock.advance(60_000);
+    await call("probe");
+    expect(plugin.circuitState("broken_api")).toBe("open");
+    await clock.advance(59_999);
+    expect(plugin.circuitState("broken_api")).toBe("open");
+    const rejected = await call("again");
+    expect(rejected.status === "failed" && rejected.error.retryAfterMs).toBe(1);
+    await clock.advance(1);
+    expect(plugin.circuitState("broken_api")).toBe("half-open");
+  });
+
+  it("admits exactly one probe among 1000 concurrent calls at half-open; the others fail fast", async () => {
+    const { plugin, call, clock } = setup();
+    for (let run = 0; run < 5; run++) await call(`run-${run}`);
+    await clock.advance(60_000);
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const outcomes = Array.from({ length: 1000 }, (_, index) =>
+      plugin.execute({ toolName: "broken_api", args: {}, scope: `s${index}` }, async () => {
+        runs++;
+        await gate;
+        return "recovered";
+      }),
+    );
+    await clock.advance(0);
+    release();
+    const settled = await Promise.all(outcomes);
+    expect(runs).toBe(1);
+    expect(settled.filter((outcome) => outcome.status === "success")).toHaveLength(1);
+    const rejected = settled.filter((outcome) => outcome.status === "failed");
+    expect(rejected).toHaveLength(999);
+    expect(rejected.every((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open" && (outcome.error.retryAfterMs ?? 0) > 0)).toBe(true);
+    expect(plugin.circuitState("broken_api")).toBe("closed");
+  });
+
+  it("does not count INVALID_ARGUMENTS failures by default", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 100 });
+    for (let index = 0; index < 10; index++) {
+      const outcome = plugin.execute({ toolName: "t", args: {}, scope: `s${index}` }, () => {
+        throw new Error("Invalid units. Supported: celsius, fahrenheit");
+      });
+      await clock.runAll();
+      expect((await outcome).status).toBe("reflect");
+    }
+    expect(plugin.circuitState("t")).toBe("closed");
+    const counting = RetryReflectPlugin.create({ clock, maxRetries: 100, circuitBreakerCountsInvalidArguments: true });
+    for (let index = 0; index < 5; index++) {
+      await counting.execute({ toolName: "t", args: {}, scope: `s${index}` }, () => {
+        throw new ToolError({ code: "INVALID_ARGUMENTS", message: "bad", recoverable: true });
+      });
+    }
+    expect(counting.circuitState("t")).toBe("open");
+  });
+});
+
+describe("CircuitBreaker", () => {
+  it("releases a hung probe after resetMs and ignores its late result", async () => {
+    const clock = createFakeClock();
+    const transitions: CircuitTransition[] = [];
+    const breaker = new CircuitBreaker({ threshold: 1, resetMs: 1000, clock, onTransition: (transition) => transitions.push(transition) });
+    const first = breaker.acquire("t");
+    if (!first.admitted) throw new Error("closed must admit");
+    breaker.onFailure("t", first.permit);
+    await clock.advance(1000);
+    const hung = breaker.acquire("t");
+    expect(hung.admitted).toBe(true);
+    expect(breaker.acquire("t")).toEqual({ admitted: false, retryAfterMs: 1000, state: "half-open" });
+    await clock.advance(1000);
+    const second = breaker.acquire("t");
+    expect(second.admitted).toBe(true);
+    if (!hung.admitted || !second.admitted) return;
+    breaker.onSuccess("t", hung.permit); // late result of the hung probe: ignored
+    expect(breaker.state("t")).toBe("half-open");
+    breaker.onSuccess("t", second.permit);
+    expect(breaker.state("t")).toBe("closed");
+    expect(transitions.map((transition) => `${transition.from}->${transition.to}`)).toEqual(["closed->open", "open->half-open", "half-open->closed"]);
+  });
+
+  it("snapshots and restores as versioned JSON, keeping the remaining open time", async () => {
+    const clock = createFakeClock();
+    const breaker = new CircuitBreaker({ threshold: 2, resetMs: 10_000, clock });
+    for (const key of ["a", "a", "b"]) {
+      const decision = breaker.acquire(key);
+      if (decision.admitted) breaker.onFailure(key, decision.permit);
+    }
+    await clock.advance(4000);
+    const snapshot = JSON.parse(JSON.stringify(breaker.snapshot()));
+    expect(snapshot).toEqual({ version: 1, breakers: { a: { state: "open", failures: 2, remainingMs: 6000 }, b: { state: "closed", failures: 1 } } });
+
+    const other = new CircuitBreaker({ threshold: 2, resetMs: 10_000, clock: createFakeClock(50_000) });
+    other.restore(snapshot);
+    expect(other.state("a")).toBe("open");
+    expect(other.peek("a")).toBe(6000);
+    const b = other.acquire("b");
+    if (b.admitted) other.onFailure("b", b.permit);
+    expect(other.state("b")).toBe("open");
+    expect(() => other.restore({ version: 2 } as never)).toThrow(/version 1/);
+  });
+
+  it("isolates a key until reset, and reset closes it", () => {
+    const breaker = new CircuitBreaker({ clock: createFakeClock() });
+    breaker.isolate("t");
+    expect(breaker.state("t")).toBe("open");
+    expect(breaker.acquire("t").admitted).toBe(false);
+    breaker.reset("t");
+    expect(breaker.state("t")).toBe("closed");
+    expect(breaker.acquire("t").admitted).toBe(true);
+  });
+
+  it("keeps its registry bounded: a million tool names never hold more than maxKeys entries", () => {
+    const breaker = new CircuitBreaker({ threshold: 3, maxKeys: 1000, clock: createFakeClock() });
+    for (let index = 0; index < 1_000_000; index++) {
+      const key = `tool-${index}`;
+      const decision = breaker.acquire(key);
+      if (decision.admitted) breaker.onFailure(key, decision.permit);
+    }
+    expect(breaker.size).toBe(1000);
+    expect(breaker.snapshot().breakers["tool-999999"]).toEqual({ state: "closed", failures: 1 });
+    expect(breaker.snapshot().breakers["tool-0"]).toBeUndefined();
+  });
+
+  it("keeps nothing for tools that only succeed", () => {
+    const breaker = new CircuitBreaker({ clock: createFakeClock() });
+    for (let index = 0; index < 100; index++) {
+      const decision = breaker.acquire(`t${index}`);
+      if (decision.admitted) breaker.onSuccess(`t${index}`, decision.permit);
+    }
+    expect(breaker.size).toBe(0);
+  });
+
+  it("matches a reference model over random sequences of successes, failures and clock advances", async () => {
+    type Step = { kind: "success" } | { kind: "failure" } | { kind: "advance"; ms: number };
+    const step = fc.oneof(
+      fc.constant<Step>({ kind: "success" }),
+      fc.constant<Step>({ kind: "failure" }),
+      fc.integer({ min: 0, max: 3000 }).map((ms): Step => ({ kind: "advance", ms })),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 2500 }), fc.array(step, { maxLength: 80 }), async (threshold, resetMs, steps) => {
+        const clock = createFakeClock();
+        const breaker = new CircuitBreaker({ threshold, resetMs, clock });
+        // Reference: calls run to completion one at a time.
+        let state: "closed" | "open" | "half-open" = "closed";
+        let failures = 0;
+        let openedAt = 0;
+        let now = 0;
+        for (const each of steps) {
+          if (each.kind === "advance") {
+            await clock.advance(each.ms);
+            now += each.ms;
+            continue;
+          }
+          if (state === "open" && now - openedAt >= resetMs) state = "half-open";
+          const decision = breaker.acquire("t");
+          const modelAdmits = state !== "open";
+          expect(decision.admitted).toBe(modelAdmits);
+          if (!decision.admitted) {
+            expect(decision.retryAfterMs).toBe(openedAt + resetMs - now);
+            continue;
+          }
+          if (each.kind === "success") {
+            breaker.onSuccess("t", decision.permit);
+            state = "closed";
+            failures = 0;
+          } else {
+            breaker.onFailure("t", decision.permit);
+            failures++;
+            if (state === "half-open" || failures >= threshold) {
+              state = "open";
+              openedAt = now;
+            }
+          }
+          expect(breaker.state("t")).toBe(state === "open" && now - openedAt >= resetMs ? "half-open" : state);
+          if (state === "open" && now - openedAt >= resetMs) state = "half-open";
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
