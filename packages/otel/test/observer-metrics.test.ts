@@ -1,6 +1,6 @@
 import { metrics } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ToolError } from "../../core/src/errors/tool-error.js";
+import { ToolError } from "@retry-reflect/core";
 import { openTelemetryObserver } from "../src/index.js";
 import { makeCall, makeEnd, makeEvent } from "./helpers/fake-calls.js";
 import { counterPoints, createTelemetry, histogramPoints, type Telemetry } from "./helpers/telemetry-harness.js";

@@ -1,6 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ToolError } from "../../core/src/errors/tool-error.js";
+import { ToolError } from "@retry-reflect/core";
 import { openTelemetryObserver } from "../src/index.js";
 import { makeCall, makeEnd, makeEvent } from "./helpers/fake-calls.js";
 import { createTelemetry, installContextManager, spanEvents, type Telemetry } from "./helpers/telemetry-harness.js";

@@ -1,0 +1,273 @@
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
+import { createFakeClock, type FakeClock } from "@retry-reflect/core/testing";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openTelemetryObserver } from "../src/index.js";
+import { counterPoints, createTelemetry, installContextManager, spanEvents, type Telemetry } from "./helpers/telemetry-harness.js";
+
+// The observer wired into the real core plugin, on fake time.
+
+let telemetry: Telemetry;
+let clock: FakeClock;
+beforeAll(installContextManager);
+beforeEach(() => {
+  telemetry = createTelemetry();
+  clock = createFakeClock();
+});
+afterEach(() => telemetry.shutdown());
+
+function observer(options: Parameters<typeof openTelemetryObserver>[0] = {}) {
+  return openTelemetryObserver({
+    tracerProvider: telemetry.tracerProvider,
+    meterProvider: telemetry.meterProvider,
+    loggerProvider: telemetry.loggerProvider,
+    ...options,
+  });
+}
+
+const INVALID_UNITS = "Invalid units. Supported: celsius, fahrenheit";
+
+async function getWeather(args: { city: string; units: string }) {
+  if (args.units !== "celsius" && args.units !== "fahrenheit") {
+    throw new ToolError({ code: "INVALID_ARGUMENTS", message: INVALID_UNITS, recoverable: true });
+  }
+  return { city: args.city, temperature: 21, units: args.units };
+}
+
+/** A tool failing with a transient error every time. */
+function alwaysDown(): never {
+  throw new ToolError({ code: "TRANSIENT", message: "upstream 503 Service Unavailable", recoverable: true });
+}
+
+describe("the seed's weather case through the real plugin", () => {
+  it("one span per call: 'tool call failed, retrying' (attempt=1 max=3 backoff_ms=500), then 'retry succeeded' (attempt=2)", async () => {
+    const plugin = RetryReflectPlugin.builder().maxRetries(3).clock(clock).observer(observer()).build();
+
+    const first = await plugin.execute(
+      { toolName: "get_weather", args: { city: "nyc", units: "kelvin" }, callId: "call_1", scope: "run-42" },
+      getWeather,
+    );
+    expect(first.status).toBe("reflect");
+
+    // The model's corrected call: the backoff gate waits the documented 500 ms.
+    const pending = plugin.execute(
+      { toolName: "get_weather", args: { city: "nyc", units: "celsius" }, callId: "call_2", scope: "run-42" },
+      getWeather,
+    );
+    await clock.advance(500);
+    const second = await pending;
+    expect(second.status).toBe("success");
+
+    const spans = telemetry.spans();
+    expect(spans.map((span) => [span.name, span.attributes["gen_ai.tool.call.id"]])).toEqual([
+      ["execute_tool get_weather", "call_1"],
+      ["execute_tool get_weather", "call_2"],
+    ]);
+    const [reflected, succeeded] = spans;
+    expect(spanEvents(reflected!)).toEqual([
+      {
+        name: "tool call failed, retrying",
+        attributes: {
+          "gen_ai.tool.name": "get_weather",
+          "retry_reflect.attempt": 1,
+          "retry_reflect.max": 3,
+          "retry_reflect.backoff_ms": 500,
+          "retry_reflect.error": INVALID_UNITS,
+          "retry_reflect.error_code": "INVALID_ARGUMENTS",
+          "retry_reflect.mode": "reflect",
+        },
+      },
+    ]);
+    expect(reflected?.attributes).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.attempt": 1 });
+    expect(reflected?.status.code).toBe(SpanStatusCode.UNSET);
+
+    expect(spanEvents(succeeded!)).toEqual([
+      { name: "retry succeeded", attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.attempt": 2 } },
+    ]);
+    expect(succeeded?.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "retry_reflect.outcome": "success",
+      "retry_reflect.attempt": 2,
+      "retry_reflect.circuit.state": "closed",
+    });
+    // Success after a retry is not an error.
+    expect(succeeded?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(succeeded?.attributes["error.type"]).toBeUndefined();
+
+    const retries = counterPoints((await telemetry.metrics()).get("retry_reflect.retries"));
+    expect(retries).toEqual([
+      { attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.mode": "reflect", "retry_reflect.error_code": "INVALID_ARGUMENTS" }, value: 1 },
+    ]);
+  });
+
+  it("in-place retries of a transient failure stay in one span, across the backoff sleeps", async () => {
+    const plugin = RetryReflectPlugin.create({ maxRetries: 3, clock, observers: [observer()] });
+    let calls = 0;
+    const pending = plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, () => {
+      calls++;
+      if (calls < 3) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      return "ok";
+    });
+    await clock.runAll();
+    expect(await pending).toMatchObject({ status: "success", attempt: 3 });
+    expect(clock.sleeps).toEqual([500, 1000]);
+
+    const span = telemetry.span("execute_tool api_call");
+    expect(span.events.map((event) => [event.name, event.attributes?.["retry_reflect.attempt"], event.attributes?.["retry_reflect.backoff_ms"], event.attributes?.["retry_reflect.mode"]])).toEqual([
+      ["tool call failed, retrying", 1, 500, "in_place"],
+      ["tool call failed, retrying", 2, 1000, "in_place"],
+      ["retry succeeded", 3, undefined, undefined],
+    ]);
+    expect(span.attributes).toMatchObject({ "retry_reflect.attempts": 3, "retry_reflect.attempt": 3, "retry_reflect.outcome": "success" });
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+});
+
+describe("the breaker, exhaustion and rejection through the real plugin", () => {
+  it("an exhausted call emits 'circuit breaker opened' (failures=5, reset_ms=60000) and 'retries exhausted'; the next call is rejected", async () => {
+    const plugin = RetryReflectPlugin.create({ maxRetries: 4, clock, observers: [observer()] });
+
+    const exhausted = plugin.execute({ toolName: "api_call", args: {}, callId: "call_1", scope: "run-1" }, alwaysDown);
+    await clock.runAll();
+    expect(await exhausted).toMatchObject({ status: "failed", reason: "exhausted" });
+    expect(plugin.circuitState("api_call")).toBe("open");
+
+    const rejected = await plugin.execute({ toolName: "api_call", args: {}, callId: "call_2", scope: "run-2" }, alwaysDown);
+    expect(rejected).toMatchObject({ status: "failed", reason: "circuit_open" });
+
+    const [first, second] = telemetry.spans();
+    const names = first!.events.map((event) => event.name);
+    expect(names.filter((name) => name === "tool call failed, retrying")).toHaveLength(4);
+    const opened = spanEvents(first!).find((event) => event.name === "circuit breaker opened");
+    expect(opened?.attributes).toEqual({ "gen_ai.tool.name": "api_call", "retry_reflect.failures": 5, "retry_reflect.reset_ms": 60_000 });
+    const lastEvent = spanEvents(first!).at(-1);
+    expect(lastEvent).toEqual({
+      name: "retries exhausted",
+      attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.attempts": 5, "retry_reflect.error": "upstream 503 Service Unavailable" },
+    });
+    expect(first?.attributes).toMatchObject({
+      "retry_reflect.outcome": "failed",
+      "retry_reflect.failure.reason": "exhausted",
+      "retry_reflect.attempt": 5,
+      "retry_reflect.attempts": 5,
+      "retry_reflect.circuit.state": "open",
+      "error.type": "RETRIES_EXHAUSTED",
+    });
+    expect(first?.status.code).toBe(SpanStatusCode.ERROR);
+
+    expect(spanEvents(second!)).toEqual([
+      { name: "call rejected, circuit open", attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 } },
+    ]);
+    expect(second?.attributes).toMatchObject({
+      "retry_reflect.outcome": "failed",
+      "retry_reflect.failure.reason": "circuit_open",
+      "retry_reflect.attempts": 0,
+      "error.type": "CIRCUIT_OPEN",
+    });
+    expect(second?.status.code).toBe(SpanStatusCode.ERROR);
+
+    const collected = await telemetry.metrics();
+    expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([{ attributes: { "gen_ai.tool.name": "api_call" }, value: 1 }]);
+    expect(counterPoints(collected.get("retry_reflect.circuit.transitions"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.circuit.state": "open" }, value: 1 },
+    ]);
+  });
+
+  it("after reset_ms the probe's span shows half-open then closed, and the state ends closed", async () => {
+    const plugin = RetryReflectPlugin.create({ maxRetries: 0, circuitBreakerThreshold: 1, clock, observers: [observer()] });
+    await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
+    await clock.advance(60_000);
+    const probe = await plugin.execute({ toolName: "api_call", args: {}, scope: "run-2" }, () => "ok");
+    expect(probe.status).toBe("success");
+
+    const [failing, probeSpan] = telemetry.spans();
+    expect(failing?.events.map((event) => event.name)).toContain("circuit breaker opened");
+    expect(probeSpan?.events.map((event) => event.name)).toEqual(["circuit breaker half-open", "circuit breaker closed"]);
+    expect(probeSpan?.attributes["retry_reflect.circuit.state"]).toBe("closed");
+  });
+});
+
+describe("idempotency through the real plugin", () => {
+  it("a replayed write has its 'idempotent replay' event, outcome success, replayed true", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" }, observers: [observer()] });
+    let sent = 0;
+    const sendEmail = () => ({ messageId: `msg-${++sent}` });
+    const args = { to: "ada@example.com", body: "hello", idempotency_key: "idem-key-9f8e7d" };
+    await plugin.execute({ toolName: "send_email", args, scope: "run-1" }, sendEmail);
+    const replay = await plugin.execute({ toolName: "send_email", args, scope: "run-1" }, sendEmail);
+    expect(replay).toMatchObject({ status: "success", replayed: true });
+    expect(sent).toBe(1);
+
+    const [, replayed] = telemetry.spans();
+    expect(spanEvents(replayed!)).toEqual([{ name: "idempotent replay", attributes: { "gen_ai.tool.name": "send_email" } }]);
+    expect(replayed?.attributes).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.replayed": true, "retry_reflect.tool.effect": "write" });
+    expect(replayed?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(counterPoints((await telemetry.metrics()).get("retry_reflect.idempotency.replays"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "send_email" }, value: 1 },
+    ]);
+  });
+
+  it("a write without a key shows 'idempotency conflict' with reason key_required", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" }, observers: [observer()] });
+    const outcome = await plugin.execute({ toolName: "send_email", args: { to: "ada@example.com" } }, () => "sent");
+    expect(outcome.status).toBe("reflect");
+    const span = telemetry.span("execute_tool send_email");
+    expect(spanEvents(span)).toEqual([
+      { name: "idempotency conflict", attributes: { "gen_ai.tool.name": "send_email", "retry_reflect.reason": "key_required" } },
+    ]);
+    expect(span.attributes).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.error_code": "IDEMPOTENCY_KEY_REQUIRED" });
+  });
+});
+
+describe("context and final failures through the real plugin", () => {
+  it("a span the tool starts is a child of the execute_tool span", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] });
+    const http = telemetry.tracerProvider.getTracer("http");
+    const parent = telemetry.tracerProvider.getTracer("agent").startSpan("invoke_agent");
+    await context.with(trace.setSpan(context.active(), parent), () =>
+      plugin.execute({ toolName: "get_weather", args: { city: "nyc", units: "celsius" } }, async (args) => {
+        await Promise.resolve();
+        const span = http.startSpan("GET api.weather.example/v1/current");
+        span.end();
+        return getWeather(args);
+      }),
+    );
+    parent.end();
+
+    const tool = telemetry.span("execute_tool get_weather");
+    expect(tool.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+    expect(telemetry.span("GET api.weather.example/v1/current").parentSpanContext?.spanId).toBe(tool.spanContext().spanId);
+  });
+
+  it("an abort by the caller ends the span with outcome aborted, not an error", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] });
+    const controller = new AbortController();
+    const pending = plugin.execute({ toolName: "api_call", args: {}, signal: controller.signal }, alwaysDown);
+    await clock.advance(0);
+    controller.abort();
+    await expect(pending).rejects.toBeDefined();
+    const span = telemetry.span("execute_tool api_call");
+    expect(span.attributes["retry_reflect.outcome"]).toBe("aborted");
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it("a non-recoverable failure is final: status ERROR with its own error code", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] });
+    const outcome = await plugin.execute({ toolName: "db_query", args: { id: 7 } }, () => ({
+      error_code: "RECORD_NOT_FOUND",
+      message: "No record 7",
+      recoverable: false,
+      suggested_action: "Tell the user the record does not exist.",
+    }));
+    expect(outcome).toMatchObject({ status: "failed", reason: "not_recoverable" });
+    const span = telemetry.span("execute_tool db_query");
+    expect(span.attributes).toMatchObject({ "error.type": "RECORD_NOT_FOUND", "retry_reflect.failure.reason": "not_recoverable" });
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: "No record 7" });
+  });
+
+  it("an out-of-scope tool gets no span", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, excludeTools: ["exit_loop"], observers: [observer()] });
+    await plugin.execute({ toolName: "exit_loop", args: {} }, () => "done");
+    expect(telemetry.spans()).toHaveLength(0);
+  });
+});
