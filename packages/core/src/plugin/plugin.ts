@@ -331,7 +331,15 @@ export class RetryReflectPlugin {
       callId: run.call.callId,
       ...(run.idempotencyKey === undefined ? {} : { idempotencyKey: run.idempotencyKey }),
     };
-    let runTool = (): Promise<T> => Promise.resolve(fn(run.call.args, context));
+    // The tool's run always returns a promise (a synchronous throw becomes a rejection), so that
+    // observers wrapping it see one shape.
+    let runTool = (): Promise<T> => {
+      try {
+        return Promise.resolve(fn(run.call.args, context));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
     const info = run.info;
     if (info !== undefined) {
       for (const observer of this.observers) {

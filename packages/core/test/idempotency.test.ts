@@ -1,0 +1,171 @@
+import { describe, expect, it } from "vitest";
+import { InMemoryIdempotencyStore, RetryReflectPlugin, type RetryReflectEvent, type ToolContext } from "../src/index.js";
+import { createFakeClock } from "../src/testing.js";
+
+interface Email {
+  to: string;
+  subject: string;
+  idempotency_key?: string;
+}
+
+function emailSetup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
+  const clock = createFakeClock();
+  const events: RetryReflectEvent[] = [];
+  const plugin = RetryReflectPlugin.create({
+    clock,
+    toolEffects: { send_email: "write" },
+    observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
+  });
+  const sent: Array<{ to: string; key: string | undefined }> = [];
+  const send = (args: Email, context: ToolContext) => {
+    sent.push({ to: args.to, key: context.idempotencyKey });
+    return { id: `msg-${sent.length}` };
+  };
+  return { clock, plugin, sent, send, events };
+}
+
+describe("idempotency guard for write tools", () => {
+  it("runs 100 concurrent calls with one key once, and all get its result", async () => {
+    const { plugin, sent, events } = emailSetup();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const calls = Array.from({ length: 100 }, (_, index) =>
+      plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" }, scope: `run-${index}` }, async (args, context) => {
+        await gate;
+        sent.push({ to: args.to, key: context.idempotencyKey });
+        return { id: "msg-1" };
+      }),
+    );
+    release();
+    const outcomes = await Promise.all(calls);
+    expect(sent).toEqual([{ to: "a@example.com", key: "k-1" }]);
+    expect(outcomes.every((outcome) => outcome.status === "success" && (outcome.value as { id: string }).id === "msg-1")).toBe(true);
+    expect(outcomes.filter((outcome) => outcome.status === "success" && outcome.replayed)).toHaveLength(99);
+    expect(events.filter((event) => event.type === "idempotent_replay")).toHaveLength(99);
+  });
+
+  it("replays a completed key later without running the tool", async () => {
+    const { plugin, sent, send } = emailSetup();
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    const first = await plugin.execute({ toolName: "send_email", args, scope: "run-1" }, send);
+    const second = await plugin.execute({ toolName: "send_email", args: { ...args }, scope: "run-2" }, send);
+    expect(first).toEqual({ status: "success", value: { id: "msg-1" }, attempt: 1, replayed: false });
+    expect(second).toEqual({ status: "success", value: { id: "msg-1" }, attempt: 1, replayed: true });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("rejects the same key with other arguments", async () => {
+    const { plugin, sent, send, events } = emailSetup();
+    await plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" } }, send);
+    const reused = await plugin.execute({ toolName: "send_email", args: { to: "b@example.com", subject: "hi", idempotency_key: "k-1" } }, send);
+    expect(reused.status).toBe("reflect");
+    if (reused.status !== "reflect") return;
+    expect(reused.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    expect(sent).toHaveLength(1);
+    expect(events.at(-1)?.fields).toEqual({ tool_name: "send_email", reason: "key_reused" });
+  });
+
+  it("asks for a key when a write call has none", async () => {
+    const { plugin, sent, send } = emailSetup();
+    const outcome = await plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi" } }, send);
+    expect(outcome.status === "reflect" && outcome.error.code).toBe("IDEMPOTENCY_KEY_REQUIRED");
+    expect(outcome.status === "reflect" && outcome.error.suggestedAction).toContain("`idempotency_key`");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("releases the key when the call fails, so that a retry under the same key runs", async () => {
+    const { plugin, clock, sent } = emailSetup();
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    let attempts = 0;
+    const outcome = plugin.execute({ toolName: "send_email", args }, (input, context) => {
+      attempts++;
+      if (attempts === 1) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      sent.push({ to: input.to, key: context.idempotencyKey });
+      return { id: "msg-1" };
+    });
+    await clock.runAll();
+    expect(await outcome).toEqual({ status: "success", value: { id: "msg-1" }, attempt: 2, replayed: false });
+    expect(sent).toEqual([{ to: "a@example.com", key: "k-1" }]);
+    // A later non-transient failure also releases the key: the model may call again with the same key.
+    const other = { ...args, idempotency_key: "k-2" };
+    const failed = await plugin.execute({ toolName: "send_email", args: other, scope: "x" }, () => {
+      throw new Error("mailbox full");
+    });
+    expect(failed.status).toBe("reflect");
+    const retried = plugin.execute({ toolName: "send_email", args: other, scope: "x" }, () => ({ id: "msg-2" }));
+    await clock.runAll();
+    expect(await retried).toMatchObject({ status: "success", replayed: false });
+  });
+
+  it("answers IN_PROGRESS when another process holds the key, and takes over after the lease", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const options = { clock, toolEffects: { send_email: "write" as const }, idempotency: { store, leaseMs: 10_000 } };
+    const processA = RetryReflectPlugin.create(options);
+    const processB = RetryReflectPlugin.create(options);
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    const hanging = processA.execute({ toolName: "send_email", args }, () => new Promise(() => {}));
+    await clock.advance(0);
+    const busy = await processB.execute({ toolName: "send_email", args, scope: "b" }, () => ({ id: "never" }));
+    expect(busy.status === "reflect" && busy.error.toJSON()).toMatchObject({ error_code: "IN_PROGRESS", retry_after_ms: 10_000 });
+    await clock.advance(10_000);
+    const takeover = await processB.execute({ toolName: "send_email", args, scope: "c" }, () => ({ id: "msg-b" }));
+    expect(takeover).toMatchObject({ status: "success", value: { id: "msg-b" }, replayed: false });
+    void hanging;
+  });
+
+  it("runs an unkeyed write once and says the outcome is unknown when requireKey is false", async () => {
+    const { plugin, clock } = emailSetup({ idempotency: { requireKey: false } });
+    let calls = 0;
+    const outcome = plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi" } }, () => {
+      calls++;
+      throw Object.assign(new Error("timeout"), { name: "TimeoutError" });
+    });
+    await clock.runAll();
+    const result = await outcome;
+    expect(calls).toBe(1);
+    expect(result.status).toBe("reflect");
+    if (result.status !== "reflect") return;
+    expect(result.error.suggestedAction).toMatch(/outcome is unknown/);
+  });
+
+  it("never puts the key in an event", async () => {
+    const { plugin, send, events } = emailSetup();
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "secret-key-123" };
+    await plugin.execute({ toolName: "send_email", args }, send);
+    await plugin.execute({ toolName: "send_email", args }, send);
+    await plugin.execute({ toolName: "send_email", args: { ...args, to: "b@example.com" } }, send);
+    expect(events.length).toBeGreaterThan(0);
+    expect(JSON.stringify(events.map((event) => ({ ...event, call: undefined })))).not.toContain("secret-key-123");
+  });
+});
+
+describe("InMemoryIdempotencyStore", () => {
+  it("expires completed results after their TTL and stays bounded", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock, maxEntries: 3 });
+    const begun = store.begin("k", "fp", 1000);
+    if (begun.status !== "acquired") throw new Error("expected to acquire");
+    store.complete("k", begun.token, "value", 5000);
+    expect(store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "value" });
+    await clock.advance(5000);
+    expect(store.begin("k", "fp", 1000).status).toBe("acquired");
+    for (let index = 0; index < 10; index++) store.begin(`other-${index}`, "fp", 1000);
+    expect(store.size).toBe(3);
+  });
+
+  it("ignores complete and release from a holder whose lease was taken over", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const first = store.begin("k", "fp", 1000);
+    await clock.advance(1000);
+    const second = store.begin("k", "fp", 1000);
+    if (first.status !== "acquired" || second.status !== "acquired") throw new Error("expected to acquire");
+    store.complete("k", first.token, "stale", 1000);
+    store.release("k", first.token);
+    expect(store.begin("k", "fp", 1000).status).toBe("in_progress");
+    store.complete("k", second.token, "fresh", 1000);
+    expect(store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "fresh" });
+  });
+});
