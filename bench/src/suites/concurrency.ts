@@ -1,0 +1,122 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { formatNs, formatRatio, round } from "../format.js";
+import { PENDING, type CoreModule } from "../ours.js";
+import { cockatielRetryBreaker } from "../peers.js";
+import type { Cell, SuiteResult } from "../report-types.js";
+
+const LEVELS = [1, 100, 10_000] as const;
+const MIN_MS = 400;
+const OURS = "retry-reflect";
+
+/** A tool that stays in flight until the next turn of the event loop, so that N calls overlap. */
+const inFlightTool = (_args?: unknown) =>
+  new Promise<number>((resolve) => {
+    setImmediate(() => resolve(1));
+  });
+
+interface LevelResult {
+  readonly contestant: string;
+  readonly inFlight: number;
+  readonly nsPerCall: number;
+  readonly eventLoopDelayP50Ms: number;
+  readonly eventLoopDelayP99Ms: number;
+  readonly eventLoopDelayMaxMs: number;
+}
+
+async function runLevel(contestant: string, inFlight: number, call: () => Promise<unknown>): Promise<LevelResult> {
+  const batch = () => Promise.all(Array.from({ length: inFlight }, call));
+  for (let warm = 0; warm < Math.max(3, 300 / inFlight); warm++) await batch();
+  globalThis.gc?.();
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const start = process.hrtime.bigint();
+  let calls = 0;
+  let batches = 0;
+  while (Number(process.hrtime.bigint() - start) / 1e6 < MIN_MS || batches < 5) {
+    await batch();
+    calls += inFlight;
+    batches++;
+  }
+  const elapsedNs = Number(process.hrtime.bigint() - start);
+  histogram.disable();
+  return {
+    contestant,
+    inFlight,
+    nsPerCall: elapsedNs / calls,
+    eventLoopDelayP50Ms: histogram.percentile(50) / 1e6,
+    eventLoopDelayP99Ms: histogram.percentile(99) / 1e6,
+    eventLoopDelayMaxMs: histogram.max / 1e6,
+  };
+}
+
+/** 6. Concurrency: 1, 100 and 10,000 calls in flight through one plugin. */
+export async function concurrency(core: CoreModule | undefined): Promise<SuiteResult> {
+  const contestants: Array<readonly [string, () => Promise<unknown>]> = [["floor: await tool()", () => inFlightTool({ city: "nyc" })]];
+  if (core !== undefined) {
+    const plugin = core.RetryReflectPlugin.create({});
+    let sequence = 0;
+    contestants.push([
+      OURS,
+      async () => {
+        const outcome = await plugin.execute({ toolName: "get_weather", args: { city: "nyc" }, callId: `call_${sequence++}`, scope: "run-1" }, inFlightTool);
+        if (outcome.status !== "success") throw new Error(`unexpected ${outcome.status}`);
+        return outcome;
+      },
+    ]);
+  }
+  const cockatiel = cockatielRetryBreaker();
+  contestants.push(["cockatiel wrap(retry, circuitBreaker)", () => cockatiel.execute(() => inFlightTool({ city: "nyc" }))]);
+
+  const results: LevelResult[] = [];
+  for (const inFlight of LEVELS) {
+    for (const [name, call] of contestants) results.push(await runLevel(name, inFlight, call));
+  }
+
+  const rows: Record<string, Cell>[] = [];
+  for (const inFlight of LEVELS) {
+    const floor = results.find((result) => result.inFlight === inFlight && result.contestant === contestants[0]![0])!;
+    const ours = results.find((result) => result.inFlight === inFlight && result.contestant === OURS);
+    for (const result of results.filter((candidate) => candidate.inFlight === inFlight)) {
+      rows.push({
+        "in flight": inFlight.toLocaleString("en-US"),
+        contestant: result.contestant,
+        "ns/call": formatNs(result.nsPerCall),
+        "this / floor": formatRatio(result.nsPerCall / floor.nsPerCall),
+        "ours / this": ours === undefined ? PENDING : formatRatio(ours.nsPerCall / result.nsPerCall),
+        "loop delay p50": `${result.eventLoopDelayP50Ms.toFixed(2)} ms`,
+        "loop delay p99": `${result.eventLoopDelayP99Ms.toFixed(2)} ms`,
+        "loop delay max": `${result.eventLoopDelayMaxMs.toFixed(2)} ms`,
+      });
+    }
+    if (ours === undefined) rows.push({ "in flight": inFlight.toLocaleString("en-US"), contestant: OURS, "ns/call": PENDING });
+  }
+
+  const oursResults = results.filter((result) => result.contestant === OURS);
+  const flat = oursResults.every((result) => {
+    const floor = results.find((candidate) => candidate.inFlight === result.inFlight && candidate.contestant === contestants[0]![0])!;
+    // "Flat": our p99 loop delay stays within 2× the floor's at the same load, plus a 1 ms timer-resolution allowance.
+    return result.eventLoopDelayP99Ms <= floor.eventLoopDelayP99Ms * 2 + 1;
+  });
+  return {
+    id: "concurrency",
+    title: "6. Concurrency and event-loop delay",
+    method:
+      `N calls started together (Promise.all) through one plugin, each tool resolving on the next setImmediate, repeated for ≥ ${MIN_MS} ms ` +
+      "per row; event-loop delay from perf_hooks.monitorEventLoopDelay (resolution 1 ms) over the same window. " +
+      "Starting N calls in one synchronous burst delays the loop for the floor too, so compare each row with the floor at the same N.",
+    tables: [{ table: { columns: Object.keys(rows[0]!), rows } }],
+    targets: [
+      {
+        name: "event-loop delay stays flat",
+        target: "p99 loop delay ≤ 2× the floor's at each load (+1 ms resolution)",
+        measured:
+          oursResults.length === 0
+            ? PENDING
+            : oursResults.map((result) => `${result.inFlight.toLocaleString("en-US")}: ${result.eventLoopDelayP99Ms.toFixed(2)} ms`).join("; "),
+        met: oursResults.length === 0 ? null : flat,
+      },
+    ],
+    notes: [],
+    data: { results: results.map((result) => ({ ...result, nsPerCall: round(result.nsPerCall) })) },
+  };
+}

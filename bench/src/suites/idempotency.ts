@@ -1,0 +1,106 @@
+import { formatCount, formatNs, round } from "../format.js";
+import { PENDING, type CoreModule } from "../ours.js";
+import type { Cell, SuiteResult } from "../report-types.js";
+
+const PAIRS = 1_000_000;
+const SAME_KEY_CALLS = 10_000;
+
+/** 5. Idempotency: store throughput, and single flight of 10,000 concurrent calls with one key. */
+export async function idempotency(core: CoreModule | undefined): Promise<SuiteResult> {
+  if (core === undefined) {
+    return {
+      id: "idempotency",
+      title: "5. Idempotency",
+      method: "",
+      tables: [{ table: { columns: ["measure", "value"], rows: [{ measure: "all", value: PENDING }] } }],
+      targets: [{ name: "10,000 concurrent same-key calls run the tool once", target: "exactly 1 execution", measured: PENDING, met: null }],
+      notes: [],
+      data: {},
+    };
+  }
+  const rows: Record<string, Cell>[] = [];
+  const keys = Array.from({ length: PAIRS }, (_, index) => `send_email\u0000key-${index}`);
+  const value = { ok: true };
+
+  // Store throughput: begin + complete on fresh keys, default bound (so it evicts in steady state).
+  const store = new core.InMemoryIdempotencyStore({});
+  for (let warm = 0; warm < 50_000; warm++) {
+    const begun = store.begin(`warm-${warm}`, "fp", 30_000);
+    if (begun.status === "acquired") store.complete(`warm-${warm}`, begun.token, value, 86_400_000);
+  }
+  store.clear();
+  globalThis.gc?.();
+  let start = process.hrtime.bigint();
+  for (const key of keys) {
+    const begun = store.begin(key, "fp", 30_000);
+    if (begun.status === "acquired") store.complete(key, begun.token, value, 86_400_000);
+  }
+  const pairNs = Number(process.hrtime.bigint() - start) / PAIRS;
+  rows.push({ measure: "InMemoryIdempotencyStore begin+complete pairs/s (fresh keys, default bound)", value: formatCount(1e9 / pairNs), "per op": formatNs(pairNs) });
+
+  // Replays: begin on a completed key.
+  const replayKeys = keys.slice(keys.length - 50_000);
+  start = process.hrtime.bigint();
+  let replays = 0;
+  for (let round = 0; round < 10; round++) {
+    for (const key of replayKeys) if (store.begin(key, "fp", 30_000).status === "completed") replays++;
+  }
+  const replayNs = Number(process.hrtime.bigint() - start) / (replayKeys.length * 10);
+  rows.push({ measure: "InMemoryIdempotencyStore begin on a completed key (replay lookups/s)", value: formatCount(1e9 / replayNs), "per op": formatNs(replayNs) });
+
+  // Single flight: 10,000 concurrent calls of a write tool with one key.
+  const plugin = core.RetryReflectPlugin.create({ toolEffects: { send_email: "write" } });
+  const runs: Array<{ executions: number; successes: number; replayed: number; ms: number }> = [];
+  for (let round = 0; round < 5; round++) {
+    let executions = 0;
+    const args = { to: "ada@example.com", body: "hello", idempotency_key: `order-${round}` };
+    const tool = async () => {
+      executions++;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return { sent: true };
+    };
+    const began = process.hrtime.bigint();
+    const outcomes = await Promise.all(
+      Array.from({ length: SAME_KEY_CALLS }, (_, index) => plugin.execute({ toolName: "send_email", args, callId: `call_${index}`, scope: `run-${index}` }, tool)),
+    );
+    const ms = Number(process.hrtime.bigint() - began) / 1e6;
+    runs.push({
+      executions,
+      successes: outcomes.filter((outcome) => outcome.status === "success").length,
+      replayed: outcomes.filter((outcome) => outcome.status === "success" && outcome.replayed).length,
+      ms,
+    });
+  }
+  const exactlyOnce = runs.every((run) => run.executions === 1 && run.successes === SAME_KEY_CALLS);
+  const best = runs.reduce((fastest, run) => (run.ms < fastest.ms ? run : fastest));
+  const first = runs[0]!;
+  rows.push({
+    measure: `${formatCount(SAME_KEY_CALLS)} concurrent same-key calls (5 rounds, new key each)`,
+    value: `${runs.map((run) => run.executions).join(", ")} execution(s)`,
+    "per op": `${formatNs((best.ms * 1e6) / SAME_KEY_CALLS)} per call (${best.ms.toFixed(1)} ms per round); ${formatCount(first.successes)} success, ${formatCount(first.replayed)} marked replayed`,
+  });
+
+  return {
+    id: "idempotency",
+    title: "5. Idempotency",
+    method:
+      `${formatCount(PAIRS)} begin+complete pairs on fresh keys through InMemoryIdempotencyStore (default bound, so it evicts); ` +
+      `then ${formatCount(SAME_KEY_CALLS)} plugin.execute calls of a write tool with one idempotency_key, started together, the tool held for one setImmediate.`,
+    tables: [{ table: { columns: ["measure", "value", "per op"], rows } }],
+    targets: [
+      {
+        name: "10,000 concurrent same-key calls run the tool once",
+        target: "exactly 1 execution, every call a success",
+        measured: runs.map((run) => `${run.executions} exec / ${formatCount(run.successes)} ok`).join("; "),
+        met: exactlyOnce,
+      },
+    ],
+    notes: [],
+    data: {
+      pairsPerSecond: round(1e9 / pairNs, 0),
+      replayLookupsPerSecond: round(1e9 / replayNs, 0),
+      replays,
+      sameKey: runs.map((run) => ({ ...run, ms: round(run.ms, 2) })),
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { tool } from "@langchain/core/tools";
+import { FakeToolCallingModel, HumanMessage, createAgent, toolRetryMiddleware, type AgentMiddleware } from "langchain";
+import { z } from "zod";
+import { formatNs, formatRatio, round } from "../format.js";
+import { compare, type Contestant } from "../measure.js";
+import { PENDING, type CoreModule } from "../ours.js";
+import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
+
+const NONE = "no middleware";
+const LANGCHAIN = "toolRetryMiddleware()";
+const OURS = "retryReflectMiddleware(plugin)";
+const TOOL_CALLS_PER_TURN = [1, 10] as const;
+
+type MiddlewareFactory = (plugin: unknown) => AgentMiddleware;
+
+/** Loads our adapter's middleware factory if it has landed. */
+async function loadOurMiddleware(): Promise<MiddlewareFactory | undefined> {
+  try {
+    const adapter = (await import("@retry-reflect/langchain")) as { retryReflectMiddleware?: unknown };
+    return typeof adapter.retryReflectMiddleware === "function" ? (adapter.retryReflectMiddleware as MiddlewareFactory) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function agentWith(middleware: readonly AgentMiddleware[], toolCalls: number) {
+  const noop = tool(async () => "ok", { name: "noop", description: "Does nothing.", schema: z.object({}) });
+  // Turn 1: the model asks for `toolCalls` no-op calls; turn 2: it answers. The index resets on every new run.
+  const model = new FakeToolCallingModel({
+    toolCalls: [Array.from({ length: toolCalls }, (_, index) => ({ name: "noop", args: {}, id: `call_${index}` })), []],
+  });
+  return createAgent({ model, tools: [noop], middleware: [...middleware] });
+}
+
+/** 7. LangChain: one agent run (model → tools → model) with no middleware, LangChain's retry, ours. */
+export async function langchain(core: CoreModule | undefined): Promise<SuiteResult> {
+  const ourFactory = core === undefined ? undefined : await loadOurMiddleware();
+  const rows: Record<string, Cell>[] = [];
+  const data: Record<string, unknown> = {};
+  const targets: TargetResult[] = [];
+  const input = { messages: [new HumanMessage("go")] };
+
+  for (const toolCalls of TOOL_CALLS_PER_TURN) {
+    const variants: Array<readonly [string, ReturnType<typeof agentWith>]> = [
+      [NONE, agentWith([], toolCalls)],
+      [LANGCHAIN, agentWith([toolRetryMiddleware()], toolCalls)],
+    ];
+    if (ourFactory !== undefined && core !== undefined) variants.push([OURS, agentWith([ourFactory(core.RetryReflectPlugin.create({}))], toolCalls)]);
+
+    for (const [name, agent] of variants) {
+      const result = await agent.invoke(input);
+      const toolMessages = result.messages.filter((message) => message.getType() === "tool");
+      if (toolMessages.length !== toolCalls) throw new Error(`${name}: expected ${toolCalls} tool messages, got ${toolMessages.length}`);
+    }
+    const contestants: Contestant[] = variants.map(([name, agent]) => [name, () => agent.invoke(input)] as const);
+    const timings = await compare(contestants, { rounds: 6, minCpuMs: 250 });
+    const none = timings.find((timing) => timing.name === NONE)!;
+    const theirs = timings.find((timing) => timing.name === LANGCHAIN)!;
+    const ours = timings.find((timing) => timing.name === OURS);
+    const perCall = (ns: number) => (ns - none.avgNs) / toolCalls;
+    for (const timing of timings) {
+      rows.push({
+        "tool calls per run": toolCalls,
+        middleware: timing.name,
+        "per agent run": formatNs(timing.avgNs),
+        "overhead per tool call": timing === none ? "—" : formatNs(perCall(timing.avgNs)),
+        "ours / this (run)": ours === undefined ? PENDING : formatRatio(ours.avgNs / timing.avgNs),
+      });
+    }
+    if (ours === undefined) rows.push({ "tool calls per run": toolCalls, middleware: OURS, "per agent run": PENDING });
+    data[`toolCalls${toolCalls}`] = timings.map((timing) => ({ ...timing, overheadPerToolCallNs: round(perCall(timing.avgNs)) }));
+    if (toolCalls === 10) {
+      targets.push({
+        name: "middleware overhead",
+        target: "≤ toolRetryMiddleware's (per tool call)",
+        measured:
+          ours === undefined
+            ? `${PENDING}: @retry-reflect/langchain has no retryReflectMiddleware yet (toolRetryMiddleware: ${formatNs(perCall(theirs.avgNs))} per tool call)`
+            : `ours ${formatNs(perCall(ours.avgNs))} vs toolRetryMiddleware ${formatNs(perCall(theirs.avgNs))} per tool call`,
+        // Run-to-run noise on a multi-millisecond agent run is larger than either overhead: allow 2 % of a run.
+        met: ours === undefined ? null : perCall(ours.avgNs) <= perCall(theirs.avgNs) + (none.avgNs * 0.02) / toolCalls,
+      });
+    }
+  }
+
+  return {
+    id: "langchain",
+    title: "7. LangChain createAgent (fake model, no-op tool)",
+    method:
+      "createAgent with LangChain's FakeToolCallingModel: the first model turn asks for N no-op tool calls, the second answers. " +
+      "One measured call = one agent.invoke. Overhead per tool call = (run − no-middleware run) / N. 6 interleaved rounds of ≥ 250 ms each, best round kept.",
+    tables: [{ table: { columns: ["tool calls per run", "middleware", "per agent run", "overhead per tool call", "ours / this (run)"], rows } }],
+    targets,
+    notes: [],
+    data,
+  };
+}

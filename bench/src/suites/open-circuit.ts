@@ -1,0 +1,89 @@
+import { formatBytes, formatNs, formatRatio, round } from "../format.js";
+import { allocatedPerCall, compare, type Contestant } from "../measure.js";
+import { PENDING, type CoreModule } from "../ours.js";
+import { BrokenCircuitError, cockatielBreaker, cockatielRetryBreaker, opossumBreaker } from "../peers.js";
+import type { Cell, SuiteResult } from "../report-types.js";
+
+const OURS = "retry-reflect (returns a failed outcome)";
+const RESET_MS = 1e9;
+
+/** 2. Open-circuit rejection: how fast a broken tool is refused. */
+export async function openCircuit(core: CoreModule | undefined): Promise<SuiteResult> {
+  const tool = async () => 1;
+  const failing = async () => {
+    throw new Error("ECONNRESET: socket hang up");
+  };
+  const contestants: Contestant[] = [];
+  const notes: string[] = [];
+
+  if (core !== undefined) {
+    const plugin = core.RetryReflectPlugin.create({
+      circuitBreakerThreshold: 1,
+      circuitBreakerResetMs: RESET_MS,
+      initialBackoffMs: 0,
+    });
+    // Trip it in one agent run; measure later runs (scopes) hitting the open circuit.
+    await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_0", scope: "run-0" }, failing);
+    const probe = await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool);
+    if (plugin.circuitState("broken_api") !== "open" || probe.status !== "failed" || probe.reason !== "circuit_open") {
+      throw new Error(`ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "failed" ? probe.reason : ""}`);
+    }
+    contestants.push([OURS, () => plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool)]);
+  }
+
+  const cockatiel = cockatielBreaker({ threshold: 1, halfOpenAfter: RESET_MS });
+  await cockatiel.execute(failing).catch(() => undefined);
+  const composed = cockatielRetryBreaker({ threshold: 1, halfOpenAfter: RESET_MS });
+  await composed.execute(failing).catch(() => undefined);
+  for (const policy of [cockatiel, composed]) {
+    const rejected = await policy.execute(tool).then(() => false, (error: unknown) => error instanceof BrokenCircuitError);
+    if (!rejected) throw new Error("cockatiel circuit did not open");
+  }
+  const opossum = opossumBreaker(tool);
+  opossum.open();
+  const opossumRejected = await opossum.fire().then(() => false, () => true);
+  if (!opossumRejected) throw new Error("opossum circuit did not open");
+
+  const swallow = () => undefined;
+  contestants.push(
+    ["cockatiel circuitBreaker (throws BrokenCircuitError)", () => cockatiel.execute(tool).catch(swallow)],
+    ["cockatiel wrap(retry, circuitBreaker)", () => composed.execute(tool).catch(swallow)],
+    ["opossum fire (rejects EOPENBREAKER)", () => opossum.fire().catch(swallow)],
+  );
+
+  const timings = await compare(contestants);
+  const ours = timings.find((timing) => timing.name === OURS);
+  const allocations = new Map<string, number>();
+  for (const [name, fn] of contestants) allocations.set(name, await allocatedPerCall(fn));
+  opossum.shutdown();
+
+  const rows: Record<string, Cell>[] = timings.map((timing) => ({
+    contestant: timing.name,
+    "ns/call": formatNs(timing.avgNs),
+    p50: formatNs(timing.p50Ns),
+    "ours / this": ours === undefined ? PENDING : formatRatio(ours.avgNs / timing.avgNs),
+    "heap allocated/call": formatBytes(allocations.get(timing.name) ?? Number.NaN),
+  }));
+  if (ours === undefined) rows.unshift({ contestant: OURS, "ns/call": PENDING });
+
+  return {
+    id: "open-circuit",
+    title: "2. Open-circuit rejection",
+    method:
+      "Each breaker is opened first (one failure with threshold 1, or opossum's open()), then a no-op call is made " +
+      "through it and awaited; the peers' rejections are caught. 5 interleaved rounds of ≥ 120 ms each, best round kept.",
+    tables: [{ table: { columns: Object.keys(rows.find((row) => Object.keys(row).length > 2) ?? rows[0]!), rows } }],
+    targets: [
+      {
+        name: "open-circuit rejection",
+        target: "< 1 µs per call, a returned outcome",
+        measured: ours === undefined ? PENDING : `${formatNs(ours.avgNs)} per call`,
+        met: ours === undefined ? null : ours.avgNs < 1000,
+      },
+    ],
+    notes,
+    data: {
+      timings: timings.map((timing) => ({ ...timing, allocatedBytesPerCall: round(allocations.get(timing.name) ?? Number.NaN) })),
+    },
+  };
+}
