@@ -1,0 +1,129 @@
+import type { ToolMessage } from "@langchain/core/messages";
+import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
+import { getConfig, type Command } from "@langchain/langgraph";
+import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
+import { createMiddleware } from "langchain";
+import { z } from "zod/v4";
+import { runGuarded } from "./run-guarded.js";
+import { newRunId, RUN_ID_STATE_KEY, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
+import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
+
+/** What a custom `scope` function sees of a tool call. */
+export interface ScopeInput {
+  /** `configurable.thread_id` of the run, if the agent has a checkpointer. */
+  readonly threadId: string | undefined;
+  /** The id the middleware gives each agent run (kept in agent state, so a resumed run keeps it). */
+  readonly runId: string | undefined;
+  /** The tool call being made. */
+  readonly toolCall: LangChainToolCall;
+}
+
+/** Options of the adapter itself (the rest configure the plugin). */
+export interface RetryReflectMiddlewareOptions {
+  /** The middleware's name; two instances in one agent need different names. @default "RetryReflectMiddleware" */
+  readonly name?: string;
+  /** The attempt-tracking scope of a tool call. @default `${threadId ?? "no-thread"}/${runId}` (one agent run) */
+  readonly scope?: (input: ScopeInput) => string;
+}
+
+/** `retryReflectMiddleware(options)`: the plugin's options and the adapter's. */
+export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMiddlewareOptions;
+
+/** The default middleware name. */
+export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
+
+const stateSchema = z.object({ [RUN_ID_STATE_KEY]: z.string().optional() });
+
+function isPlugin(value: unknown): value is RetryReflectPlugin {
+  return typeof value === "object" && value !== null && typeof (value as RetryReflectPlugin).execute === "function" &&
+    typeof (value as RetryReflectPlugin).isInScope === "function";
+}
+
+function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
+  const { name, scope, ...pluginOptions } = config;
+  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope } };
+}
+
+function currentThreadId(configurable: unknown): string | undefined {
+  const fromRuntime = threadIdOf(configurable);
+  if (fromRuntime !== undefined) return fromRuntime;
+  try {
+    return threadIdOf(getConfig().configurable);
+  } catch {
+    return undefined; // not inside a LangGraph run
+  }
+}
+
+/**
+ * The `createAgent` middleware: every tool call goes through the plugin.
+ *
+ * ```ts
+ * const agent = createAgent({ model, tools, middleware: [retryReflectMiddleware({ maxRetries: 3 })] });
+ * // or, to share a plugin (its breakers) between agents, or to read `circuitState()`:
+ * const plugin = RetryReflectPlugin.builder().maxRetries(3).build();
+ * const agent = createAgent({ model, tools, middleware: [retryReflectMiddleware(plugin)] });
+ * ```
+ *
+ * - Scope (attempt tracking): one agent run on one thread. LangGraph does not give nodes a run id
+ *   (`getConfig().runId` is undefined there), so the middleware mints one in `beforeAgent` and
+ *   keeps it in agent state (`_retryReflectRunId`): a run resumed after an interrupt keeps it.
+ * - A thrown error and a returned `ToolMessage` with `status: "error"` are failures. Success
+ *   passes the handler's result (a `ToolMessage` or a `Command`) through untouched.
+ * - `reflect` / `failed` become a `ToolMessage` with `status: "error"`, the outcome's message as
+ *   content and the structured error as `artifact`.
+ * - Interrupts (`isGraphBubbleUp`) and aborts of the run are rethrown untouched, never counted.
+ * - Effects: the plugin's `toolEffects`, else the tool's `metadata.effect`, else `defaultEffect`.
+ *
+ * The plugin is on the returned middleware as `.plugin`.
+ */
+export function retryReflectMiddleware(plugin: RetryReflectPlugin, options?: RetryReflectMiddlewareOptions): ReturnType<typeof buildMiddleware>;
+export function retryReflectMiddleware(config?: RetryReflectMiddlewareConfig): ReturnType<typeof buildMiddleware>;
+export function retryReflectMiddleware(
+  pluginOrConfig: RetryReflectPlugin | RetryReflectMiddlewareConfig = {},
+  options: RetryReflectMiddlewareOptions = {},
+): ReturnType<typeof buildMiddleware> {
+  const { plugin, adapter } = isPlugin(pluginOrConfig) ? { plugin: pluginOrConfig, adapter: options } : splitConfig(pluginOrConfig);
+  if (adapter.name !== undefined && (typeof adapter.name !== "string" || adapter.name.length === 0)) {
+    throw new TypeError(`retryReflectMiddleware: expected \`name\` to be a non-empty string, received ${JSON.stringify(adapter.name)}`);
+  }
+  if (adapter.scope !== undefined && typeof adapter.scope !== "function") {
+    throw new TypeError(`retryReflectMiddleware: expected \`scope\` to be a function, received ${typeof adapter.scope}`);
+  }
+  return buildMiddleware(plugin, adapter);
+}
+
+function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddlewareOptions) {
+  const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
+  const middleware = createMiddleware({
+    name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
+    stateSchema,
+    beforeAgent: () => ({ [RUN_ID_STATE_KEY]: newRunId() }),
+    wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
+      const toolCall = request.toolCall;
+      const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
+      const toolName = typeof tool?.name === "string" ? tool.name : toolCall.name;
+      const callId = toolCall.id;
+      const result = await runGuarded({
+        plugin,
+        toolName,
+        args: toolCall.args,
+        callId,
+        scope: scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall }),
+        signal: request.runtime.signal,
+        effect: effectOf(toolName, tool, plugin.options.toolEffects),
+        schema: tool?.schema,
+        invoke: (args) => Promise.resolve(handler({ ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } })),
+      });
+      switch (result.status) {
+        case "success":
+          return result.replayed ? readdressToolMessage(result.value, callId) : result.value;
+        case "passthrough":
+          return result.value;
+        default:
+          return outcomeToolMessage(result, toolName, callId);
+      }
+    },
+  });
+  return Object.assign(middleware, { plugin });
+}

@@ -1,0 +1,105 @@
+import { isGraphBubbleUp } from "@langchain/langgraph";
+import type { FailedOutcome, ReflectOutcome, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import { failureOfResult, toFailure } from "./to-failure.js";
+import { runWithToolContext } from "./tool-context.js";
+
+/** One LangChain tool call, as the adapter hands it to the plugin. */
+export interface GuardedCall<R> {
+  readonly plugin: RetryReflectPlugin;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly callId: string | undefined;
+  readonly scope: string;
+  /** The run's signal: aborting it stops backoff waits and is rethrown untouched. */
+  readonly signal: AbortSignal | undefined;
+  readonly effect: ToolEffect | undefined;
+  /** The tool's input schema, to name bad fields when the input does not parse. */
+  readonly schema: unknown;
+  /** Runs the tool (or the rest of the middleware chain) once with these arguments. */
+  readonly invoke: (args: unknown) => Promise<R>;
+}
+
+/**
+ * - `success`: the tool's own result (`replayed` when the idempotency store answered);
+ * - `passthrough`: the plugin does not handle this tool: its result goes back unchanged;
+ * - `reflect` / `failed`: the core's outcome, to be turned into an error tool message.
+ */
+export type GuardedResult<R> =
+  | { readonly status: "success"; readonly value: R; readonly replayed: boolean }
+  | { readonly status: "passthrough"; readonly value: R }
+  | ReflectOutcome
+  | FailedOutcome;
+
+type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
+
+/**
+ * Runs one tool call through the plugin.
+ *
+ * Control flow is never a tool failure: a LangGraph interrupt (anything `isGraphBubbleUp`) or an
+ * error thrown after the run's signal aborted is remembered, the signal handed to the plugin is
+ * aborted with it (so that the plugin treats it as an abort: no failure counted, no retry, no
+ * backoff), and the very same error is rethrown once the plugin returns, whatever it returned.
+ *
+ * Failures are normalised before the plugin classifies them (`toFailure`, `failureOfResult`);
+ * when the plugin passes a failure through untouched (an out-of-scope tool), the original error
+ * is rethrown, or the original error result returned, instead of the normalised one.
+ */
+export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult<R>> {
+  // Out of scope (`excludeTools`, or not in `includeTools`): a plain call, errors untouched.
+  if (!call.plugin.isInScope(call.toolName)) return { status: "passthrough", value: await call.invoke(call.args) };
+  const controller = new AbortController();
+  const outer = call.signal;
+  const forwardAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) forwardAbort();
+  else outer?.addEventListener("abort", forwardAbort, { once: true });
+
+  let escaped: { readonly error: unknown } | undefined;
+  const originals = new Map<unknown, Original<R>>();
+
+  const runTool = async (args: unknown, context: Parameters<typeof runWithToolContext>[0]): Promise<R> => {
+    let result: R;
+    try {
+      result = await runWithToolContext(context, () => call.invoke(args));
+    } catch (error) {
+      if (isGraphBubbleUp(error) || outer?.aborted === true) {
+        escaped ??= { error };
+        if (!controller.signal.aborted) controller.abort(error);
+        throw error;
+      }
+      const failure = await toFailure(error, call.schema, args);
+      if (failure !== error) originals.set(failure, { thrown: error });
+      throw failure;
+    }
+    const failure = failureOfResult(result);
+    if (failure !== undefined) {
+      originals.set(failure, { returned: result });
+      throw failure;
+    }
+    return result;
+  };
+
+  try {
+    const outcome = await call.plugin.execute(
+      {
+        toolName: call.toolName,
+        args: call.args,
+        callId: call.callId,
+        scope: call.scope,
+        signal: controller.signal,
+        ...(call.effect !== undefined ? { effect: call.effect } : {}),
+      },
+      runTool,
+    );
+    if (escaped !== undefined) throw escaped.error;
+    if (outcome.status === "success") return { status: "success", value: outcome.value, replayed: outcome.replayed };
+    return outcome;
+  } catch (error) {
+    if (escaped !== undefined) throw escaped.error;
+    const original = originals.get(error);
+    if (original === undefined) throw error;
+    if ("thrown" in original) throw original.thrown;
+    return { status: "passthrough", value: original.returned };
+  } finally {
+    outer?.removeEventListener("abort", forwardAbort);
+  }
+}

@@ -1,0 +1,116 @@
+import { ToolMessage } from "@langchain/core/messages";
+import { ToolInputParsingException } from "@langchain/core/tools";
+import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
+import { isToolErrorShape, ToolError } from "@retry-reflect/core";
+import { invalidArgumentsError, problemsFromIssues } from "./invalid-arguments.js";
+
+type Bag = Record<string, unknown>;
+
+function isBag(value: unknown): value is Bag {
+  return typeof value === "object" && value !== null;
+}
+
+function brandOf(value: unknown): unknown {
+  return isBag(value) ? value["~brand"] : undefined;
+}
+
+/** LangChain's `MiddlewareError` (thrown by an inner middleware) hides the real error in `cause`. */
+function unwrapMiddlewareErrors(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 10 && brandOf(current) === "MiddlewareError" && isBag(current) && current.cause !== undefined; depth++) {
+    current = current.cause;
+  }
+  return current;
+}
+
+const PARSING_MESSAGE = "Received tool input did not match expected schema";
+
+function isParsingException(error: unknown): boolean {
+  return error instanceof ToolInputParsingException || (error instanceof Error && error.message.startsWith(PARSING_MESSAGE));
+}
+
+function isZodError(error: unknown): error is Error & { issues: unknown[] } {
+  return error instanceof Error && error.name === "ZodError" && Array.isArray((error as unknown as Bag).issues);
+}
+
+/**
+ * Turns what a LangChain tool call threw into the failure the core classifies:
+ * - `ToolInvocationError` (what `createAgent`'s ToolNode throws for bad input) and
+ *   `ToolInputParsingException` become `INVALID_ARGUMENTS`, naming each bad field, its allowed
+ *   values and what was received (the schema is re-checked to recover the details);
+ * - a `ZodError` thrown by the tool itself likewise;
+ * - inner middleware's `MiddlewareError` is unwrapped;
+ * - anything else is returned unchanged.
+ */
+export async function toFailure(thrown: unknown, schema: unknown, args: unknown): Promise<unknown> {
+  let error = unwrapMiddlewareErrors(thrown);
+  if (brandOf(error) === "ToolInvocationError" && isBag(error) && error.toolError !== undefined) error = error.toolError;
+  if (isZodError(error)) return invalidArgumentsError(problemsFromIssues(error.issues, args), error);
+  if (!isParsingException(error)) return error;
+  if (isInteropZodSchema(schema)) {
+    try {
+      const result = await interopSafeParseAsync(schema, args);
+      if (!result.success && Array.isArray(result.error?.issues)) {
+        return invalidArgumentsError(problemsFromIssues(result.error.issues, args), error);
+      }
+    } catch {
+      // fall through to the generic message
+    }
+  }
+  const message = error instanceof Error ? error.message.replace(/\n\s+at [\s\S]*$/, "") : String(error);
+  return invalidArgumentsError([], error, message);
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((block) => (typeof block === "string" ? block : isBag(block) && typeof block.text === "string" ? block.text : ""))
+      .filter(Boolean)
+      .join("\n");
+  }
+  return "";
+}
+
+function parseJson(text: string): unknown {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{")) return undefined;
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error a returned error `ToolMessage` stands for. Its message is the tool message's text. */
+export class ToolMessageError extends Error {
+  /** The tool message that reported the failure. */
+  readonly toolMessage: ToolMessage;
+
+  constructor(toolMessage: ToolMessage, message: string) {
+    super(message);
+    this.name = "ToolMessageError";
+    this.toolMessage = toolMessage;
+  }
+}
+
+/**
+ * The failure a tool's returned result stands for, or undefined for a success:
+ * - a `ToolMessage` with `status: "error"` (tool not found, another middleware's error message):
+ *   its artifact or content when they hold the seed's error shape, else its text;
+ * - a `ToolMessage` whose content is the seed's error shape `{error_code, message, recoverable}`
+ *   or an MCP result with `isError: true` (a tool that returned its error instead of throwing).
+ */
+export function failureOfResult(result: unknown): Error | undefined {
+  if (!ToolMessage.isInstance(result)) return undefined;
+  const text = textOf(result.content);
+  const parsed = parseJson(text);
+  if (isToolErrorShape(result.artifact)) return ToolError.fromJSON(result.artifact, result);
+  if (isToolErrorShape(parsed)) return ToolError.fromJSON(parsed, result);
+  if (isBag(parsed) && parsed.isError === true) {
+    const inner = textOf(parsed.content);
+    return new ToolMessageError(result, inner || text);
+  }
+  if (result.status === "error") return new ToolMessageError(result, text || "The tool call failed.");
+  return undefined;
+}

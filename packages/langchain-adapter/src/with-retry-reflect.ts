@@ -1,0 +1,137 @@
+import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
+import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
+import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
+import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
+import { runGuarded } from "./run-guarded.js";
+import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { effectOf } from "./tool-effect.js";
+import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
+
+/** What a custom `scope` function of `withRetryReflect` sees. */
+export interface ToolScopeInput {
+  /** `configurable.thread_id` of the config the tool was invoked with. */
+  readonly threadId: string | undefined;
+  /** The run marker found in the graph state passed to the tool (see README), if any. */
+  readonly runId: string | undefined;
+  /** The config the tool was invoked with. */
+  readonly config: ToolRunnableConfig | undefined;
+}
+
+export interface WithRetryReflectOptions {
+  /** The tool's effect; wins over the plugin's `toolEffects` and the tool's `metadata.effect`. */
+  readonly effect?: ToolEffect;
+  /** The attempt-tracking scope of a call. @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}` */
+  readonly scope?: (input: ToolScopeInput) => string;
+}
+
+/** The tool `withRetryReflect` returns: the wrapped tool's name, description, schema and metadata. */
+export class RetryReflectTool<
+  SchemaT = unknown,
+  SchemaOutputT = unknown,
+  SchemaInputT = unknown,
+  ToolOutputT = unknown,
+> extends StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT> {
+  static override lc_name(): string {
+    return "RetryReflectTool";
+  }
+
+  name: string;
+  description: string;
+  schema: SchemaT;
+  /** The wrapped tool. */
+  readonly tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>;
+  readonly plugin: RetryReflectPlugin;
+  private readonly wrapOptions: WithRetryReflectOptions;
+
+  constructor(tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>, plugin: RetryReflectPlugin, options: WithRetryReflectOptions = {}) {
+    super({
+      metadata: tool.metadata,
+      responseFormat: tool.responseFormat,
+      verboseParsingErrors: tool.verboseParsingErrors,
+      tags: tool.tags,
+      extras: tool.extras,
+    });
+    this.name = tool.name;
+    this.description = tool.description;
+    this.schema = tool.schema;
+    this.returnDirect = tool.returnDirect;
+    this.tool = tool;
+    this.plugin = plugin;
+    this.wrapOptions = options;
+  }
+
+  /**
+   * `invoke` (inherited) lands here with the tool call, if any, in `config.toolCall`. Runs the
+   * wrapped tool through the plugin: its own result on success; on `reflect`/`failed`, an error
+   * `ToolMessage` when invoked with a tool call (as `ToolNode` and `createAgent` do), else the
+   * outcome's message as a string. Interrupts and aborts are rethrown untouched.
+   */
+  override async call<TArg extends StructuredToolCallInput<SchemaT, SchemaInputT>, TConfig extends ToolRunnableConfig | undefined>(
+    arg: TArg,
+    configArg?: TConfig,
+  ): Promise<ToolReturnType<TArg, TConfig, ToolOutputT>> {
+    const config = typeof configArg === "object" && configArg !== null && !Array.isArray(configArg)
+      ? (configArg as ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown })
+      : undefined;
+    const { toolCall, ...innerConfig } = config ?? {};
+    const args: unknown = arg;
+    const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
+    const threadId = threadIdOf(config?.configurable);
+    const runId = runIdOfState(config?.state);
+    const scope = this.wrapOptions.scope?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
+    const result = await runGuarded({
+      plugin: this.plugin,
+      toolName: this.name,
+      args,
+      callId,
+      scope,
+      signal: config?.signal,
+      effect: this.wrapOptions.effect ?? effectOf(this.name, this.tool, this.plugin.options.toolEffects),
+      schema: this.tool.schema,
+      invoke: (nextArgs) =>
+        this.tool.invoke(
+          (toolCall !== undefined ? { ...toolCall, args: nextArgs } : nextArgs) as StructuredToolCallInput<SchemaT, SchemaInputT>,
+          innerConfig,
+        ) as Promise<unknown>,
+    });
+    let output: unknown;
+    switch (result.status) {
+      case "success":
+        output = result.replayed ? readdressToolMessage(result.value, callId) : result.value;
+        break;
+      case "passthrough":
+        output = result.value;
+        break;
+      default:
+        output = toolCall !== undefined ? outcomeToolMessage(result, this.name, callId) : result.message;
+    }
+    return output as ToolReturnType<TArg, TConfig, ToolOutputT>;
+  }
+
+  /** Not reached through `invoke`/`call` (overridden above); runs the wrapped tool as `call` does. */
+  protected async _call(arg: SchemaOutputT, _runManager?: CallbackManagerForToolRun, parentConfig?: ToolRunnableConfig): Promise<ToolOutputT> {
+    return (await this.call(arg as unknown as StructuredToolCallInput<SchemaT, SchemaInputT>, parentConfig)) as ToolOutputT;
+  }
+}
+
+function isPlugin(value: unknown): value is RetryReflectPlugin {
+  return typeof value === "object" && value !== null && typeof (value as RetryReflectPlugin).execute === "function";
+}
+
+/**
+ * Wraps any LangChain tool so that its calls go through the plugin, for LangGraph's prebuilt
+ * `ToolNode` and other agents that run tools themselves. The returned tool keeps the name,
+ * description, schema and metadata of `tool`; it is a new `StructuredTool` (`RetryReflectTool`).
+ *
+ * ```ts
+ * const tools = [withRetryReflect(getWeather, plugin), withRetryReflect(sendEmail, plugin, { effect: "write" })];
+ * const graph = new StateGraph(MessagesAnnotation).addNode("tools", new ToolNode(tools)) // ...
+ * ```
+ */
+export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>(
+  tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>,
+  plugin: RetryReflectPlugin | RetryReflectOptions,
+  options: WithRetryReflectOptions = {},
+): RetryReflectTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT> {
+  return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
+}

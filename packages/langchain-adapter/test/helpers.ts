@@ -1,0 +1,48 @@
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { FakeClock } from "@retry-reflect/core/testing";
+import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+
+/** The model's turn that calls tools (no text), as a provider would send it. */
+export function callTools(...calls: Array<{ name: string; args: Record<string, unknown>; id: string }>): AIMessage {
+  return new AIMessage({ content: "", tool_calls: calls.map((call) => ({ ...call, type: "tool_call" as const })) });
+}
+
+/** An observer that keeps every event, in order. */
+export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; lines(): string[] } {
+  const events: RetryReflectEvent[] = [];
+  return {
+    events,
+    onEvent: (event) => void events.push(event),
+    lines: () =>
+      events.map((event) => `${event.level} ${event.message} ${Object.entries(event.fields).map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`).join(" ")}`),
+  };
+}
+
+/**
+ * Runs `work` to completion on a fake clock: fires pending sleeps whenever the agent waits on
+ * one, and yields a macrotask between rounds so that LangGraph's own scheduling can proceed.
+ * Nothing waits for real time.
+ */
+export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
+  let settled = false;
+  const tracked = work.finally(() => {
+    settled = true;
+  });
+  tracked.catch(() => undefined);
+  for (let round = 0; round < 10_000 && !settled; round++) {
+    await clock.runAll();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return tracked;
+}
+
+/** `type: text` lines of a transcript, the way the seed shows one. */
+export function transcript(messages: readonly BaseMessage[]): string[] {
+  return messages.map((message) => {
+    if (ToolMessage.isInstance(message)) return `[tool ${message.name} ${message.status ?? "success"}]: ${String(message.content)}`;
+    if (AIMessage.isInstance(message) && message.tool_calls && message.tool_calls.length > 0) {
+      return `[model]: ${message.tool_calls.map((call) => `${call.name}(${JSON.stringify(call.args)})`).join(", ")}`;
+    }
+    return `[${message.getType()}]: ${String(message.content)}`;
+  });
+}
