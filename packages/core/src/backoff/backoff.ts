@@ -33,7 +33,8 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 export function backoffDelay(retry: number, options: BackoffOptions, random: () => number = Math.random, previousMs?: number): number {
   const { initialBackoffMs, backoffMultiplier, maxBackoffMs } = options;
   const exponent = Math.max(0, retry - 1);
-  const raw = initialBackoffMs * Math.pow(backoffMultiplier, exponent);
+  // A zero initial delay stays zero: `0 * multiplier^k` would be `0 * Infinity = NaN` once the power overflows.
+  const raw = initialBackoffMs === 0 ? 0 : initialBackoffMs * Math.pow(backoffMultiplier, exponent);
   const base = Math.round(Math.min(maxBackoffMs, Number.isFinite(raw) ? raw : maxBackoffMs));
   switch (options.jitter) {
     case "none":
