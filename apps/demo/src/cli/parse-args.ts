@@ -1,0 +1,116 @@
+/** What the command line asks for. */
+export interface CliOptions {
+  readonly help: boolean;
+  /** Scenario numbers, in the order given. Empty means all. */
+  readonly scenarios: readonly number[];
+  /** OTLP/HTTP endpoint to export traces to, when tracing is on. */
+  readonly otlpEndpoint: string | undefined;
+  /** `openai:<model>` for a real model. */
+  readonly model: string | undefined;
+  /** Virtual time: backoffs and the breaker reset are simulated instead of waited for. */
+  readonly fast: boolean;
+  /** `"agent"` (LangChain createAgent + middleware) or `"core"` (a plain loop on plugin.execute). */
+  readonly engine: "agent" | "core" | undefined;
+  /** `true`/`false` to force colours, undefined to follow the terminal. */
+  readonly color: boolean | undefined;
+}
+
+export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
+
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+export const HELP_TEXT = `Usage: npm run demo -- [options]
+       node apps/demo/dist/main.js [options]
+
+Plays six scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
+local HTTP services on 127.0.0.1 with injected faults, and the plugin's WARN/INFO lines.
+
+Options:
+  --scenario N       play only scenario N (1-6); repeat or use a list: --scenario 1,4
+  --jaeger [URL]     export traces with OTLP/HTTP to URL (default ${DEFAULT_OTLP_ENDPOINT});
+                     also on when OTEL_EXPORTER_OTLP_ENDPOINT is set
+  --model openai:M   use a real OpenAI-compatible model M (needs OPENAI_API_KEY, or
+                     OPENAI_BASE_URL for Ollama / vLLM); the scripted model is the default
+  --fast             virtual time: backoffs and the breaker reset are simulated, not waited for
+  --engine E         agent (LangChain createAgent + retryReflectMiddleware, default) or
+                     core (a minimal loop on plugin.execute)
+  --color, --no-color  force colours on or off (default: on when stdout is a terminal)
+  -h, --help         show this help
+
+Scenarios:
+  1  reflection: the seed's weather case, kelvin -> reflection -> celsius
+  2  transient failures (503, 503, 429 + Retry-After) retried in place
+  3  circuit breaker: opens after 5 failures, fails fast, half-open probe closes it
+  4  send_email whose first response is lost: exactly one email is sent
+  5  non-recoverable QUOTA_EXCEEDED: the model is told to stop
+  6  excluded control-flow tool exit_loop: untouched
+
+Exit code: 0 when every scenario ended as expected, 1 otherwise, 2 for a usage error.`;
+
+function parseScenarioList(value: string | undefined): number[] {
+  if (value === undefined || value === "") throw new CliError("--scenario needs a number, e.g. --scenario 3");
+  return value.split(",").map((part) => {
+    const id = Number(part.trim());
+    if (!Number.isInteger(id) || id < 1 || id > 6) throw new CliError(`--scenario: expected 1 to 6, got "${part}"`);
+    return id;
+  });
+}
+
+/** Parses `argv` (without node and the script) and the environment. */
+export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
+  let help = false;
+  const scenarios: number[] = [];
+  let jaeger: string | undefined;
+  let model: string | undefined;
+  let fast = false;
+  let engine: "agent" | "core" | undefined;
+  let color: boolean | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    const [flag, inline] = argument.startsWith("--") && argument.includes("=") ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)] : [argument, undefined];
+    const next = (): string | undefined => inline ?? (argv[index + 1]?.startsWith("-") ? undefined : argv[++index]);
+    switch (flag) {
+      case "-h":
+      case "--help":
+        help = true;
+        break;
+      case "--scenario":
+      case "-s":
+        scenarios.push(...parseScenarioList(next()));
+        break;
+      case "--jaeger":
+        jaeger = next() ?? DEFAULT_OTLP_ENDPOINT;
+        break;
+      case "--model": {
+        const value = next();
+        if (!value || !/^openai:.+/.test(value)) throw new CliError('--model: expected "openai:<model name>", e.g. --model openai:gpt-4o-mini');
+        model = value;
+        break;
+      }
+      case "--fast":
+        fast = true;
+        break;
+      case "--engine": {
+        const value = next();
+        if (value !== "agent" && value !== "core") throw new CliError('--engine: expected "agent" or "core"');
+        engine = value;
+        break;
+      }
+      case "--color":
+        color = true;
+        break;
+      case "--no-color":
+        color = false;
+        break;
+      default:
+        throw new CliError(`unknown option "${argument}" (see --help)`);
+    }
+  }
+  const fromEnv = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
+  return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, color };
+}

@@ -1,0 +1,109 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { TracerProvider } from "@opentelemetry/api";
+import { systemClock, type Clock, type RetryReflectObserver } from "@retry-reflect/core";
+import { ScriptedChatModel } from "../model/scripted-chat-model.js";
+import { renderSummaryTable } from "../output/summary-table.js";
+import type { Style } from "../output/style.js";
+import { Transcript, type LineSink } from "../output/transcript.js";
+import { ALL_SCENARIOS } from "../scenarios/all-scenarios.js";
+import { DEFAULT_TIMING, type DemoTiming, type Scenario } from "../scenarios/scenario.js";
+import { coreEngine } from "./core-engine.js";
+import { DEMO_PLUGIN_OPTIONS } from "./demo-plugin-options.js";
+import { runScenario, type ScenarioResult } from "./run-scenario.js";
+import type { TurnEngine } from "./turn-engine.js";
+
+export interface DemoOptions {
+  /** Where lines go. */
+  readonly sink: LineSink;
+  readonly style: Style;
+  /** Scenario numbers to play, in order. @default all six */
+  readonly scenarioIds?: readonly number[];
+  /** The plugin's clock. @default systemClock (real time) */
+  readonly clock?: Clock;
+  /** Says on screen how time passes, e.g. "virtual time". @default "real time" */
+  readonly clockLabel?: string;
+  readonly timing?: Partial<DemoTiming>;
+  /** The agent loop. @default the core loop (`plugin.execute`) */
+  readonly engine?: TurnEngine;
+  /** Shown on screen: which agent loop runs. */
+  readonly engineLabel?: string;
+  /** A real model instead of the scripted one. */
+  readonly model?: { readonly label: string; readonly create: () => BaseChatModel };
+  /** Observers added to each scenario's plugin (the OpenTelemetry observer). */
+  readonly observers?: readonly RetryReflectObserver[];
+  /** When set, each scenario gets a root span from this provider. */
+  readonly tracerProvider?: TracerProvider;
+}
+
+export interface DemoResult {
+  readonly results: readonly ScenarioResult[];
+  /** True when every scenario ended as expected. */
+  readonly ok: boolean;
+}
+
+function scriptedModel(scenario: Scenario): BaseChatModel {
+  return new ScriptedChatModel({ script: scenario.script });
+}
+
+/** Selects scenarios by number; throws for an unknown one. */
+export function selectScenarios(ids: readonly number[] | undefined): Scenario[] {
+  if (!ids || ids.length === 0) return [...ALL_SCENARIOS];
+  return ids.map((id) => {
+    const scenario = ALL_SCENARIOS.find((candidate) => candidate.id === id);
+    if (!scenario) throw new Error(`unknown scenario ${id}: choose 1 to ${ALL_SCENARIOS.length}`);
+    return scenario;
+  });
+}
+
+/** Plays the scenarios with their transcripts, then prints the summary table. */
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const { style } = options;
+  const transcript = new Transcript(options.sink, style);
+  const timing: DemoTiming = { ...DEFAULT_TIMING, ...options.timing };
+  const scenarios = selectScenarios(options.scenarioIds);
+  const clockLabel = options.clockLabel ?? "real time";
+
+  transcript.line(style.bold("retry-reflect demo"));
+  transcript.note(
+    options.model
+      ? `Model: ${options.model.label} (a real model: its choices may differ from the scripted expectations).`
+      : "Model: SCRIPTED (no LLM): a deterministic script reads each tool result and reflection, and decides.",
+  );
+  transcript.note("Tools: LangChain tools calling real HTTP services on 127.0.0.1, with injected faults.");
+  transcript.note(`Agent loop: ${options.engineLabel ?? "core plugin.execute loop"}. Waits: ${clockLabel}.`);
+  transcript.note(
+    `Plugin: maxRetries=${DEMO_PLUGIN_OPTIONS.maxRetries} initialBackoffMs=${DEMO_PLUGIN_OPTIONS.initialBackoffMs} ` +
+      `backoffMultiplier=${DEMO_PLUGIN_OPTIONS.backoffMultiplier} circuitBreakerThreshold=${DEMO_PLUGIN_OPTIONS.circuitBreakerThreshold} ` +
+      `excludeTools=[exit_loop] toolEffects={send_email: write}`,
+  );
+
+  const results: ScenarioResult[] = [];
+  const tracer = options.tracerProvider?.getTracer("retry-reflect-demo");
+  for (const scenario of scenarios) {
+    results.push(
+      await runScenario(scenario, {
+        transcript,
+        clock: options.clock ?? systemClock,
+        timing,
+        engine: options.engine ?? coreEngine,
+        createModel: options.model ? () => options.model!.create() : scriptedModel,
+        observers: options.observers,
+        tracer,
+      }),
+    );
+  }
+
+  transcript.heading("Summary");
+  for (const line of renderSummaryTable(results, style)) transcript.line(line);
+  const failed = results.filter((result) => !result.ok);
+  transcript.line();
+  if (failed.length === 0) {
+    transcript.line(style.green(`All ${results.length} scenario${results.length === 1 ? "" : "s"} ended as expected.`));
+  } else {
+    transcript.line(style.red(`${failed.length} of ${results.length} scenarios did not end as expected:`));
+    for (const result of failed) {
+      for (const problem of result.verdict.problems) transcript.line(style.red(`  scenario ${result.scenario.id}: ${problem}`));
+    }
+  }
+  return { results, ok: failed.length === 0 };
+}

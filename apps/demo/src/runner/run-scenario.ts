@@ -1,0 +1,135 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
+import { consoleLogger, RetryReflectPlugin, type Clock, type RetryReflectObserver } from "@retry-reflect/core";
+import { textOf } from "../model/conversation.js";
+import type { Transcript } from "../output/transcript.js";
+import type { DemoTiming, Scenario, ScenarioEnvironment, ScenarioVerdict } from "../scenarios/scenario.js";
+import { startServices } from "../services/start-services.js";
+import { DEMO_PLUGIN_OPTIONS, SYSTEM_PROMPT } from "./demo-plugin-options.js";
+import { countingHooks, createScenarioStats, statsObserver, type ScenarioStats } from "./scenario-stats.js";
+import type { TurnEngine, TurnReporter } from "./turn-engine.js";
+
+export interface ScenarioRunConfig {
+  readonly transcript: Transcript;
+  /** The plugin's clock, also used for the demo's own waits (the breaker reset). */
+  readonly clock: Clock;
+  readonly timing: DemoTiming;
+  readonly engine: TurnEngine;
+  readonly createModel: (scenario: Scenario) => BaseChatModel;
+  /** Observers added to every scenario's plugin (OpenTelemetry). */
+  readonly observers?: readonly RetryReflectObserver[];
+  /** When set, each scenario runs inside a root span `scenario N: ...`. */
+  readonly tracer?: Tracer;
+}
+
+export interface ScenarioResult {
+  readonly scenario: Scenario;
+  readonly stats: ScenarioStats;
+  readonly verdict: ScenarioVerdict;
+  /** True when the scenario ended as expected. */
+  readonly ok: boolean;
+}
+
+/** Runs one scenario: its services, a fresh plugin, every turn through `engine`, then its verdict. */
+export async function runScenario(scenario: Scenario, config: ScenarioRunConfig): Promise<ScenarioResult> {
+  if (!config.tracer) return runScenarioUntraced(scenario, config);
+  return config.tracer.startActiveSpan(`scenario ${scenario.id}: ${scenario.shortName}`, async (span) => {
+    try {
+      const result = await runScenarioUntraced(scenario, config);
+      span.setAttribute("retry_reflect_demo.scenario", scenario.id);
+      span.setAttribute("retry_reflect_demo.outcome", result.verdict.outcome);
+      if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.verdict.problems.join("; ") });
+      return result;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig): Promise<ScenarioResult> {
+  const { transcript, timing, clock } = config;
+  const stats = createScenarioStats();
+  const services = await startServices(scenario.serviceFaults);
+  try {
+    transcript.heading(`Scenario ${scenario.id} · ${scenario.title}`);
+    for (const line of scenario.intro(timing)) transcript.note(line);
+
+    const plugin = RetryReflectPlugin.create({
+      ...DEMO_PLUGIN_OPTIONS,
+      ...scenario.pluginOptions?.(timing),
+      clock,
+      observers: [
+        statsObserver(stats),
+        consoleLogger({ write: (line, event) => transcript.log(line, event.level) }),
+        ...(config.observers ?? []),
+      ],
+    });
+    const hooks = countingHooks(stats, { onToolError: (_toolName, message) => transcript.toolError(message) });
+    const tools = scenario.tools(services, hooks, timing);
+    const model = config.createModel(scenario);
+    const environment: ScenarioEnvironment = { services, transcript, clock, timing, circuitState: (toolName) => plugin.circuitState(toolName) };
+
+    let replaysBefore = 0;
+    let dedupesBefore = 0;
+    const reporter: TurnReporter = {
+      modelReplied(message) {
+        stats.modelCalls++;
+        const text = textOf(message);
+        const calls = message.tool_calls ?? [];
+        if (calls.length > 0) transcript.modelCalls(calls, text || undefined);
+        else {
+          transcript.modelSays(text);
+          stats.finalAnswer = text;
+        }
+      },
+      toolCallStarted() {
+        replaysBefore = stats.guardReplays;
+        dedupesBefore = services.email.stats.deduplicated;
+      },
+      toolCallEnded(message) {
+        const content = textOf(message);
+        const status = message.status === "error" ? "error" : "success";
+        stats.toolResults.push({ toolName: message.name ?? "?", status, content });
+        if (status === "error") return transcript.pluginInjects(content);
+        if (stats.guardReplays > replaysBefore) {
+          transcript.note("(answered by the plugin's idempotency guard: the tool did not run again)");
+        } else if (services.email.stats.deduplicated > dedupesBefore) {
+          transcript.note("(the email service recognised the Idempotency-Key and did not send again)");
+        }
+        transcript.toolSuccess(content);
+      },
+    };
+
+    let conversation: BaseMessage[] = [];
+    let threadId = "";
+    for (const [index, turn] of scenario.turns.entries()) {
+      await turn.before?.(environment);
+      if (!turn.continues || threadId === "") {
+        conversation = [];
+        threadId = `scenario-${scenario.id}-run-${index + 1}`;
+      }
+      if (scenario.turns.length > 1) transcript.note(turn.continues ? `— same conversation (${threadId}), next message —` : `— agent run ${threadId} —`);
+      transcript.user(turn.user);
+      conversation = await config.engine({
+        model,
+        tools,
+        plugin,
+        messages: [...conversation, new HumanMessage(turn.user)],
+        threadId,
+        systemPrompt: SYSTEM_PROMPT,
+        reporter,
+      });
+    }
+    stats.emailsSent = services.email.stats.sent;
+    stats.serviceDeduplicated = services.email.stats.deduplicated;
+    const verdict = scenario.evaluate(stats, services);
+    return { scenario, stats, verdict, ok: verdict.problems.length === 0 };
+  } finally {
+    await services.close();
+  }
+}
+

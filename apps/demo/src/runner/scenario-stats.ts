@@ -1,0 +1,111 @@
+import type { CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { ToolHooks } from "../tools/tool-hooks.js";
+
+/** A tool result as the model received it. */
+export interface ToolResultRecord {
+  readonly toolName: string;
+  /** `"error"` for a reflection or a stop instruction from the plugin. */
+  readonly status: "success" | "error";
+  readonly content: string;
+}
+
+/** What happened in one scenario, counted from the tools, the model and the plugin's events. */
+export interface ScenarioStats {
+  /** Real runs of tool functions (a replay or a fail-fast is not one). */
+  toolExecutions: number;
+  executionsByTool: Record<string, number>;
+  modelCalls: number;
+  /** `retry` events with `mode=in_place`: the same call repeated without a model round trip. */
+  retriesInPlace: number;
+  /** `retry` events with `mode=reflect`: the model was asked to correct its arguments. */
+  reflections: number;
+  /** Breaker moves in order: `open`, `half-open`, `closed`. */
+  breakerTransitions: string[];
+  /** Calls that failed fast on an open circuit. */
+  callsRejected: number;
+  /** Writes answered from the plugin's idempotency guard without running the tool. */
+  guardReplays: number;
+  /** Writes the email service answered from its own `Idempotency-Key` record (it got the key from the tool). */
+  serviceDeduplicated: number;
+  /** Emails the email service actually sent. */
+  emailsSent: number;
+  /** Logical calls the plugin handled, by tool (an excluded tool never appears). */
+  callsHandledByTool: Record<string, number>;
+  events: RetryReflectEvent[];
+  toolResults: ToolResultRecord[];
+  /** The model's last text answer. */
+  finalAnswer: string;
+}
+
+export function createScenarioStats(): ScenarioStats {
+  return {
+    toolExecutions: 0,
+    executionsByTool: {},
+    modelCalls: 0,
+    retriesInPlace: 0,
+    reflections: 0,
+    breakerTransitions: [],
+    callsRejected: 0,
+    guardReplays: 0,
+    serviceDeduplicated: 0,
+    emailsSent: 0,
+    callsHandledByTool: {},
+    events: [],
+    toolResults: [],
+    finalAnswer: "",
+  };
+}
+
+/** Duplicate writes prevented, by the guard and by the service that received the key. */
+export function duplicateWritesPrevented(stats: ScenarioStats): number {
+  return stats.guardReplays + stats.serviceDeduplicated;
+}
+
+/** An observer that counts the plugin's events and handled calls into `stats`. */
+export function statsObserver(stats: ScenarioStats): RetryReflectObserver {
+  return {
+    onCallStart(call: CallInfo) {
+      stats.callsHandledByTool[call.toolName] = (stats.callsHandledByTool[call.toolName] ?? 0) + 1;
+    },
+    onEvent(event) {
+      stats.events.push(event);
+      switch (event.type) {
+        case "retry":
+          if (event.fields.mode === "in_place") stats.retriesInPlace++;
+          else stats.reflections++;
+          break;
+        case "circuit_opened":
+          stats.breakerTransitions.push("open");
+          break;
+        case "circuit_half_opened":
+          stats.breakerTransitions.push("half-open");
+          break;
+        case "circuit_closed":
+          stats.breakerTransitions.push("closed");
+          break;
+        case "call_rejected":
+          stats.callsRejected++;
+          break;
+        case "idempotent_replay":
+          stats.guardReplays++;
+          break;
+        default:
+          break;
+      }
+    },
+  };
+}
+
+/** Tool hooks that count executions into `stats` and pass everything on to `next`. */
+export function countingHooks(stats: ScenarioStats, next: ToolHooks): ToolHooks {
+  return {
+    onExecute(toolName, args) {
+      stats.toolExecutions++;
+      stats.executionsByTool[toolName] = (stats.executionsByTool[toolName] ?? 0) + 1;
+      next.onExecute?.(toolName, args);
+    },
+    onToolError(toolName, message) {
+      next.onToolError?.(toolName, message);
+    },
+  };
+}

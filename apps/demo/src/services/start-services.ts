@@ -1,0 +1,42 @@
+import { startBrokenService, type BrokenService } from "./broken-service.js";
+import { startEmailService, type EmailService, type LostResponseMode } from "./email-service.js";
+import { DEFAULT_FLAKY_FAULTS, startFlakyApiService, type FlakyApiService, type InjectedFault } from "./flaky-api-service.js";
+import { startQuotaService, type QuotaService } from "./quota-service.js";
+import { startWeatherService, type WeatherService } from "./weather-service.js";
+
+export interface ServiceFaults {
+  /** Failures the orders API answers before it works. @default two 503s, then a 429 with `Retry-After: 3` */
+  readonly flakyFaults?: readonly InjectedFault[];
+  /** How the email service loses its first response. @default "timeout" */
+  readonly emailLostResponse?: LostResponseMode;
+}
+
+/** Every local service of the demo, each on its own 127.0.0.1 port. */
+export interface DemoServices {
+  readonly weather: WeatherService;
+  readonly flakyApi: FlakyApiService;
+  readonly broken: BrokenService;
+  readonly email: EmailService;
+  readonly quota: QuotaService;
+  close(): Promise<void>;
+}
+
+export async function startServices(faults: ServiceFaults = {}): Promise<DemoServices> {
+  const [weather, flakyApi, broken, email, quota] = await Promise.all([
+    startWeatherService(),
+    startFlakyApiService(faults.flakyFaults ?? DEFAULT_FLAKY_FAULTS),
+    startBrokenService(),
+    startEmailService(faults.emailLostResponse ?? "timeout"),
+    startQuotaService(),
+  ]);
+  return {
+    weather,
+    flakyApi,
+    broken,
+    email,
+    quota,
+    close: async () => {
+      await Promise.all([weather.close(), flakyApi.close(), broken.close(), email.close(), quota.close()]);
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/** What the demo wants to know about each real run of a tool function. */
+export interface ToolHooks {
+  /** The tool function starts: one real execution (a replay or a fail-fast never gets here). */
+  onExecute?(toolName: string, args: unknown): void;
+  /** The tool function failed (threw, or returned a structured error), before any plugin decides. */
+  onToolError?(toolName: string, message: string): void;
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs `run` as one execution of `toolName`, telling `hooks` about the start and any failure. */
+export async function observeExecution<T>(hooks: ToolHooks, toolName: string, args: unknown, run: () => Promise<T>): Promise<T> {
+  hooks.onExecute?.(toolName, args);
+  try {
+    const result = await run();
+    if (isStructuredError(result)) hooks.onToolError?.(toolName, `${result.error_code}: ${result.message}`);
+    return result;
+  } catch (error) {
+    hooks.onToolError?.(toolName, errorText(error));
+    throw error;
+  }
+}
+
+function isStructuredError(value: unknown): value is { error_code: string; message: string } {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return typeof candidate.error_code === "string" && typeof candidate.message === "string";
+}
