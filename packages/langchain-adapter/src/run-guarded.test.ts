@@ -1,0 +1,110 @@
+import { ToolMessage } from "@langchain/core/messages";
+import { GraphInterrupt } from "@langchain/langgraph";
+import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
+import { createFakeClock } from "@retry-reflect/core/testing";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { runGuarded, type GuardedCall } from "./run-guarded.js";
+import { getToolContext } from "./tool-context.js";
+
+function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
+  const clock = createFakeClock();
+  const events: string[] = [];
+  const ends: string[] = [];
+  const plugin = RetryReflectPlugin.create({
+    clock,
+    observers: [{ onEvent: (event) => void events.push(event.type), onCallEnd: (_call, end) => void ends.push(end.status) }],
+    ...options,
+  });
+  const call = <R>(invoke: (args: unknown) => Promise<R>, extra: Partial<GuardedCall<R>> = {}): GuardedCall<R> => ({
+    plugin,
+    toolName: "tool",
+    args: { a: 1 },
+    callId: "call_1",
+    scope: "s",
+    signal: undefined,
+    effect: undefined,
+    schema: undefined,
+    invoke,
+    ...extra,
+  });
+  return { clock, plugin, events, ends, call };
+}
+
+describe("runGuarded", () => {
+  it("rethrows a GraphInterrupt as the same object, as an abort: no failure, no event", async () => {
+    const { events, ends, call, plugin } = setup({ circuitBreakerThreshold: 1 });
+    const pause = new GraphInterrupt([{ id: "i", value: "approve?" }]);
+    await expect(runGuarded(call(async () => Promise.reject(pause)))).rejects.toBe(pause);
+    expect(events).toEqual([]);
+    expect(ends).toEqual(["aborted"]);
+    expect(plugin.circuitState("tool")).toBe("closed");
+  });
+
+  it("rethrows what a tool throws once the run's signal aborted, untouched", async () => {
+    const { call, events } = setup();
+    const controller = new AbortController();
+    const thrown = Object.assign(new Error("aborted"), { name: "AbortError" });
+    const result = runGuarded(
+      call(async () => {
+        controller.abort(new Error("stop"));
+        throw thrown;
+      }, { signal: controller.signal }),
+    );
+    await expect(result).rejects.toBe(thrown);
+    expect(events).toEqual([]);
+  });
+
+  it("an already aborted run does not run the tool", async () => {
+    const { call } = setup();
+    const controller = new AbortController();
+    const reason = new Error("stop");
+    controller.abort(reason);
+    let ran = false;
+    await expect(runGuarded(call(async () => void (ran = true), { signal: controller.signal }))).rejects.toBe(reason);
+    expect(ran).toBe(false);
+  });
+
+  it("an out-of-scope tool's error and error result pass through untouched", async () => {
+    const { call, events } = setup({ excludeTools: ["tool"] });
+    const thrown = new Error("exit");
+    await expect(runGuarded(call(async () => Promise.reject(thrown)))).rejects.toBe(thrown);
+    const errorMessage = new ToolMessage({ content: "nope", tool_call_id: "call_1", status: "error" });
+    await expect(runGuarded(call(async () => errorMessage))).resolves.toEqual({ status: "passthrough", value: errorMessage });
+    expect(events).toEqual([]);
+  });
+
+  it("a returned error ToolMessage is a failure: reflect with its text", async () => {
+    const { call } = setup();
+    const result = await runGuarded(call(async () => new ToolMessage({ content: "Error: nope is not a valid tool, try one of [a, b].", tool_call_id: "call_1", status: "error" })));
+    expect(result.status).toBe("reflect");
+    if (result.status === "reflect") expect(result.error.message).toBe("Error: nope is not a valid tool, try one of [a, b].");
+  });
+
+  it("a returned error ToolMessage whose artifact is the seed's shape keeps its code", async () => {
+    const { call } = setup();
+    const artifact = new ToolError({ code: "RECORD_NOT_FOUND", message: "no order 7", recoverable: true, suggestedAction: "Check the order id." }).toJSON();
+    const result = await runGuarded(call(async () => new ToolMessage({ content: "no order 7", artifact, tool_call_id: "call_1", status: "error" })));
+    expect(result.status).toBe("reflect");
+    if (result.status === "reflect") expect(result.error.toJSON()).toMatchObject(artifact);
+  });
+
+  it("a ZodError thrown by the tool becomes INVALID_ARGUMENTS naming the field", async () => {
+    const { call } = setup();
+    const schema = z.object({ units: z.enum(["celsius", "fahrenheit"]) });
+    const result = await runGuarded(call(async (args) => schema.parse(args), { args: { units: "kelvin" } }));
+    expect(result.status).toBe("reflect");
+    if (result.status === "reflect") {
+      expect(result.error.code).toBe("INVALID_ARGUMENTS");
+      expect(result.error.message).toBe("units: expected one of celsius, fahrenheit; received kelvin");
+    }
+  });
+
+  it("the tool reads its context (attempt, key) through getToolContext()", async () => {
+    const { call } = setup();
+    const seen: unknown[] = [];
+    const result = await runGuarded(call(async () => seen.push(getToolContext()), { effect: "write", args: { idempotency_key: "k1" } }));
+    expect(result.status).toBe("success");
+    expect(seen).toEqual([expect.objectContaining({ attempt: 1, idempotencyKey: "k1", toolName: "tool", callId: "call_1" })]);
+  });
+});
