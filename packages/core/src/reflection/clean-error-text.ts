@@ -1,15 +1,25 @@
 const TRUNCATION_MARK = "… [truncated]";
-const STACK_LINE = /^\s*at\s.+$/gm;
+/**
+ * A stack-frame line: V8 frames are indented (`    at fn (file:1:2)`); an unindented `at ...` line
+ * counts only when it ends like a frame (`file:line:col`, `(native)`, `(<anonymous>)`, `(index n)`),
+ * so that a message line such as "at least one field is required" is kept. Firefox/Safari
+ * frames (`fn@file:line:col`) too.
+ */
+const STACK_LINE =
+  /^(?:[ \t]+at [^\n]*|at [^\n]*(?::\d+:\d+\)?|\((?:native|<anonymous>|index \d+)\))|[^\s@]*@[^\s@]*:\d+:\d+)[ \t\r]*$/gm;
 
 /** Replaces bearer tokens, `sk-...` keys and secret-looking query values with `[REDACTED]`. */
 export function defaultRedactor(text: string): string {
   return text
     .replace(/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
-    .replace(/\b(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{8,}/g, "[REDACTED]")
+    .replace(/\b(?:sk|pk|rk)-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}/g, "[REDACTED]")
+    .replace(/\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g, "[REDACTED]")
     .replace(/\b(gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g, "[REDACTED]")
     .replace(
-      /([?&;]|\b)((?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|passwd|pwd|signature|sig)=)[^&\s"'<>]+/gi,
-      "$1$2[REDACTED]",
+      // A parameter name starts after a non-name character (the lookbehind keeps the scan linear on
+      // long hyphenated words) and may carry a prefix: `key=`, `api_key=`, `id_token=`, `x-api-key=`.
+      /(?<![A-Za-z0-9_-])((?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|passwd|pwd|signature|sig)=)[^&\s"'<>]+/gi,
+      "$1[REDACTED]",
     );
 }
 
@@ -60,9 +70,18 @@ function safeJson(value: object): string {
       }
       return item;
     });
-    return json === undefined ? Object.prototype.toString.call(value) : json;
+    return json === undefined ? typeTag(value) : json;
   } catch {
+    return typeTag(value);
+  }
+}
+
+function typeTag(value: object): string {
+  try {
     return Object.prototype.toString.call(value);
+  } catch {
+    // A proxy whose traps throw (even on Symbol.toStringTag).
+    return "[object Object]";
   }
 }
 
