@@ -1,0 +1,86 @@
+import { agentEngine } from "../runner/agent-engine.js";
+import { coreEngine } from "../runner/core-engine.js";
+import { runDemo } from "../runner/run-demo.js";
+import { createVirtualClock } from "../runner/virtual-clock.js";
+import { createOpenAiModel, type RealModelChoice } from "../model/create-openai-model.js";
+import { colorsWanted, createStyle } from "../output/style.js";
+import { setupTracing, type DemoTracing } from "../tracing/setup-tracing.js";
+import { CliError, HELP_TEXT, parseArgs } from "./parse-args.js";
+
+export interface CliIo {
+  /** One line of normal output. */
+  readonly out: (line: string) => void;
+  /** One line of error output. */
+  readonly err: (line: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  /** Whether stdout is a terminal (colours). */
+  readonly isTTY: boolean;
+}
+
+/** The demo's command line: parses, runs, prints, and returns the exit code (0, 1, or 2 for usage errors). */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let options;
+  try {
+    options = parseArgs(argv, io.env);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`demo: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options.help) {
+    for (const line of HELP_TEXT.split("\n")) io.out(line);
+    return 0;
+  }
+  const style = createStyle(options.color ?? colorsWanted({ isTTY: io.isTTY }, io.env));
+
+  let model: RealModelChoice | undefined;
+  if (options.model) {
+    try {
+      model = await createOpenAiModel(options.model, io.env);
+    } catch (error) {
+      io.err(`demo: ${error instanceof Error ? error.message : String(error)}`);
+      return 2;
+    }
+  }
+
+  let tracing: DemoTracing | undefined;
+  if (options.otlpEndpoint) {
+    tracing = setupTracing({ endpoint: options.otlpEndpoint });
+    io.out(style.dim(`Tracing: OTLP/HTTP to ${tracing.tracesUrl} (service "retry-reflect-demo")`));
+  }
+
+  const engine = options.engine ?? "agent";
+  const clock = options.fast ? createVirtualClock() : undefined;
+  try {
+    const result = await runDemo({
+      sink: io.out,
+      style,
+      scenarioIds: options.scenarios,
+      clock,
+      clockLabel: options.fast ? "virtual time (--fast: backoffs and the reset are simulated, not waited for)" : "real time",
+      engine: engine === "agent" ? agentEngine : coreEngine,
+      engineLabel: engine === "agent" ? "LangChain createAgent + retryReflectMiddleware(plugin)" : "core plugin.execute loop (--engine core)",
+      model,
+      observers: tracing ? [tracing.observer] : [],
+      tracerProvider: tracing?.tracerProvider,
+    });
+    return result.ok ? 0 : 1;
+  } finally {
+    if (tracing) {
+      await tracing.shutdown();
+      const { exportedSpans, failedExports } = tracing.stats;
+      if (failedExports === 0 && exportedSpans > 0) {
+        io.out("");
+        io.out(`Traces: ${exportedSpans} spans exported. Open Jaeger: ${style.bold(tracing.jaegerUiUrl)}`);
+      } else if (exportedSpans === 0) {
+        io.out("");
+        io.out(style.dim(`Traces: no collector answered at ${tracing.tracesUrl}; spans were dropped. Start Jaeger (see apps/demo/README.md).`));
+      } else {
+        io.out("");
+        io.out(`Traces: ${exportedSpans} spans exported, ${failedExports} exports failed. Open Jaeger: ${tracing.jaegerUiUrl}`);
+      }
+    }
+  }
+}
