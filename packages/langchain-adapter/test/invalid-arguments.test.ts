@@ -1,0 +1,76 @@
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { tool } from "@langchain/core/tools";
+import { RetryReflectPlugin } from "@retry-reflect/core";
+import { createFakeClock } from "@retry-reflect/core/testing";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { retryReflectMiddleware } from "../src/index.js";
+import { callTools, drive, recordEvents } from "./helpers.js";
+
+describe("arguments that fail the tool's zod schema (ToolInputParsingException)", () => {
+  it("reach the model as INVALID_ARGUMENTS naming each bad field, its allowed values and what was received", async () => {
+    const clock = createFakeClock();
+    const recorder = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder], circuitBreakerThreshold: 1 });
+    let calls = 0;
+    const getWeather = tool(
+      async ({ city, units }) => {
+        calls += 1;
+        return `22 ${units} in ${city}`;
+      },
+      {
+        name: "get_weather",
+        description: "Current weather of a city.",
+        schema: z.object({ city: z.string(), units: z.enum(["celsius", "fahrenheit"]) }),
+      },
+    );
+    const model = fakeModel()
+      .respond(callTools({ name: "get_weather", args: { units: "kelvin" }, id: "call_1" }))
+      .respond(callTools({ name: "get_weather", args: { city: "NYC", units: "celsius" }, id: "call_2" }))
+      .respond(new AIMessage("22 °C"));
+    const agent = createAgent({ model, tools: [getWeather], middleware: [retryReflectMiddleware(plugin)] });
+
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "weather?" }] }));
+
+    const message = result.messages[2] as ToolMessage;
+    expect(message.status).toBe("error");
+    const expectedError = "city: expected string; missing\nunits: expected one of celsius, fahrenheit; received kelvin";
+    expect(String(message.content).split("\n\n")[0]).toBe(
+      `The tool 'get_weather' failed with: ${JSON.stringify(expectedError)}. Analyze what went wrong and provide corrected arguments.`,
+    );
+    expect(message.artifact).toMatchObject({
+      error_code: "INVALID_ARGUMENTS",
+      message: expectedError,
+      recoverable: true,
+      details: {
+        fields: [
+          { field: "city", expected: "string", received: null },
+          { field: "units", allowed: ["celsius", "fahrenheit"], received: "kelvin" },
+        ],
+      },
+    });
+    expect(String(message.content)).not.toContain("    at "); // no stack trace reaches the model
+    expect(calls).toBe(1); // only the corrected call ran the tool
+    expect((result.messages[4] as ToolMessage).content).toBe("22 celsius in NYC");
+    // The model erred, not the tool: the breaker (threshold 1 here) does not count it.
+    expect(plugin.circuitState("get_weather")).toBe("closed");
+    expect(recorder.events.map((event) => [event.type, event.fields.attempt])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
+  });
+
+  it("a call of a tool that does not exist is reflected to the model with the list of valid tools", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    const echo = tool(async ({ text }) => text, { name: "echo", description: "Echo.", schema: z.object({ text: z.string() }) });
+    const model = fakeModel()
+      .respond(callTools({ name: "ech0", args: { text: "hi" }, id: "call_1" }))
+      .respond(new AIMessage("oops"));
+    const agent = createAgent({ model, tools: [echo], middleware: [retryReflectMiddleware(plugin)] });
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "echo hi" }] }));
+    const message = result.messages[2] as ToolMessage;
+    expect(message.status).toBe("error");
+    expect(String(message.content)).toContain("The tool 'ech0' failed with:");
+    expect(String(message.content)).toContain("try one of [echo]");
+  });
+});
