@@ -47,19 +47,28 @@ function systemCode(error: unknown): string | undefined {
   return undefined;
 }
 
+function headerValue(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
 function header(headers: unknown, name: string): string | undefined {
   if (typeof headers !== "object" || headers === null) return undefined;
   const get = field(headers, "get");
   if (typeof get === "function") {
     try {
-      const value: unknown = get.call(headers, name);
-      return typeof value === "string" ? value : undefined;
+      return headerValue(get.call(headers, name));
     } catch {
       return undefined;
     }
   }
-  for (const [key, value] of Object.entries(headers as Bag)) {
-    if (key.toLowerCase() === name) return Array.isArray(value) ? String(value[0]) : typeof value === "string" ? value : undefined;
+  try {
+    for (const [key, value] of Object.entries(headers as Bag)) {
+      if (key.toLowerCase() === name) return headerValue(Array.isArray(value) ? value[0] : value);
+    }
+  } catch {
+    // A hostile headers object: no hint.
   }
   return undefined;
 }
@@ -76,6 +85,9 @@ export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date starts with a day name ("Wed, 21 Oct 2015 07:28:00 GMT"). Anything else is
+  // ignored: Date.parse is lenient and reads "-5" as a date in 2001.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - wallClockNow());
 }

@@ -64,18 +64,32 @@ export class ToolError extends Error {
 
   /** True for a `ToolError` from any copy of this package. */
   static isInstance(value: unknown): value is ToolError {
-    return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+    if (typeof value !== "object" || value === null) return false;
+    try {
+      return (value as { [BRAND]?: unknown })[BRAND] === true;
+    } catch {
+      return false; // a proxy whose traps throw
+    }
   }
 
-  /** Builds a `ToolError` from the seed's plain shape `{ error_code, message, recoverable, suggested_action }`. */
+  /**
+   * Builds a `ToolError` from the seed's plain shape `{ error_code, message, recoverable, suggested_action }`.
+   * The shape often comes from untyped JSON (a tool's or an MCP server's result): optional members of the
+   * wrong type are dropped, so that `toJSON()` always has the documented types.
+   */
   static fromJSON(json: ToolErrorJSON, cause?: unknown): ToolError {
+    const { suggested_action: action, retry_after_ms: retryAfter, details } = json as {
+      suggested_action?: unknown;
+      retry_after_ms?: unknown;
+      details?: unknown;
+    };
     return new ToolError({
       code: json.error_code,
       message: json.message,
       recoverable: json.recoverable,
-      suggestedAction: json.suggested_action,
-      retryAfterMs: json.retry_after_ms,
-      details: json.details,
+      suggestedAction: typeof action === "string" ? action : undefined,
+      retryAfterMs: typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+      details: typeof details === "object" && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined,
       cause,
     });
   }
@@ -98,9 +112,13 @@ export class ToolError extends Error {
 export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
-  return (
-    typeof candidate.error_code === "string" &&
-    typeof candidate.message === "string" &&
-    typeof candidate.recoverable === "boolean"
-  );
+  try {
+    return (
+      typeof candidate.error_code === "string" &&
+      typeof candidate.message === "string" &&
+      typeof candidate.recoverable === "boolean"
+    );
+  } catch {
+    return false; // a getter or proxy trap that throws
+  }
 }
