@@ -8,7 +8,7 @@ import { createAgent, createMiddleware, humanInTheLoopMiddleware } from "langcha
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { retryReflectMiddleware } from "../src/index.js";
-import { callTools, drive, recordEvents } from "./helpers.js";
+import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
 /** A middleware placed before ours: records what our middleware throws at it. */
 function thrownRecorder() {
@@ -60,11 +60,11 @@ describe("control flow passes through untouched", () => {
     expect(paused.__interrupt__).toEqual([expect.objectContaining({ value: { question: "Deploy to prod?" } })]);
     expect(outer.thrown).toHaveLength(1);
     expect(isGraphInterrupt(outer.thrown[0])).toBe(true);
-    expect(recorder.events.map((event) => [event.type, event.fields.attempt])).toEqual([["retry", 1]]); // the first failure only
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1]]); // the first failure only
 
     const resumed = await drive(clock, agent.invoke(new Command({ resume: "yes" }), config));
     // Same scope after the resume: the second failure is attempt 2 of this run, not attempt 1 of a new one.
-    expect(recorder.events.map((event) => [event.type, event.fields.attempt])).toEqual([["retry", 1], ["retry", 2]]);
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry", 2]]);
     const last = resumed.messages.filter((message) => ToolMessage.isInstance(message)).at(-1) as ToolMessage;
     expect(last.tool_call_id).toBe("call_2");
     expect(last.artifact).toMatchObject({ error_code: "TOOL_FAILED" });

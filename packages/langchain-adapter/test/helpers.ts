@@ -46,3 +46,8 @@ export function transcript(messages: readonly BaseMessage[]): string[] {
     return `[${message.getType()}]: ${String(message.content)}`;
   });
 }
+
+/** One field of an event, whatever its type. */
+export function fieldOf(event: RetryReflectEvent, name: string): unknown {
+  return (event.fields as Readonly<Record<string, unknown>>)[name];
+}

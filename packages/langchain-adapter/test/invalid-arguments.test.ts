@@ -7,7 +7,7 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { retryReflectMiddleware } from "../src/index.js";
-import { callTools, drive, recordEvents } from "./helpers.js";
+import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
 describe("arguments that fail the tool's zod schema (ToolInputParsingException)", () => {
   it("reach the model as INVALID_ARGUMENTS naming each bad field, its allowed values and what was received", async () => {
@@ -56,7 +56,7 @@ describe("arguments that fail the tool's zod schema (ToolInputParsingException)"
     expect((result.messages[4] as ToolMessage).content).toBe("22 celsius in NYC");
     // The model erred, not the tool: the breaker (threshold 1 here) does not count it.
     expect(plugin.circuitState("get_weather")).toBe("closed");
-    expect(recorder.events.map((event) => [event.type, event.fields.attempt])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
   });
 
   it("a call of a tool that does not exist is reflected to the model with the list of valid tools", async () => {
