@@ -1,0 +1,158 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { ScriptedChatModel } from "../src/model/scripted-chat-model.js";
+import { createStyle } from "../src/output/style.js";
+import { agentEngine } from "../src/runner/agent-engine.js";
+import { coreEngine } from "../src/runner/core-engine.js";
+import { runDemo, type DemoResult } from "../src/runner/run-demo.js";
+import type { ScenarioResult } from "../src/runner/run-scenario.js";
+import { duplicateWritesPrevented } from "../src/runner/scenario-stats.js";
+import type { TurnEngine } from "../src/runner/turn-engine.js";
+import { createVirtualClock, type VirtualClock } from "../src/runner/virtual-clock.js";
+
+const engines: [string, TurnEngine][] = [
+  ["createAgent + retryReflectMiddleware", agentEngine],
+  ["core plugin.execute loop", coreEngine],
+];
+
+describe.each(engines)("the six scenarios through %s", (_label, engine) => {
+  let result: DemoResult;
+  let lines: string[];
+  let clock: VirtualClock;
+  const scenario = (id: number): ScenarioResult => {
+    const found = result.results.find((entry) => entry.scenario.id === id);
+    if (!found) throw new Error(`scenario ${id} did not run`);
+    return found;
+  };
+
+  beforeAll(async () => {
+    lines = [];
+    clock = createVirtualClock();
+    result = await runDemo({ sink: (line) => lines.push(line), style: createStyle(false), clock, engine });
+  });
+
+  it("ends every scenario as expected and says so under the summary table", () => {
+    const problems = result.results.flatMap((entry) => entry.verdict.problems.map((problem) => `${entry.scenario.id}: ${problem}`));
+    expect(problems).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.results.map((entry) => entry.scenario.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(lines).toContain("All 6 scenarios ended as expected.");
+    expect(lines.some((line) => line.includes("SCRIPTED (no LLM)"))).toBe(true);
+  });
+
+  it("1: reproduces the seed's weather transcript, with the log lines in between", () => {
+    const expected = [
+      "[User]: What's the weather in NYC?",
+      '[Model]: *calls get_weather({"city":"nyc","units":"kelvin"})*',
+      "[Tool Error]: Invalid units. Supported: celsius, fahrenheit",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 max=3 backoff_ms=500 error="Invalid units. Supported: celsius, fahrenheit" error_code=INVALID_ARGUMENTS mode=reflect',
+      `[Plugin injects]: The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`,
+      '[Model]: *calls get_weather({"city":"NYC","units":"celsius"})*',
+      "    INFO retry_reflect: retry succeeded tool_name=get_weather attempt=2",
+      '[Tool Success]: {"temperature":22,"condition":"sunny"}',
+    ];
+    let from = 0;
+    for (const line of expected) {
+      const index = lines.indexOf(line, from);
+      expect(index, `missing or out of order: ${line}`).toBeGreaterThanOrEqual(from);
+      from = index + 1;
+    }
+    const { stats } = scenario(1);
+    expect([stats.toolExecutions, stats.modelCalls, stats.reflections, stats.retriesInPlace]).toEqual([2, 3, 1, 0]);
+  });
+
+  it("2: retries 503, 503 and 429 in place, honouring Retry-After, with no extra model call", () => {
+    const { stats } = scenario(2);
+    expect(stats.modelCalls).toBe(2);
+    expect(stats.toolExecutions).toBe(4);
+    expect(stats.retriesInPlace).toBe(3);
+    expect(stats.reflections).toBe(0);
+    const retries = stats.events.filter((event) => event.type === "retry");
+    expect(retries.map((event) => [event.fields.error_code, event.fields.backoff_ms])).toEqual([
+      ["TRANSIENT", 500],
+      ["TRANSIENT", 1000],
+      ["RATE_LIMITED", 3000],
+    ]);
+    expect(clock.sleeps).toEqual(expect.arrayContaining([500, 1000, 3000]));
+    expect(stats.finalAnswer).toBe("42 orders came in today.");
+  });
+
+  it("3: opens the breaker after 5 failures, fails fast, and the half-open probe closes it", () => {
+    const { stats } = scenario(3);
+    expect(stats.breakerTransitions).toEqual(["open", "half-open", "closed"]);
+    const opened = stats.events.find((event) => event.type === "circuit_opened");
+    expect(opened?.fields).toEqual({ tool_name: "broken_api", failures: 5, reset_ms: 2000 });
+    expect(stats.callsRejected).toBe(2);
+    // 4 attempts in run 1, the 5th failure in run 2, nothing while open, the probe in run 4.
+    expect(stats.executionsByTool.broken_api).toBe(6);
+    expect(stats.modelCalls).toBe(8);
+    expect(clock.sleeps).toContain(2000);
+    expect(stats.finalAnswer).toBe("The east warehouse has 128 items.");
+  });
+
+  it("4: sends exactly one email although its first response is lost and the user asks again", () => {
+    const { stats } = scenario(4);
+    expect(stats.emailsSent).toBe(1);
+    expect(stats.executionsByTool.send_email).toBe(2);
+    expect(stats.retriesInPlace).toBe(1);
+    expect(stats.events.find((event) => event.type === "retry")?.fields).toMatchObject({ error_code: "TIMEOUT", mode: "in_place" });
+    expect(stats.serviceDeduplicated).toBe(1);
+    expect(stats.guardReplays).toBe(1);
+    expect(duplicateWritesPrevented(stats)).toBe(2);
+    expect(stats.modelCalls).toBe(4);
+    expect(stats.toolResults.map((entry) => entry.content)).toEqual(['{"id":"msg_1","status":"sent"}', '{"id":"msg_1","status":"sent"}']);
+  });
+
+  it("5: stops at QUOTA_EXCEEDED without retrying, and the model tells the user", () => {
+    const { stats } = scenario(5);
+    expect(stats.toolExecutions).toBe(1);
+    expect(stats.modelCalls).toBe(2);
+    expect(stats.retriesInPlace + stats.reflections).toBe(0);
+    expect(stats.toolResults[0]?.status).toBe("error");
+    expect(stats.toolResults[0]?.content).toContain("Inform the user and stop.");
+    expect(stats.toolResults[0]?.content).toContain('"error_code":"QUOTA_EXCEEDED"');
+    expect(stats.finalAnswer).toContain("QUOTA_EXCEEDED");
+  });
+
+  it("6: leaves the excluded exit_loop untouched: it runs once and the plugin never sees it", () => {
+    const { stats } = scenario(6);
+    expect(stats.executionsByTool.exit_loop).toBe(1);
+    expect(stats.callsHandledByTool).toEqual({ api_call: 1 });
+    expect(stats.events.filter((event) => event.toolName === "exit_loop")).toEqual([]);
+    expect(stats.modelCalls).toBe(2);
+    expect(stats.toolResults.at(-1)).toEqual({ toolName: "exit_loop", status: "success", content: "Loop ended: orders checked: 42" });
+  });
+
+  it("prints the summary table with the counts of each scenario", () => {
+    const header = lines.findIndex((line) => line.startsWith("#  scenario"));
+    expect(header).toBeGreaterThan(0);
+    const rows = lines.slice(header + 2, header + 8).map((line) => line.split(/\s{2,}/));
+    expect(rows.map((row) => row.slice(0, 8))).toEqual([
+      ["1", "reflection (kelvin)", "2", "3", "0", "1", "0", "0"],
+      ["2", "transient, in place", "4", "2", "3", "0", "0", "0"],
+      ["3", "circuit breaker", "6", "8", "4", "0", "3 (open→half-open→closed)", "0"],
+      ["4", "lost email response", "2", "4", "1", "0", "0", "2"],
+      ["5", "QUOTA_EXCEEDED", "1", "2", "0", "0", "0", "0"],
+      ["6", "excluded exit_loop", "2", "2", "0", "0", "0", "0"],
+    ]);
+    expect(rows.every((row) => row[8]?.startsWith("✓"))).toBe(true);
+  });
+});
+
+describe("a scenario that does not end as expected", () => {
+  it("is reported under the table and makes the demo fail", async () => {
+    const lines: string[] = [];
+    const result = await runDemo({
+      sink: (line) => lines.push(line),
+      style: createStyle(false),
+      clock: createVirtualClock(),
+      scenarioIds: [1],
+      engine: agentEngine,
+      // A "model" that never calls the tool: the weather scenario cannot end as expected.
+      model: { label: "lazy test model", create: () => new ScriptedChatModel({ script: () => ({ text: "No idea." }) }) },
+    });
+    expect(result.ok).toBe(false);
+    expect(result.results[0]?.verdict.problems).toContain("reflections: expected 1, got 0");
+    expect(lines).toContain("1 of 1 scenarios did not end as expected:");
+    expect(lines.some((line) => line.startsWith("1  reflection (kelvin)") && line.includes("✗"))).toBe(true);
+  });
+});

@@ -1,0 +1,104 @@
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runCli } from "../src/cli/run-cli.js";
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./otlp-receiver.js";
+
+function cli(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const done = runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: {}, isTTY: false });
+  return { out, err, done };
+}
+
+describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
+  let receiver: OtlpReceiver;
+  let out: string[];
+  let code: number;
+  const named = (prefix: string): ReceivedSpan[] => receiver.spans.filter((span) => span.name.startsWith(prefix));
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    const run = cli(["--fast", "--scenario", "1,3,6", "--jaeger", receiver.endpoint]);
+    code = await run.done;
+    out = run.out;
+  });
+  afterAll(() => receiver.close());
+
+  it("exports an execute_tool span per logical call, under a root span per scenario, then prints the Jaeger link", () => {
+    expect(code).toBe(0);
+    expect(receiver.requests.contentTypes.every((type) => type.startsWith("application/json"))).toBe(true);
+    expect(receiver.spans.every((span) => span.serviceName === "retry-reflect-demo")).toBe(true);
+    const [root] = named("scenario 1:");
+    expect(root?.parentSpanId).toBeUndefined();
+    const weather = named("execute_tool get_weather");
+    expect(weather).toHaveLength(2);
+    for (const span of weather) {
+      expect(span.parentSpanId).toBe(root?.spanId);
+      expect(span.traceId).toBe(root?.traceId);
+      expect(span.attributes["gen_ai.operation.name"]).toBe("execute_tool");
+    }
+    expect(out.at(-1)).toMatch(/^Traces: \d+ spans exported\. Open Jaeger: http:\/\/127\.0\.0\.1:16686\/search\?service=retry-reflect-demo$/);
+  });
+
+  it("carries the plugin's decisions as span events with their fields", () => {
+    const [reflected, corrected] = named("execute_tool get_weather");
+    expect(reflected?.attributes["retry_reflect.outcome"]).toBe("reflect");
+    expect(reflected?.events).toEqual([
+      {
+        name: "tool call failed, retrying",
+        attributes: expect.objectContaining({
+          "retry_reflect.attempt": 1,
+          "retry_reflect.backoff_ms": 500,
+          "retry_reflect.error": "Invalid units. Supported: celsius, fahrenheit",
+          "retry_reflect.mode": "reflect",
+        }),
+      },
+    ]);
+    expect(corrected?.events.map((event) => event.name)).toEqual(["retry succeeded"]);
+    expect(corrected?.attributes["retry_reflect.outcome"]).toBe("success");
+  });
+
+  it("shows the breaker's life in scenario 3's spans", () => {
+    const events = named("execute_tool broken_api").flatMap((span) => span.events.map((event) => event.name));
+    expect(events.filter((name) => name === "circuit breaker opened")).toHaveLength(1);
+    expect(events.filter((name) => name === "call rejected, circuit open")).toHaveLength(2);
+    expect(events).toContain("circuit breaker closed");
+    const root = named("scenario 3:")[0];
+    expect(root?.events.map((event) => event.name)).toContain("circuit breaker half-open");
+  });
+
+  it("opens no span for the excluded exit_loop", () => {
+    expect(named("execute_tool api_call")).toHaveLength(1);
+    expect(named("execute_tool exit_loop")).toHaveLength(0);
+  });
+});
+
+describe("tracing without a collector", () => {
+  it("neither hangs nor prints export errors", async () => {
+    // A port that was just free: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === "object" && address ? address.port : 1));
+      });
+    });
+    const stderr = vi.spyOn(process.stderr, "write");
+    const consoleError = vi.spyOn(console, "error");
+    const consoleWarn = vi.spyOn(console, "warn");
+    try {
+      const run = cli(["--fast", "--scenario", "5", "--jaeger", `http://127.0.0.1:${port}`]);
+      const code = await run.done;
+      expect(code).toBe(0);
+      expect(run.err).toEqual([]);
+      expect(stderr).not.toHaveBeenCalled();
+      expect(consoleError).not.toHaveBeenCalled();
+      expect(consoleWarn).not.toHaveBeenCalled();
+      expect(run.out.at(-1)).toBe(`Traces: no collector answered at http://127.0.0.1:${port}/v1/traces; spans were dropped. Start Jaeger (see apps/demo/README.md).`);
+    } finally {
+      stderr.mockRestore();
+      consoleError.mockRestore();
+      consoleWarn.mockRestore();
+    }
+  });
+});
