@@ -81,7 +81,6 @@ function hex(id: unknown): string {
   return Buffer.from(id as Uint8Array).toString("hex");
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- wire shapes of two encodings */
 function normalize(request: any): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const resourceSpans of request.resourceSpans ?? []) {
@@ -106,7 +105,6 @@ function normalize(request: any): ReceivedSpan[] {
   }
   return spans;
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Decodes an OTLP/HTTP JSON body (`application/json`). */
 export function decodeJsonTraces(body: Buffer): ReceivedSpan[] {
