@@ -24,19 +24,24 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
   });
   afterAll(() => receiver.close());
 
-  it("exports an execute_tool span per logical call, under a root span per scenario, then prints the Jaeger link", () => {
+  it("exports an execute_tool span per logical call, under the agent run, under a root span per scenario, then prints the Jaeger link", () => {
     expect(code).toBe(0);
     expect(receiver.requests.contentTypes.every((type) => type.startsWith("application/json"))).toBe(true);
     expect(receiver.spans.every((span) => span.serviceName === "retry-reflect-demo")).toBe(true);
     const [root] = named("scenario 1:");
     expect(root?.parentSpanId).toBeUndefined();
+    const runs = named("invoke_agent").filter((span) => span.parentSpanId === root?.spanId);
+    expect(runs).toHaveLength(1);
     const weather = named("execute_tool get_weather");
     expect(weather).toHaveLength(2);
     for (const span of weather) {
-      expect(span.parentSpanId).toBe(root?.spanId);
+      expect(span.parentSpanId).toBe(runs[0]?.spanId);
       expect(span.traceId).toBe(root?.traceId);
       expect(span.attributes["gen_ai.operation.name"]).toBe("execute_tool");
     }
+    // Scenario 3: four agent runs under its root span.
+    const root3 = named("scenario 3:")[0];
+    expect(named("invoke_agent").filter((span) => span.parentSpanId === root3?.spanId)).toHaveLength(4);
     expect(out.at(-1)).toMatch(/^Traces: \d+ spans exported\. Open Jaeger: http:\/\/127\.0\.0\.1:16686\/search\?service=retry-reflect-demo$/);
   });
 

@@ -114,15 +114,8 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
       }
       if (scenario.turns.length > 1) transcript.note(turn.continues ? `— same conversation (${threadId}), next message —` : `— agent run ${threadId} —`);
       transcript.user(turn.user);
-      conversation = await config.engine({
-        model,
-        tools,
-        plugin,
-        messages: [...conversation, new HumanMessage(turn.user)],
-        threadId,
-        systemPrompt: SYSTEM_PROMPT,
-        reporter,
-      });
+      const input = { model, tools, plugin, messages: [...conversation, new HumanMessage(turn.user)], threadId, systemPrompt: SYSTEM_PROMPT, reporter };
+      conversation = config.tracer ? await tracedTurn(config.tracer, threadId, () => config.engine(input)) : await config.engine(input);
     }
     stats.emailsSent = services.email.stats.sent;
     stats.serviceDeduplicated = services.email.stats.deduplicated;
@@ -133,3 +126,21 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
   }
 }
 
+
+/** One agent run as an `invoke_agent` span, so that Jaeger groups its tool spans per run. */
+function tracedTurn<T>(tracer: Tracer, threadId: string, run: () => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(
+    "invoke_agent demo_agent",
+    { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "demo_agent", "gen_ai.conversation.id": threadId } },
+    async (span) => {
+      try {
+        return await run();
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
