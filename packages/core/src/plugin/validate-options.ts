@@ -92,6 +92,16 @@ function plainObject(name: string, value: unknown): Record<string, unknown> | un
   return value as Record<string, unknown>;
 }
 
+const OBSERVER_HOOKS = ["onEvent", "onCallStart", "runInContext", "onCallEnd"] as const;
+
+function isObserver(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  return OBSERVER_HOOKS.every((hook) => {
+    const member = (value as Record<string, unknown>)[hook];
+    return member === undefined || typeof member === "function";
+  });
+}
+
 /** Applies defaults and checks every option; throws `InvalidOptionError` naming the option and the value. */
 export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptions {
   const input = plainObject("options", options) ?? {};
@@ -104,25 +114,30 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   if (maxBackoffMs < initialBackoffMs) {
     throw new InvalidOptionError("maxBackoffMs", maxBackoffMs, `a number >= initialBackoffMs (${initialBackoffMs})`);
   }
-  const clock = options.clock ?? systemClock;
+  // `=== undefined`, not `??`: an explicit null is an invalid value, not "use the default".
+  const clock = options.clock === undefined ? systemClock : options.clock;
   if (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.sleep !== "function") {
     throw new InvalidOptionError("clock", options.clock, "an object with now() and sleep(ms, signal)");
   }
-  const observers = options.observers ?? [];
-  if (!Array.isArray(observers) || observers.some((observer: unknown) => typeof observer !== "object" || observer === null)) {
-    throw new InvalidOptionError("observers", options.observers, "an array of observer objects");
+  const observers = options.observers === undefined ? [] : options.observers;
+  if (!Array.isArray(observers) || !observers.every(isObserver)) {
+    throw new InvalidOptionError("observers", options.observers, "an array of observer objects whose hooks (onEvent, onCallStart, runInContext, onCallEnd) are functions");
   }
-  const toolEffects = plainObject("toolEffects", options.toolEffects) ?? {};
-  for (const [tool, effect] of Object.entries(toolEffects)) oneOf(`toolEffects.${tool}`, effect, EFFECTS, "read");
+  // Copied (with no prototype, so that a tool named "toString" is not mistaken for an effect):
+  // changing the caller's object after create() does not change the plugin.
+  const toolEffects: Record<string, ToolEffect> = Object.create(null) as Record<string, ToolEffect>;
+  for (const [tool, effect] of Object.entries(plainObject("toolEffects", options.toolEffects) ?? {})) {
+    toolEffects[tool] = oneOf(`toolEffects.${tool}`, effect, EFFECTS, "read");
+  }
 
   const idempotencyInput = plainObject("idempotency", options.idempotency) ?? {};
   for (const key of Object.keys(idempotencyInput)) {
     if (!IDEMPOTENCY_NAMES.has(key)) throw new InvalidOptionError(`idempotency.${key}`, idempotencyInput[key], `a known option (valid ones: ${[...IDEMPOTENCY_NAMES].join(", ")})`);
   }
   const idem = idempotencyInput as IdempotencyOptions;
-  const keyField = idem.keyField ?? d.idempotency.keyField;
+  const keyField = idem.keyField === undefined ? d.idempotency.keyField : idem.keyField;
   if (typeof keyField !== "string" || keyField.length === 0) throw new InvalidOptionError("idempotency.keyField", idem.keyField, "a non-empty string");
-  const store = idem.store ?? new InMemoryIdempotencyStore({ clock });
+  const store = idem.store === undefined ? new InMemoryIdempotencyStore({ clock }) : idem.store;
   if (typeof store !== "object" || store === null || typeof store.begin !== "function" || typeof store.complete !== "function" || typeof store.release !== "function") {
     throw new InvalidOptionError("idempotency.store", idem.store, "an IdempotencyStore (begin, complete, release)");
   }
@@ -142,12 +157,12 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     circuitBreakerKey: fn("circuitBreakerKey", options.circuitBreakerKey),
     circuitBreakerCountsInvalidArguments: countsInvalid ?? d.circuitBreakerCountsInvalidArguments,
     maxCircuitBreakers: integer("maxCircuitBreakers", options.maxCircuitBreakers, 1, d.maxCircuitBreakers),
-    reflectionPrompt: options.reflectionPrompt ?? d.reflectionPrompt,
-    template: compileReflectionTemplate(options.reflectionPrompt ?? d.reflectionPrompt),
+    reflectionPrompt: options.reflectionPrompt === undefined ? d.reflectionPrompt : options.reflectionPrompt,
+    template: compileReflectionTemplate(options.reflectionPrompt === undefined ? d.reflectionPrompt : options.reflectionPrompt),
     includeTools: toolNames("includeTools", options.includeTools),
     excludeTools: toolNames("excludeTools", options.excludeTools),
     jitter: oneOf("jitter", options.jitter, ["none", "full", "equal", "decorrelated"], d.jitter),
-    toolEffects: toolEffects as Record<string, ToolEffect>,
+    toolEffects,
     defaultEffect: oneOf("defaultEffect", options.defaultEffect, EFFECTS, d.defaultEffect),
     idempotency: {
       store,
@@ -163,7 +178,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     onExhausted: oneOf("onExhausted", options.onExhausted, ["return", "throw"], d.onExhausted),
     maxErrorLength: integer("maxErrorLength", options.maxErrorLength, 32, d.maxErrorLength),
     redact: fn("redact", options.redact) ?? defaultRedactor,
-    observers: observers as readonly RetryReflectObserver[],
+    observers: [...(observers as readonly RetryReflectObserver[])],
     clock,
     random: fn("random", options.random) ?? Math.random,
   };
