@@ -1,6 +1,7 @@
 export {
   retryReflectMiddleware,
   DEFAULT_MIDDLEWARE_NAME,
+  type RetryReflectMiddleware,
   type RetryReflectMiddlewareConfig,
   type RetryReflectMiddlewareOptions,
   type ScopeInput,

@@ -77,12 +77,12 @@ function currentThreadId(configurable: unknown): string | undefined {
  *
  * The plugin is on the returned middleware as `.plugin`.
  */
-export function retryReflectMiddleware(plugin: RetryReflectPlugin, options?: RetryReflectMiddlewareOptions): ReturnType<typeof buildMiddleware>;
-export function retryReflectMiddleware(config?: RetryReflectMiddlewareConfig): ReturnType<typeof buildMiddleware>;
+export function retryReflectMiddleware(plugin: RetryReflectPlugin, options?: RetryReflectMiddlewareOptions): RetryReflectMiddleware;
+export function retryReflectMiddleware(config?: RetryReflectMiddlewareConfig): RetryReflectMiddleware;
 export function retryReflectMiddleware(
   pluginOrConfig: RetryReflectPlugin | RetryReflectMiddlewareConfig = {},
   options: RetryReflectMiddlewareOptions = {},
-): ReturnType<typeof buildMiddleware> {
+): RetryReflectMiddleware {
   const { plugin, adapter } = isPlugin(pluginOrConfig) ? { plugin: pluginOrConfig, adapter: options } : splitConfig(pluginOrConfig);
   if (adapter.name !== undefined && (typeof adapter.name !== "string" || adapter.name.length === 0)) {
     throw new TypeError(`retryReflectMiddleware: expected \`name\` to be a non-empty string, received ${JSON.stringify(adapter.name)}`);
@@ -92,6 +92,9 @@ export function retryReflectMiddleware(
   }
   return buildMiddleware(plugin, adapter);
 }
+
+/** The middleware `retryReflectMiddleware` returns: a LangChain `AgentMiddleware` with its `plugin`. */
+export type RetryReflectMiddleware = ReturnType<typeof buildMiddleware>;
 
 function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddlewareOptions) {
   const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
