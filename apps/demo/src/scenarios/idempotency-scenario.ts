@@ -60,7 +60,7 @@ export const idempotencyScenario: Scenario = {
     expectEqual(problems, "send_email executions", stats.executionsByTool.send_email ?? 0, 2);
     expectEqual(problems, "model calls", stats.modelCalls, 4);
     return {
-      outcome: problems.length === 0 ? `1 email sent (${services.email.stats.requests} requests, ${stats.toolResults.length} confirmations)` : "unexpected",
+      outcome: problems.length === 0 ? `1 email sent, ${stats.guardReplays + stats.serviceDeduplicated} duplicates prevented` : "unexpected",
       problems,
     };
   },
