@@ -169,3 +169,19 @@ describe("InMemoryIdempotencyStore", () => {
     expect(store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "fresh" });
   });
 });
+
+describe("what observers see of a write", () => {
+  it("gets the arguments without the key field", async () => {
+    const seen: unknown[] = [];
+    const plugin = RetryReflectPlugin.create({
+      clock: createFakeClock(),
+      toolEffects: { send_email: "write" },
+      observers: [{ onCallStart: (call) => seen.push(call.args) }],
+    });
+    await plugin.execute({ toolName: "send_email", args: { to: "a@example.com", idempotency_key: "k-secret" } }, (args) => {
+      expect(args.idempotency_key).toBe("k-secret");
+      return "sent";
+    });
+    expect(seen).toEqual([{ to: "a@example.com" }]);
+  });
+});

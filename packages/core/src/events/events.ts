@@ -14,7 +14,10 @@ export interface CallInfo {
   /** The attempt-tracking scope (an agent run, or `"global"`). */
   readonly scope: string;
   readonly effect: ToolEffect;
-  /** The tool's arguments. Telemetry must not record them unless the user opts in. */
+  /**
+   * The tool's arguments (for a `write` tool, without its `idempotency.keyField` member).
+   * Telemetry must not record them unless the user opts in.
+   */
   readonly args: unknown;
   /** `clock.now()` when the call started. */
   readonly startTime: number;

@@ -11,7 +11,16 @@ export function canonicalJson(value: unknown): string {
     if (typeof item !== "object") return "null";
     if (stack.has(item)) return '"[Circular]"';
     const toJSON = (item as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") return write(toJSON.call(item));
+    if (typeof toJSON === "function") {
+      const replaced: unknown = toJSON.call(item);
+      // A toJSON that returns its own object (or one that leads back to it) would recurse forever.
+      if (replaced !== item) {
+        stack.add(item);
+        const out = write(replaced);
+        stack.delete(item);
+        return out;
+      }
+    }
     stack.add(item);
     let out: string;
     if (Array.isArray(item)) {

@@ -145,7 +145,7 @@ export class RetryReflectPlugin {
     const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
     const effect = call.effect ?? this.effectOf(toolName);
     const info: CallInfo | undefined = this.observed
-      ? { toolName, callId: call.callId, scope, effect, args: call.args, startTime: options.clock.now() }
+      ? { toolName, callId: call.callId, scope, effect, args: effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args, startTime: options.clock.now() }
       : undefined;
     const run: CallRun = {
       call: call as ToolCall,
@@ -556,6 +556,13 @@ function readKey(args: unknown, field: string): string | undefined {
   if (typeof value === "string") return value.length > 0 ? value : undefined;
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   return undefined;
+}
+
+/** The arguments without the idempotency-key field: what observers (telemetry) may see of a write. */
+function withoutField(args: unknown, field: string): unknown {
+  if (typeof args !== "object" || args === null || Array.isArray(args) || !(field in args)) return args;
+  const { [field]: _key, ...rest } = args as Record<string, unknown>;
+  return rest;
 }
 
 function safeCanonical(args: unknown): string {
