@@ -61,6 +61,17 @@ function parseScenarioList(value: string | undefined): number[] {
   });
 }
 
+function httpUrl(option: string, value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) throw new CliError(`${option}: expected an http(s) URL such as ${DEFAULT_OTLP_ENDPOINT}, got "${value}"`);
+  return value;
+}
+
 /** Parses `argv` (without node and the script) and the environment. */
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
   let help = false;
@@ -84,7 +95,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         scenarios.push(...parseScenarioList(next()));
         break;
       case "--jaeger":
-        jaeger = next() ?? DEFAULT_OTLP_ENDPOINT;
+        jaeger = httpUrl("--jaeger", next() ?? DEFAULT_OTLP_ENDPOINT);
         break;
       case "--model": {
         const value = next();
@@ -111,6 +122,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         throw new CliError(`unknown option "${argument}" (see --help)`);
     }
   }
-  const fromEnv = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
+  const fromEnvValue = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
+  const fromEnv = fromEnvValue === undefined ? undefined : httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", fromEnvValue);
   return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, color };
 }
