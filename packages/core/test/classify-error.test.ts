@@ -92,6 +92,26 @@ describe("classifyError: transient failures", () => {
     expect(classified.kind).toBe("transient");
   });
 
+  it("a network code on the cause of any wrapper error is TRANSIENT", () => {
+    const wrapped = new Error("weather service request did not complete", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
+    expect(classifyError(wrapped).code).toBe("TRANSIENT");
+  });
+
+  it("'fetch failed' caused by a permanent error (unknown host, bad certificate) is not transient", () => {
+    // Retrying the same call in place cannot fix these; the model may need to change the URL.
+    expect(classifyError(fetchFailed("ENOTFOUND")).kind).not.toBe("transient");
+    expect(classifyError(fetchFailed("CERT_HAS_EXPIRED")).kind).not.toBe("transient");
+    expect(classifyError(fetchFailed("ERR_INVALID_URL")).kind).not.toBe("transient");
+    // ... while one without a cause (a browser's opaque network error) still is.
+    expect(classifyError(new TypeError("fetch failed")).code).toBe("TRANSIENT");
+  });
+
+  it("browsers' fetch network failures are TRANSIENT", () => {
+    for (const message of ["Failed to fetch", "NetworkError when attempting to fetch resource.", "Load failed"]) {
+      expect(classifyError(new TypeError(message)).code, message).toBe("TRANSIENT");
+    }
+  });
+
   it("ECONNREFUSED and DNS EAI_AGAIN are TRANSIENT", () => {
     expect(classifyError(fetchFailed("ECONNREFUSED")).code).toBe("TRANSIENT");
     expect(classifyError(Object.assign(new Error("getaddrinfo EAI_AGAIN api.test"), { code: "EAI_AGAIN" })).code).toBe("TRANSIENT");

@@ -123,7 +123,12 @@ export function classifyError(error: unknown): ToolError {
   }
   if (status !== undefined && status >= 500 && status !== 501 && status !== 505) return transient(ErrorCodes.TRANSIENT, message, error);
   if (code !== undefined && NETWORK_CODES.has(code)) return transient(ErrorCodes.TRANSIENT, message, error);
-  if (name === "TypeError" && /fetch failed|network error|socket hang up/i.test(message)) return transient(ErrorCodes.TRANSIENT, message, error);
+  // fetch's opaque network failure: Node/undici "fetch failed", Chrome "Failed to fetch", Firefox
+  // "NetworkError when attempting to fetch resource.", Safari "Load failed". Not when its cause carries
+  // a code that is not a network hiccup (ENOTFOUND, an expired certificate): repeating cannot help.
+  if (name === "TypeError" && code === undefined && /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i.test(message)) {
+    return transient(ErrorCodes.TRANSIENT, message, error);
+  }
   if (typeof name === "string" && VALIDATION_NAMES.has(name)) return invalid(message, error);
   if (status === 400 || status === 422) return invalid(message, error);
   if (BAD_INPUT.test(message.slice(0, 2000))) return invalid(message, error);
