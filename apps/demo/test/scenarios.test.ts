@@ -81,7 +81,8 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
     expect(stats.breakerTransitions).toEqual(["open", "half-open", "closed"]);
     const opened = stats.events.find((event) => event.type === "circuit_opened");
     expect(opened?.fields).toEqual({ tool_name: "broken_api", failures: 5, reset_ms: 2000 });
-    expect(stats.callsRejected).toBe(2);
+    // Run 2's failure opens the breaker and ends that call at once; run 3's call fails fast.
+    expect(stats.callsRejected).toBe(1);
     // 4 attempts in run 1, the 5th failure in run 2, nothing while open, the probe in run 4.
     expect(stats.executionsByTool.broken_api).toBe(6);
     expect(stats.modelCalls).toBe(8);
@@ -129,7 +130,7 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
     expect(rows.map((row) => row.slice(0, 8))).toEqual([
       ["1", "reflection (kelvin)", "2", "3", "0", "1", "0", "0"],
       ["2", "transient, in place", "4", "2", "3", "0", "0", "0"],
-      ["3", "circuit breaker", "6", "8", "4", "0", "3 (open→half-open→closed)", "0"],
+      ["3", "circuit breaker", "6", "8", "3", "0", "3 (open→half-open→closed)", "0"],
       ["4", "lost email response", "2", "4", "1", "0", "0", "2"],
       ["5", "QUOTA_EXCEEDED", "1", "2", "0", "0", "0", "0"],
       ["6", "excluded exit_loop", "2", "2", "0", "0", "0", "0"],

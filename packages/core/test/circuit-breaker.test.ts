@@ -246,3 +246,23 @@ describe("CircuitBreaker", () => {
     );
   });
 });
+
+describe("the failure that opens the circuit", () => {
+  it("stops the call at once instead of retrying into an open circuit", async () => {
+    const clock = createFakeClock();
+    const events: RetryReflectEvent[] = [];
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, observers: [{ onEvent: (event) => events.push(event) }] });
+    let calls = 0;
+    const outcome = plugin.execute({ toolName: "flaky", args: {} }, () => {
+      calls++;
+      throw Object.assign(new Error("down"), { status: 503 });
+    });
+    await clock.runAll();
+    const result = await outcome;
+    expect(calls).toBe(2);
+    expect(clock.sleeps).toEqual([500]);
+    expect(result.status === "failed" && result.reason).toBe("circuit_open");
+    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000, details: { last_error_code: "TRANSIENT" } });
+    expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened"]);
+  });
+});

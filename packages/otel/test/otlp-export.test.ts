@@ -58,8 +58,8 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
     await clock.advance(500);
     await corrected;
 
-    // A broken tool: four failures exhaust run-1's retries; the fifth (run-2) opens the breaker,
-    // so run-2's in-place retry is rejected, and so is run-3's call.
+    // A broken tool: four failures exhaust run-1's retries; the fifth (run-2) opens the breaker
+    // and ends run-2's call at once; run-3's call is rejected.
     const down = () => {
       throw new ToolError({ code: "TRANSIENT", message: "upstream 503", recoverable: true });
     };
@@ -155,22 +155,12 @@ function expectJaegerView(received: ReceivedSpan[]) {
   expect(exhausted.logs[3]).toEqual({ event: "retries exhausted", "gen_ai.tool.name": "api_call", "retry_reflect.attempts": 4, "retry_reflect.error": "upstream 503" });
   expect(exhausted.tags).toMatchObject({ error: true, "otel.status_code": "ERROR", "error.type": "RETRIES_EXHAUSTED", "retry_reflect.outcome": "failed" });
   const opened = byCallId(spans, "call_4");
+  // The failure that opens the breaker ends the call at once: no retry into an open circuit.
   expect(opened.logs).toEqual([
     { event: "circuit breaker opened", "gen_ai.tool.name": "api_call", "retry_reflect.failures": 5, "retry_reflect.reset_ms": 60_000 },
-    {
-      event: "tool call failed, retrying",
-      "gen_ai.tool.name": "api_call",
-      "retry_reflect.attempt": 1,
-      "retry_reflect.max": 3,
-      "retry_reflect.backoff_ms": 500,
-      "retry_reflect.error": "upstream 503",
-      "retry_reflect.error_code": "TRANSIENT",
-      "retry_reflect.mode": "in_place",
-    },
-    { event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 59_500 },
   ]);
   const rejected = byCallId(spans, "call_5");
-  expect(rejected.logs).toEqual([{ event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 59_500 }]);
+  expect(rejected.logs).toEqual([{ event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 }]);
   for (const span of [opened, rejected]) {
     expect(span.tags).toMatchObject({
       error: true,

@@ -298,6 +298,9 @@ export class RetryReflectPlugin {
 
       if (!error.recoverable) return this.failed(run, sanitizedError(error, message), "not_recoverable");
       if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
+      // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
+      const openFor = this.breaker.peek(run.breakerKey);
+      if (openFor !== undefined) return this.circuitOpen(run, openFor, error.code);
 
       const delay = withRetryAfter(backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs), error.retryAfterMs, options.maxBackoffMs);
       tracked.lastDelayMs = delay;
@@ -431,16 +434,22 @@ export class RetryReflectPlugin {
     return this.failed(run, error, "exhausted");
   }
 
+  /** A call turned away by an open circuit, without running the tool. */
   private rejected(run: CallRun, retryAfterMs: number): FailedOutcome {
-    const wait = Math.max(0, Math.ceil(retryAfterMs));
     run.attempt = (this.tracker.get(run.scope, run.toolName)?.failures ?? 0) + 1;
-    this.emit("call_rejected", run, { tool_name: run.toolName, retry_after_ms: wait });
+    this.emit("call_rejected", run, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
+    return this.circuitOpen(run, retryAfterMs);
+  }
+
+  /** `failed` with `CIRCUIT_OPEN`; `lastErrorCode` when this call's own failure opened the circuit. */
+  private circuitOpen(run: CallRun, retryAfterMs: number, lastErrorCode?: string): FailedOutcome {
     const error = new ToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
       message: `The circuit breaker of '${run.toolName}' is open after repeated failures.`,
       recoverable: false,
       suggestedAction: `Do not call '${run.toolName}' again for now; continue without it or tell the user it is unavailable.`,
-      retryAfterMs: wait,
+      retryAfterMs: Math.max(0, Math.ceil(retryAfterMs)),
+      ...(lastErrorCode === undefined ? {} : { details: { last_error_code: lastErrorCode } }),
     });
     return this.failed(run, error, "circuit_open");
   }
