@@ -180,3 +180,24 @@ describe("programmer errors are thrown", () => {
     await expect(plugin.execute({ toolName: "t", args: {}, signal: {} as never }, () => 1)).rejects.toThrow(/AbortSignal/);
   });
 });
+
+describe("declared errors with hostile fields", () => {
+  it("serialises BigInt and circular details, and cleans a declared suggested action", async () => {
+    const details: Record<string, unknown> = { amount: 10n };
+    details.self = details;
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock() });
+    const outcome = await plugin.execute({ toolName: "t", args: {} }, () => ({
+      error_code: "PAYMENT_DECLINED",
+      message: "declined",
+      recoverable: true,
+      suggested_action: `Retry with https://pay.example.com/?key=supersecret ${"y".repeat(5000)}`,
+      details,
+    }));
+    expect(outcome.status).toBe("reflect");
+    if (outcome.status !== "reflect") return;
+    const json = JSON.parse(outcome.message.slice(outcome.prompt.length + 2)) as Record<string, unknown>;
+    expect(json.details).toEqual({ amount: "10", self: "[Circular]" });
+    expect(outcome.message).not.toContain("supersecret");
+    expect(String(json.suggested_action).length).toBeLessThanOrEqual(1000);
+  });
+});

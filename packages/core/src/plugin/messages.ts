@@ -1,4 +1,5 @@
 import { ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
+import { safeJson } from "../reflection/clean-error-text.js";
 
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
 export interface StructuredErrorJSON extends ToolErrorJSON {
@@ -18,7 +19,7 @@ export function structuredErrorJson(error: ToolError, attempt: number, maxRetrie
   };
   if (error.retryAfterMs !== undefined) json.retry_after_ms = error.retryAfterMs;
   if (error.details !== undefined) json.details = error.details;
-  return JSON.stringify(json);
+  return safeJson(json);
 }
 
 /** The stop instruction for a non-recoverable error. */

@@ -295,8 +295,10 @@ export class RetryReflectPlugin {
       tracked = this.tracker.entry(run.scope, run.toolName);
       tracked.failures = run.attempt;
       const message = this.clean(error.message);
+      // A tool's own suggested action is untrusted text too: redacted and capped like the message.
+      const suggestedAction = this.clean(error.suggestedAction);
 
-      if (!error.recoverable) return this.failed(run, sanitizedError(error, message), "not_recoverable");
+      if (!error.recoverable) return this.failed(run, sanitizedError(error, message, suggestedAction), "not_recoverable");
       if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
       // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
       const openFor = this.breaker.peek(run.breakerKey);
@@ -320,7 +322,7 @@ export class RetryReflectPlugin {
         continue;
       }
       tracked.readyAt = options.clock.now() + delay;
-      const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : error.suggestedAction;
+      const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : suggestedAction;
       return this.reflect(run, sanitizedError(error, message, action));
     }
   }

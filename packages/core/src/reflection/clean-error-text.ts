@@ -59,7 +59,8 @@ function readMessage(error: object): string | undefined {
   return undefined;
 }
 
-function safeJson(value: object): string {
+/** JSON that never throws: BigInts as strings, circular references as "[Circular]". */
+export function safeJson(value: object): string {
   const seen = new WeakSet<object>();
   try {
     const json = JSON.stringify(value, (_key, item: unknown) => {
