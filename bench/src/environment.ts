@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { cpus, freemem, platform, release, totalmem } from "node:os";
+import { cpus, freemem, loadavg, platform, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 
 export interface Environment {
@@ -13,6 +13,8 @@ export interface Environment {
   readonly memoryGiB: number;
   readonly freeMemoryGiB: number;
   readonly command: string;
+  /** 1-minute load average when the run started (the machines are shared: above the core count, other processes competed). */
+  readonly loadAverageAtStart: number;
   readonly commit: string;
   readonly versions: Readonly<Record<string, string>>;
 }
@@ -49,7 +51,8 @@ export function environment(): Environment {
     cores: cpuList.length,
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
-    command: "npm run bench  (= node --expose-gc --import tsx bench/src/main.ts)",
+    command: "npm run bench  (= node --expose-gc --no-warnings --import tsx bench/src/main.ts)",
+    loadAverageAtStart: Math.round(loadavg()[0]! * 100) / 100,
     commit: gitCommit(),
     versions: Object.fromEntries(
       ["@retry-reflect/core", "@retry-reflect/langchain", "cockatiel", "opossum", "p-retry", "langchain", "@langchain/core", "mitata"].map((name) => [name, packageVersion(name)]),

@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BENCH_ROOT, environment } from "./environment.js";
 import { loadCore, type CoreModule } from "./ours.js";
@@ -66,13 +67,14 @@ async function main(): Promise<void> {
   }
 
   const totalSeconds = (Date.now() - began) / 1000;
-  const markdown = renderMarkdown(env, results, totalSeconds);
+  const loadAverageAtEnd = Math.round(loadavg()[0]! * 100) / 100;
+  const markdown = renderMarkdown(env, results, totalSeconds, loadAverageAtEnd);
   const partial = only !== undefined;
   const suffix = partial ? ".partial" : "";
   writeFileSync(join(BENCH_ROOT, `RESULTS${suffix}.md`), markdown);
   writeFileSync(
     join(BENCH_ROOT, `results${suffix}.json`),
-    `${JSON.stringify({ environment: env, totalSeconds, suites: results }, null, 2)}\n`,
+    `${JSON.stringify({ environment: env, totalSeconds, loadAverageAtEnd, suites: results }, null, 2)}\n`,
   );
   console.log(`\n${markdown}`);
   console.log(`wrote bench/RESULTS${suffix}.md and bench/results${suffix}.json in ${totalSeconds.toFixed(0)} s`);

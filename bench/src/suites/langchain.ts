@@ -144,8 +144,8 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     title: "7. LangChain createAgent (fake model, no-op tool)",
     method:
       "Hook: each middleware's wrapToolCall called directly with a LangChain-shaped request and a handler that returns a ready ToolMessage " +
-      "(5 interleaved rounds, best kept). Agent: createAgent with LangChain's FakeToolCallingModel: the first model turn asks for N no-op tool calls, " +
-      "the second answers; one measured call = one agent.invoke; overhead per tool call = (run − no-middleware run) / N; 6 interleaved rounds of ≥ 250 ms, best kept. " +
+      "(process CPU time, 5 interleaved rounds, best kept). Agent: createAgent with LangChain's FakeToolCallingModel: the first model turn asks for N no-op tool calls, " +
+      "the second answers; one measured call = one agent.invoke (process CPU time); overhead per tool call = (run − no-middleware run) / N; 6 interleaved rounds of ≥ 250 ms, best kept. " +
       "Agent runs take milliseconds and vary by more than a middleware costs on a shared machine: the hook table is the precise comparison.",
     tables: [
       { caption: "The wrapToolCall hook alone (handler returns a ready ToolMessage)", table: { columns: ["middleware", "ns/call", "overhead over floor", "ours / this (overhead)"], rows: hookRows } },

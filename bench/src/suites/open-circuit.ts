@@ -71,7 +71,7 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
     title: "2. Open-circuit rejection",
     method:
       "Each breaker is opened first (one failure with threshold 1, or opossum's open()), then a no-op call is made " +
-      "through it and awaited; the peers' rejections are caught. 5 interleaved rounds of ≥ 120 ms each, best round kept.",
+      "through it and awaited; the peers' rejections are caught. mitata with process CPU time as its clock, 5 interleaved rounds of ≥ 120 ms each, best round kept.",
     tables: [{ table: { columns: Object.keys(rows.find((row) => Object.keys(row).length > 2) ?? rows[0]!), rows } }],
     targets: [
       {

@@ -65,7 +65,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     id: "success-path",
     title: "1. Success path (no-op async tool)",
     method:
-      "mitata, contestants interleaved over 5 rounds of ≥ 120 ms each (best round kept); a call is awaited before the next. " +
+      "mitata with process CPU time as its clock, contestants interleaved over 5 rounds of ≥ 120 ms each (best round kept); a call is awaited before the next. " +
       "Overhead = contestant − floor. Heap allocated/call: heapUsed delta over 500 sequential calls, median of 25 batches. " +
       "Timers/AbortControllers/listeners: counted through patched globals over 1,000 calls.",
     tables: [{ table: { columns: Object.keys(rows[0]!), rows } }],
