@@ -58,6 +58,23 @@ export async function compare(contestants: readonly Contestant[], options: Compa
   return contestants.map(([name]) => best.get(name) as Timing);
 }
 
+/**
+ * For a contestant whose cost per call grows with the calls it has seen: a fixed number of
+ * sequential calls on a fresh instance per round (wall clock), best round kept.
+ */
+export async function fixedCalls(name: string, fresh: () => () => unknown, calls: number, rounds = 3): Promise<Timing> {
+  let best: Timing | undefined;
+  for (let round = 0; round < rounds; round++) {
+    const fn = fresh();
+    globalThis.gc?.();
+    const start = process.hrtime.bigint();
+    for (let call = 0; call < calls; call++) await fn();
+    const avgNs = Number(process.hrtime.bigint() - start) / calls;
+    if (best === undefined || avgNs < best.avgNs) best = { name, avgNs, p50Ns: Number.NaN, p99Ns: Number.NaN, calls };
+  }
+  return best as Timing;
+}
+
 /** Bytes that remain on the heap after a full collection. Needs `--expose-gc`. */
 export function settledHeap(): number {
   const gc = globalThis.gc;

@@ -1,11 +1,13 @@
 import { formatBytes, formatNs, formatRatio, round } from "../format.js";
-import { allocatedPerCall, compare, type Contestant } from "../measure.js";
+import { allocatedPerCall, compare, fixedCalls, type Contestant } from "../measure.js";
 import { PENDING, type CoreModule } from "../ours.js";
 import { cockatielRetryBreaker, opossumBreaker, pRetryCall } from "../peers.js";
 import type { Cell, SuiteResult } from "../report-types.js";
 
 const OURS = "retry-reflect (in-place retry, backoff 0)";
 const COCKATIEL = "cockatiel wrap(retry, circuitBreaker), ConstantBackoff(0)";
+const OPOSSUM = "opossum fire + one hand-written retry (fresh breaker, first 2,000 calls)";
+const OPOSSUM_CALLS = 2_000;
 
 /** A tool that fails on every odd call and succeeds on every even one: one logical call = fail + success. */
 function flakyTool(error: Error): () => Promise<number> {
@@ -52,25 +54,28 @@ export async function failurePath(core: CoreModule | undefined): Promise<SuiteRe
   const cockatiel = cockatielRetryBreaker();
   const cockatielTool = flakyTool(networkError());
   const pRetryTool = flakyTool(networkError());
-  const opossumTool = flakyTool(networkError());
-  // Alternating failures are 50 % errors: opossum's default 50 % threshold (and its first failure, 100 %) would open it.
-  const opossum = opossumBreaker(opossumTool, { errorThresholdPercentage: 75, volumeThreshold: 10 });
   contestants.push(
     [COCKATIEL, () => cockatiel.execute(() => cockatielTool())],
     ["p-retry (minTimeout 0)", () => pRetryCall(pRetryTool)],
-    [
-      "opossum fire + one hand-written retry",
-      async () => {
-        try {
-          return await opossum.fire();
-        } catch {
-          return await opossum.fire();
-        }
-      },
-    ],
   );
-
   const timings = await compare(contestants, { clock: "wall" });
+  // opossum recomputes its rolling statistics on every failure (it concatenates and sorts every latency
+  // of its 10 s window), so its cost per call grows with the calls it has seen: measured on a fresh
+  // breaker per round, over a fixed number of calls.
+  const opossumBreakers: Array<ReturnType<typeof opossumBreaker>> = [];
+  const freshOpossum = () => {
+    // Alternating failures are 50 % errors: opossum's default 50 % threshold (and its first failure, 100 %) would open it.
+    const breaker = opossumBreaker(flakyTool(networkError()), { errorThresholdPercentage: 75, volumeThreshold: 10 });
+    opossumBreakers.push(breaker);
+    return async () => {
+      try {
+        return await breaker.fire();
+      } catch {
+        return await breaker.fire();
+      }
+    };
+  };
+  timings.push(await fixedCalls(OPOSSUM, freshOpossum, OPOSSUM_CALLS));
   const floor = timings[0]!.avgNs;
   const ours = timings.find((timing) => timing.name === OURS);
   const allocations = new Map<string, number>();
@@ -78,10 +83,11 @@ export async function failurePath(core: CoreModule | undefined): Promise<SuiteRe
     if (name === COCKATIEL) continue; // its 1 ms setTimeout per retry makes a 500-call batch too slow; measured as n/a
     allocations.set(name, await allocatedPerCall(fn, 200, 15));
   }
-  opossum.shutdown();
+  for (const breaker of opossumBreakers) breaker.shutdown();
   notes.push(
     "cockatiel sleeps with `setTimeout(backoff)` even when the backoff is 0, so each of its retries waits one timer tick (≈1 ms in Node); that is its real cost at backoff 0, not a harness artefact.",
     "opossum has no retry of its own: its row is the breaker plus one hand-written retry, and its error threshold is raised to 75 % (volume threshold 10) so that alternating failures do not open it.",
+    `opossum recomputes its rolling statistics on every failure (concatenating and sorting every latency recorded in its 10 s window), so its cost per call grows with the call rate: its row is the first ${OPOSSUM_CALLS.toLocaleString("en-US")} calls of a fresh breaker (best of 3). Measured continuously for seconds, as the other rows are, it reached several milliseconds per call (4.7 ms in one run).`,
   );
 
   const rows: Record<string, Cell>[] = timings.map((timing, index) => ({

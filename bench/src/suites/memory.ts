@@ -157,7 +157,7 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
     });
     if (!pluginBounded) {
       notes.push(
-        "The plugin's attempt counters are bounded by scope count (`maxTrackedScopes`), not by tools per scope: one run that touches 100,000 failing tools keeps 100,000 counters. See the hot-path findings in README.md.",
+        "The plugin's attempt counters are bounded by scope count (`maxTrackedScopes`), not by tools per scope: one run that touches 100,000 failing tools keeps 100,000 counters. See FINDINGS.md, item 5.",
       );
     }
     notes.push(
