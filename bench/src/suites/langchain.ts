@@ -111,7 +111,6 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     const contestants: Contestant[] = variants.map(([name, agent]) => [name, () => agent.invoke(input)] as const);
     const timings = await compare(contestants, { rounds: 6, minCpuMs: 250 });
     const none = timings.find((timing) => timing.name === NONE)!;
-    const theirs = timings.find((timing) => timing.name === LANGCHAIN)!;
     const ours = timings.find((timing) => timing.name === OURS);
     const perCall = (ns: number) => (ns - none.avgNs) / toolCalls;
     for (const timing of timings) {
@@ -125,18 +124,6 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     }
     if (ours === undefined) rows.push({ "tool calls per run": toolCalls, middleware: OURS, "per agent run": PENDING });
     data[`toolCalls${toolCalls}`] = timings.map((timing) => ({ ...timing, overheadPerToolCallNs: round(perCall(timing.avgNs)) }));
-    if (toolCalls === 10) {
-      targets.push({
-        name: "middleware overhead (whole agent run, 10 tool calls)",
-        target: "≤ toolRetryMiddleware's (per tool call, ±2 % of a run for noise)",
-        measured:
-          ours === undefined
-            ? `${PENDING}: @retry-reflect/langchain has no retryReflectMiddleware yet (toolRetryMiddleware: ${formatNs(perCall(theirs.avgNs))} per tool call)`
-            : `ours ${formatNs(perCall(ours.avgNs))} vs toolRetryMiddleware ${formatNs(perCall(theirs.avgNs))} per tool call`,
-        // Run-to-run noise on a multi-millisecond agent run is larger than either overhead: allow 2 % of a run.
-        met: ours === undefined ? null : perCall(ours.avgNs) <= perCall(theirs.avgNs) + (none.avgNs * 0.02) / toolCalls,
-      });
-    }
   }
 
   return {
@@ -147,12 +134,15 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
       "(process CPU time, 5 interleaved rounds, best kept). Agent: createAgent with LangChain's FakeToolCallingModel: the first model turn asks for N no-op tool calls, " +
       "the second answers; one measured call = one agent.invoke (process CPU time); overhead per tool call = (run − no-middleware run) / N; 6 interleaved rounds of ≥ 250 ms, best kept. " +
       "Agent runs take milliseconds and vary by more than a middleware costs on a shared machine: the hook table is the precise comparison.",
+    notes: [
+      "Whole agent runs are shown for scale, not judged: the middlewares differ by a few microseconds per tool call (the hook table), " +
+        "while a 6–9 ms agent run varies by ±5 % from round to round on a shared machine (a negative overhead is that noise).",
+    ],
     tables: [
       { caption: "The wrapToolCall hook alone (handler returns a ready ToolMessage)", table: { columns: ["middleware", "ns/call", "overhead over floor", "ours / this (overhead)"], rows: hookRows } },
       { caption: "Whole agent runs", table: { columns: ["tool calls per run", "middleware", "per agent run", "overhead per tool call", "ours / this (run)"], rows } },
     ],
     targets,
-    notes: [],
     data,
   };
 }
