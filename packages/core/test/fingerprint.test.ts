@@ -33,9 +33,8 @@ describe("canonicalJson", () => {
     const reversedKeys = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(reversedKeys);
       if (typeof value === "object" && value !== null) {
-        const copy: Record<string, unknown> = {};
-        for (const key of Object.keys(value).reverse()) copy[key] = reversedKeys((value as Record<string, unknown>)[key]);
-        return copy;
+        // fromEntries defines own properties, so a "__proto__" key (fast-check makes them) stays a key.
+        return Object.fromEntries(Object.keys(value).reverse().map((key) => [key, reversedKeys((value as Record<string, unknown>)[key])]));
       }
       return value;
     };

@@ -54,7 +54,7 @@ describe("defaults", () => {
     expect({ ...options.toolEffects }).toEqual({});
     expect(options.defaultEffect).toBe("read");
     expect(options.trackingScope).toBe("scope");
-    expect(options.maxTrackedScopes).toBe(10_000);
+    expect(options.maxAttemptCounters).toBe(10_000);
     expect(options.onExhausted).toBe("return");
     expect(options.maxErrorLength).toBe(1000);
     expect(options.redact).toBe(defaultRedactor);
@@ -100,7 +100,7 @@ type NumericOption =
   | "circuitBreakerThreshold"
   | "circuitBreakerResetMs"
   | "maxCircuitBreakers"
-  | "maxTrackedScopes"
+  | "maxAttemptCounters"
   | "maxErrorLength";
 
 const NUMERIC: readonly NumericOption[] = [
@@ -111,7 +111,7 @@ const NUMERIC: readonly NumericOption[] = [
   "circuitBreakerThreshold",
   "circuitBreakerResetMs",
   "maxCircuitBreakers",
-  "maxTrackedScopes",
+  "maxAttemptCounters",
   "maxErrorLength",
 ];
 
@@ -140,7 +140,7 @@ describe("numeric options are validated", () => {
   }
 
   it("counts must be integers", () => {
-    for (const name of ["maxRetries", "circuitBreakerThreshold", "maxCircuitBreakers", "maxTrackedScopes", "maxErrorLength"] as const) {
+    for (const name of ["maxRetries", "circuitBreakerThreshold", "maxCircuitBreakers", "maxAttemptCounters", "maxErrorLength"] as const) {
       expect(invalidOption(() => resolveOptions({ [name]: 2.5 })).option).toBe(name);
     }
   });
@@ -363,7 +363,7 @@ describe("builder", () => {
       idempotency: { store, keyField: "request_id", ttlMs: 1_000, leaseMs: 500, requireKey: false },
       classifyError: classify,
       trackingScope: "global",
-      maxTrackedScopes: 20,
+      maxAttemptCounters: 20,
       onExhausted: "throw",
       maxErrorLength: 200,
       redact,
@@ -391,7 +391,7 @@ describe("builder", () => {
       .idempotency(fields.idempotency)
       .classifyError(fields.classifyError)
       .trackingScope(fields.trackingScope)
-      .maxTrackedScopes(fields.maxTrackedScopes)
+      .maxAttemptCounters(fields.maxAttemptCounters)
       .onExhausted(fields.onExhausted)
       .maxErrorLength(fields.maxErrorLength)
       .redact(fields.redact)
@@ -427,7 +427,7 @@ describe("builder", () => {
     expect(options.idempotency.requireKey).toBe(false);
     expect(options.classifyError).toBe(classify);
     expect(options.trackingScope).toBe("global");
-    expect(options.maxTrackedScopes).toBe(20);
+    expect(options.maxAttemptCounters).toBe(20);
     expect(options.onExhausted).toBe("throw");
     expect(options.maxErrorLength).toBe(200);
     expect(options.redact).toBe(redact);
@@ -456,7 +456,7 @@ describe("builder", () => {
       idempotency: { keyField: "k" },
       classifyError: () => undefined,
       trackingScope: "global",
-      maxTrackedScopes: 8,
+      maxAttemptCounters: 8,
       onExhausted: "throw",
       maxErrorLength: 64,
       redact: (text) => text,

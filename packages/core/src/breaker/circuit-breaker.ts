@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { CircuitState } from "../events/events.js";
+import { LruMap } from "../internal/lru-map.js";
 
 /** Per-key breaker data: a discriminated union of states. Closed keys with no failure have no entry. */
 type Entry =
@@ -46,7 +47,9 @@ export interface CircuitSnapshot {
   readonly breakers: Readonly<Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }>>;
 }
 
-const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
+/** The permit of every call admitted by a closed circuit. */
+export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
+const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit: CLOSED_PERMIT });
 
 /**
  * Circuit breakers, one per key (a tool name), without timers: an open circuit turns half-open
@@ -60,7 +63,7 @@ export class CircuitBreaker<C = unknown> {
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined;
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LruMap<string, Entry>;
   private generation = 0;
 
   constructor(options: CircuitBreakerOptions<C> = {}) {
@@ -72,6 +75,7 @@ export class CircuitBreaker<C = unknown> {
     if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
     this.clock = options.clock ?? systemClock;
     this.onTransition = options.onTransition;
+    this.entries = new LruMap(this.maxKeys);
   }
 
   /** Number of keys with state (closed keys without failures take no room). */
@@ -87,6 +91,13 @@ export class CircuitBreaker<C = unknown> {
       return this.halfOpen(key, entry.failures, context).state;
     }
     return entry.state === "isolated" ? "open" : entry.state;
+  }
+
+  /** Without side effects: is `key`'s circuit closed (calls run freely)? */
+  isClosed(key: string): boolean {
+    if (this.entries.size === 0) return true;
+    const entry = this.entries.get(key);
+    return entry === undefined || entry.state === "closed";
   }
 
   /** Without side effects: would a call be rejected now, and for how long? */
@@ -105,7 +116,7 @@ export class CircuitBreaker<C = unknown> {
   /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */
   acquire(key: string, context?: C): CircuitDecision {
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.state === "closed") return { admitted: true, permit: CLOSED_PERMIT };
+    if (entry === undefined || entry.state === "closed") return CLOSED_DECISION;
     this.touch(key, entry);
     const now = this.clock.now();
     if (entry.state === "isolated") return { admitted: false, retryAfterMs: this.resetMs, state: "open" };
@@ -187,7 +198,7 @@ export class CircuitBreaker<C = unknown> {
   snapshot(): CircuitSnapshot {
     const now = this.clock.now();
     const breakers: Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }> = {};
-    for (const [key, entry] of this.entries) {
+    for (const [key, entry] of this.entries.entries()) {
       if (entry.state === "open") {
         breakers[key] = { state: "open", failures: entry.failures, remainingMs: Math.max(0, entry.openedAt + this.resetMs - now) };
       } else {
@@ -240,18 +251,11 @@ export class CircuitBreaker<C = unknown> {
   }
 
   private set(key: string, entry: Entry): void {
-    this.entries.delete(key);
     this.entries.set(key, entry);
-    if (this.entries.size > this.maxKeys) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
   }
 
   private touch(key: string, entry: Entry): void {
-    // Map keeps insertion order: re-inserting marks the key as most recently used.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    this.entries.touch(key, entry);
   }
 
   private emit(key: string, from: CircuitState, to: CircuitState, failures: number, context: C | undefined): void {

@@ -1,5 +1,5 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import { isToolErrorShape, ToolError } from "../errors/tool-error.js";
+import { createToolError, isToolErrorShape, ToolError, withoutStack } from "../errors/tool-error.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
 
 /** Default suggested actions, by code. */
@@ -111,7 +111,7 @@ export function isReturnedFailure(value: unknown): boolean {
  */
 export function classifyError(error: unknown): ToolError {
   if (ToolError.isInstance(error)) return error;
-  if (isToolErrorShape(error)) return ToolError.fromJSON(error, error);
+  if (isToolErrorShape(error)) return withoutStack(() => ToolError.fromJSON(error, error));
   const message = errorMessageOf(error);
   const name = field(error, "name");
   const status = httpStatus(error);
@@ -132,7 +132,7 @@ export function classifyError(error: unknown): ToolError {
   if (typeof name === "string" && VALIDATION_NAMES.has(name)) return invalid(message, error);
   if (status === 400 || status === 422) return invalid(message, error);
   if (BAD_INPUT.test(message.slice(0, 2000))) return invalid(message, error);
-  return new ToolError({
+  return createToolError({
     code: ErrorCodes.TOOL_FAILED,
     message,
     recoverable: true,
@@ -142,7 +142,7 @@ export function classifyError(error: unknown): ToolError {
 }
 
 function transient(code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: string, cause: unknown): ToolError {
-  return new ToolError({
+  return createToolError({
     code,
     message,
     recoverable: true,
@@ -154,7 +154,7 @@ function transient(code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: stri
 }
 
 function invalid(message: string, cause: unknown): ToolError {
-  return new ToolError({
+  return createToolError({
     code: ErrorCodes.INVALID_ARGUMENTS,
     message,
     recoverable: true,

@@ -122,3 +122,28 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
     return false; // a getter or proxy trap that throws
   }
 }
+
+/**
+ * Builds a `ToolError` without capturing a stack trace. The engine's own errors are data in an
+ * outcome, never thrown, and a V8 stack capture costs microseconds per failure.
+ */
+export function withoutStack<T>(make: () => T): T {
+  const ErrorClass = Error as { stackTraceLimit?: number };
+  const limit = ErrorClass.stackTraceLimit;
+  if (typeof limit !== "number") return make();
+  try {
+    ErrorClass.stackTraceLimit = 0;
+  } catch {
+    return make(); // frozen intrinsics
+  }
+  try {
+    return make();
+  } finally {
+    ErrorClass.stackTraceLimit = limit;
+  }
+}
+
+/** `new ToolError(init)` without a stack trace: see `withoutStack`. */
+export function createToolError(init: ToolErrorInit): ToolError {
+  return withoutStack(() => new ToolError(init));
+}

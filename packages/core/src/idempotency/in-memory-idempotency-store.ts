@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
+import { LruMap } from "../internal/lru-map.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
 
 type StoredRecord =
@@ -20,7 +21,7 @@ export interface InMemoryIdempotencyStoreOptions {
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly maxEntries: number;
   private readonly clock: Clock;
-  private readonly records = new Map<string, StoredRecord>();
+  private readonly records: LruMap<string, StoredRecord>;
   private tokens = 0;
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
@@ -29,6 +30,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       throw new InvalidOptionError("maxEntries", options.maxEntries, "an integer >= 1");
     }
     this.clock = options.clock ?? systemClock;
+    this.records = new LruMap(this.maxEntries);
   }
 
   /** Records held (in flight and completed, expired ones not yet dropped included). */
@@ -69,11 +71,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   private write(key: string, record: StoredRecord): void {
-    this.records.delete(key);
     this.records.set(key, record);
-    if (this.records.size > this.maxEntries) {
-      const oldest = this.records.keys().next().value;
-      if (oldest !== undefined) this.records.delete(oldest);
-    }
   }
 }

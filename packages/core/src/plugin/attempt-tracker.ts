@@ -1,4 +1,4 @@
-import type { ToolError } from "../errors/tool-error.js";
+import { LruMap } from "../internal/lru-map.js";
 
 /** Consecutive failures of one tool in one scope. */
 export interface TrackedAttempts {
@@ -7,58 +7,55 @@ export interface TrackedAttempts {
   readyAt: number;
   /** The last delay used, for decorrelated jitter. */
   lastDelayMs: number | undefined;
-  /** Set once retries are exhausted in this scope: later calls stop at once with this error. */
-  exhausted: ToolError | undefined;
+  /** Set once retries are exhausted in this scope: later calls stop at once with this outcome's text. */
+  exhausted: { readonly message: string; readonly lastErrorCode: string } | undefined;
 }
 
+const SEPARATOR = "\u0000";
+
 /**
- * Attempt counters per (scope, tool). Nothing is stored for a tool that has not failed, so the
- * success path only reads. Scopes are kept in least-recently-used order, at most `maxScopes`.
+ * Attempt counters per (scope, tool), at most `max` of them in all (least recently used dropped).
+ * Nothing is stored for a tool that has not failed, so the success path only reads, and not even
+ * that while no counter exists.
  */
 export class AttemptTracker {
-  private readonly scopes = new Map<string, Map<string, TrackedAttempts>>();
+  private readonly counters: LruMap<string, TrackedAttempts>;
 
-  constructor(private readonly maxScopes: number) {}
-
-  get(scope: string, toolName: string): TrackedAttempts | undefined {
-    return this.scopes.get(scope)?.get(toolName);
+  constructor(max: number) {
+    this.counters = new LruMap(max);
   }
 
-  /** The entry to record a failure in (created, and its scope marked recently used). */
+  get size(): number {
+    return this.counters.size;
+  }
+
+  get(scope: string, toolName: string): TrackedAttempts | undefined {
+    return this.counters.size === 0 ? undefined : this.counters.get(scope + SEPARATOR + toolName);
+  }
+
+  /** The counter to record a failure in (created if needed, and marked most recently used). */
   entry(scope: string, toolName: string): TrackedAttempts {
-    let tools = this.scopes.get(scope);
-    if (tools === undefined) {
-      tools = new Map();
-    } else {
-      this.scopes.delete(scope);
-    }
-    this.scopes.set(scope, tools);
-    if (this.scopes.size > this.maxScopes) {
-      const oldest = this.scopes.keys().next().value;
-      if (oldest !== undefined) this.scopes.delete(oldest);
-    }
-    let tracked = tools.get(toolName);
+    const key = scope + SEPARATOR + toolName;
+    let tracked = this.counters.get(key);
     if (tracked === undefined) {
       tracked = { failures: 0, readyAt: 0, lastDelayMs: undefined, exhausted: undefined };
-      tools.set(toolName, tracked);
+      this.counters.set(key, tracked);
+    } else {
+      this.counters.touch(key, tracked);
     }
     return tracked;
   }
 
   /** A success: the tool's count starts again. */
   clear(scope: string, toolName: string): void {
-    const tools = this.scopes.get(scope);
-    if (tools === undefined) return;
-    tools.delete(toolName);
-    if (tools.size === 0) this.scopes.delete(scope);
+    if (this.counters.size !== 0) this.counters.delete(scope + SEPARATOR + toolName);
   }
 
-  /** Forgets a whole scope (an agent run that ended). */
+  /** Forgets every counter of a scope (an agent run that ended). */
   clearScope(scope: string): void {
-    this.scopes.delete(scope);
-  }
-
-  get size(): number {
-    return this.scopes.size;
+    const prefix = scope + SEPARATOR;
+    for (const key of [...this.counters.keys()]) {
+      if (key.startsWith(prefix)) this.counters.delete(key);
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
+import { createToolError, type ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
 import { safeJson } from "../reflection/clean-error-text.js";
 
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
@@ -58,7 +58,7 @@ export const IN_PROGRESS_ACTION = "The same operation is still running: wait, th
 /** Returns a copy of `error` whose message and action are the cleaned text (what the model may see). */
 export function sanitizedError(error: ToolError, message: string, suggestedAction: string = error.suggestedAction): ToolError {
   if (message === error.message && suggestedAction === error.suggestedAction) return error;
-  return new ToolError({
+  return createToolError({
     code: error.code,
     message,
     recoverable: error.recoverable,

@@ -19,6 +19,11 @@ export interface ToolCall<Args = unknown> {
   readonly signal?: AbortSignal;
   /** Overrides `toolEffects` / `defaultEffect` for this call. */
   readonly effect?: ToolEffect;
+  /**
+   * Errors for which this returns true are control flow, not failures (a framework's interrupt):
+   * rethrown untouched, not counted, not classified. @default none
+   */
+  readonly passThrough?: (error: unknown) => boolean;
 }
 
 /** What the tool function receives besides its arguments. */
@@ -95,7 +100,7 @@ export interface RetryReflectOptions {
   /** Attempts counted per call scope (one agent run) or across all calls. @default "scope" */
   readonly trackingScope?: "scope" | "global";
   /** Most (scope, tool) attempt counters kept (least recently used dropped). @default 10_000 */
-  readonly maxTrackedScopes?: number;
+  readonly maxAttemptCounters?: number;
   /** Exhausted retries return a `failed` outcome, or throw `RetriesExhaustedError`. @default "return" */
   readonly onExhausted?: "return" | "throw";
   /** Longest error text shown to the model; longer text is cut and marked. @default 1000 */

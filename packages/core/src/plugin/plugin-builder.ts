@@ -54,8 +54,8 @@ export class RetryReflectPluginBuilder {
   classifyError(value: (error: unknown, context: ClassifyContext) => ToolError | undefined) { return this.with("classifyError", value); }
   /** @see RetryReflectOptions.trackingScope (default "scope") */
   trackingScope(value: "scope" | "global") { return this.with("trackingScope", value); }
-  /** @see RetryReflectOptions.maxTrackedScopes (default 10000) */
-  maxTrackedScopes(value: number) { return this.with("maxTrackedScopes", value); }
+  /** @see RetryReflectOptions.maxAttemptCounters (default 10000) */
+  maxAttemptCounters(value: number) { return this.with("maxAttemptCounters", value); }
   /** @see RetryReflectOptions.onExhausted (default "return") */
   onExhausted(value: "return" | "throw") { return this.with("onExhausted", value); }
   /** @see RetryReflectOptions.maxErrorLength (default 1000) */

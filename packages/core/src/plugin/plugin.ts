@@ -1,10 +1,10 @@
 import { backoffDelay, withRetryAfter } from "../backoff/backoff.js";
-import { CircuitBreaker, type CircuitPermit, type CircuitTransition } from "../breaker/circuit-breaker.js";
+import { CircuitBreaker, CLOSED_PERMIT, type CircuitPermit, type CircuitTransition } from "../breaker/circuit-breaker.js";
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
-import { ToolError } from "../errors/tool-error.js";
+import { createToolError, ToolError } from "../errors/tool-error.js";
 import {
   EVENT_MESSAGES,
   type CallEnd,
@@ -43,7 +43,7 @@ interface CallRun {
   readonly toolName: string;
   readonly scope: string;
   readonly effect: ToolEffect;
-  readonly breakerKey: string;
+  breakerKey: string;
   readonly info: CallInfo | undefined;
   readonly signal: AbortSignal | undefined;
   attempts: number;
@@ -85,7 +85,7 @@ export class RetryReflectPlugin {
     this.options = resolveOptions(options);
     this.observers = this.options.observers;
     this.observed = this.observers.length > 0;
-    this.tracker = new AttemptTracker(this.options.maxTrackedScopes);
+    this.tracker = new AttemptTracker(this.options.maxAttemptCounters);
     this.breaker = new CircuitBreaker<CallInfo>({
       threshold: this.options.circuitBreakerThreshold,
       resetMs: this.options.circuitBreakerResetMs,
@@ -130,29 +130,107 @@ export class RetryReflectPlugin {
   /**
    * Runs a tool call under the policy. For an in-scope tool it never throws for a tool failure:
    * it returns `success`, `reflect` (give `message` to the model) or `failed` (stop using the tool).
-   * It rethrows the caller's abort, and throws `TypeError` for a malformed call, and
-   * `RetriesExhaustedError` when `onExhausted` is `"throw"`. An out-of-scope tool is called once,
-   * and its error is rethrown untouched.
+   * It rethrows the caller's abort and what `call.passThrough` selects, rejects with `TypeError`
+   * for a malformed call, and with `RetriesExhaustedError` when `onExhausted` is `"throw"`. An
+   * out-of-scope tool is called once, and its error is rethrown untouched.
    */
-  async execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
-    checkCall(call, fn);
-    const toolName = call.toolName;
-    if (!this.isInScope(toolName)) {
-      const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName, callId: call.callId });
-      return { status: "success", value, attempt: 1, replayed: false };
+  execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
+    try {
+      checkCall(call, fn);
+      const toolName = call.toolName;
+      if (!this.isInScope(toolName)) return this.plain(call, fn);
+      const options = this.options;
+      const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
+      const effect = call.effect ?? this.effectOf(toolName);
+      if (!this.observed && !call.signal?.aborted) {
+        // Decided without an async frame where nothing but a plain call, or a rejection, can happen.
+        const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
+        const tracked = this.tracker.get(scope, toolName);
+        if (tracked === undefined && effect !== "write" && this.breaker.isClosed(breakerKey)) {
+          return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
+        }
+        const openFor = tracked?.exhausted ? undefined : this.breaker.peek(breakerKey);
+        if (openFor !== undefined) return Promise.resolve(this.rejected(this.newRun(call as ToolCall, scope, effect, breakerKey), openFor));
+      }
+      return this.slow(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** An out-of-scope tool: one plain call. */
+  private async plain<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
+    const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
+    return { status: "success", value, attempt: 1, replayed: false };
+  }
+
+  /**
+   * The success path of a healthy tool with no observer: one async frame, no per-call bookkeeping.
+   * A failure continues on the full path with attempt 1 done.
+   */
+  private async fast<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect, breakerKey: string): Promise<ExecuteOutcome<T>> {
+    let failure: unknown;
+    try {
+      const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
+      if (!isReturnedFailure(value)) {
+        this.breaker.onSuccess(breakerKey, CLOSED_PERMIT);
+        return { status: "success", value, attempt: 1, replayed: false };
+      }
+      failure = value;
+    } catch (error) {
+      failure = error;
+    }
+    const run = this.newRun(call, scope, effect, breakerKey);
+    run.attempt = 1;
+    run.attempts = 1;
+    const next = this.afterFailure(run, CLOSED_PERMIT, failure);
+    if (typeof next !== "number") return this.finish(next, run.toolName);
+    await this.options.clock.sleep(next, run.signal);
+    return this.finish(await this.attempts(run, fn), run.toolName);
+  }
+
+  /** Every other call: observers, writes, tools with failures, open circuits. */
+  private async slow<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect): Promise<ExecuteOutcome<T>> {
     const options = this.options;
-    const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
-    const effect = call.effect ?? this.effectOf(toolName);
     const info: CallInfo | undefined = this.observed
-      ? { toolName, callId: call.callId, scope, effect, args: effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args, startTime: options.clock.now() }
+      ? {
+          toolName: call.toolName,
+          callId: call.callId,
+          scope,
+          effect,
+          args: effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args,
+          startTime: options.clock.now(),
+        }
       : undefined;
-    const run: CallRun = {
-      call: call as ToolCall,
-      toolName,
+    const run = this.newRun(call, scope, effect, call.toolName, info);
+    if (info) this.notify((observer) => observer.onCallStart?.(info));
+    let outcome: ExecuteOutcome<T>;
+    try {
+      if (options.circuitBreakerKey) run.breakerKey = String(options.circuitBreakerKey(call));
+      outcome = await this.guarded(run, fn);
+    } catch (error) {
+      if (info) this.end(run, { status: run.signal?.aborted ? "aborted" : "error", thrown: error });
+      throw error;
+    }
+    if (info) this.end(run, outcome);
+    return this.finish(outcome, run.toolName);
+  }
+
+  /** `onExhausted: "throw"` turns an exhausted outcome into a `RetriesExhaustedError`. */
+  private finish<T>(outcome: ExecuteOutcome<T>, toolName: string): ExecuteOutcome<T> {
+    if (outcome.status === "failed" && outcome.reason === "exhausted" && this.options.onExhausted === "throw") {
+      throw new RetriesExhaustedError({ toolName, attempts: outcome.attempt, error: outcome.error });
+    }
+    return outcome;
+  }
+
+  private newRun(call: ToolCall, scope: string, effect: ToolEffect, breakerKey: string, info?: CallInfo): CallRun {
+    return {
+      call,
+      toolName: call.toolName,
       scope,
       effect,
-      breakerKey: toolName,
+      breakerKey,
       info,
       signal: call.signal,
       attempts: 0,
@@ -161,20 +239,6 @@ export class RetryReflectPlugin {
       storeKey: undefined,
       fingerprint: undefined,
     };
-    if (info) this.notify((observer) => observer.onCallStart?.(info));
-    let outcome: ExecuteOutcome<T>;
-    try {
-      if (options.circuitBreakerKey) (run as { breakerKey: string }).breakerKey = String(options.circuitBreakerKey(call as ToolCall));
-      outcome = await this.guarded(run, fn as ToolFunction<unknown, T>);
-    } catch (error) {
-      if (info) this.end(run, { status: run.signal?.aborted ? "aborted" : "error", thrown: error });
-      throw error;
-    }
-    if (info) this.end(run, outcome);
-    if (outcome.status === "failed" && outcome.reason === "exhausted" && options.onExhausted === "throw") {
-      throw new RetriesExhaustedError({ toolName, attempts: outcome.attempt, error: outcome.error });
-    }
-    return outcome;
   }
 
   /** Gate, then the idempotency guard (single flight per key) for writes, then the attempts. */
@@ -184,7 +248,7 @@ export class RetryReflectPlugin {
     const tracked = this.tracker.get(run.scope, run.toolName);
     if (tracked?.exhausted) {
       run.attempt = tracked.failures;
-      return this.failed(run, tracked.exhausted, "exhausted");
+      return this.failed(run, this.exhaustedError(run, tracked.exhausted.message, tracked.exhausted.lastErrorCode), "exhausted");
     }
     const rejectedFor = this.breaker.peek(run.breakerKey);
     if (rejectedFor !== undefined) return this.rejected(run, rejectedFor);
@@ -232,10 +296,9 @@ export class RetryReflectPlugin {
 
   /** One attempt after another while failures are transient and safe to repeat. */
   private async attempts<T>(run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
-    const options = this.options;
-    const { store, leaseMs, ttlMs } = options.idempotency;
-    let tracked = this.tracker.get(run.scope, run.toolName);
+    const { store, leaseMs, ttlMs } = this.options.idempotency;
     for (;;) {
+      const tracked = this.tracker.get(run.scope, run.toolName);
       run.attempt = (tracked?.failures ?? 0) + 1;
       const decision = this.breaker.acquire(run.breakerKey, run.info);
       if (!decision.admitted) return this.rejected(run, decision.retryAfterMs);
@@ -282,48 +345,65 @@ export class RetryReflectPlugin {
       }
 
       if (token !== undefined) await store.release(run.storeKey as string, token);
-      if (run.signal?.aborted) {
-        this.breaker.onNeutral(run.breakerKey, permit);
-        throw failure;
-      }
-      const error = this.classify(failure, run);
-      if (error.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) {
-        this.breaker.onNeutral(run.breakerKey, permit);
-      } else {
-        this.breaker.onFailure(run.breakerKey, permit, run.info);
-      }
-      tracked = this.tracker.entry(run.scope, run.toolName);
-      tracked.failures = run.attempt;
-      const message = this.clean(error.message);
-      // A tool's own suggested action is untrusted text too: redacted and capped like the message.
-      const suggestedAction = this.clean(error.suggestedAction);
+      const next = this.afterFailure(run, permit, failure);
+      if (typeof next !== "number") return next;
+      await this.options.clock.sleep(next, run.signal);
+    }
+  }
 
-      if (!error.recoverable) return this.failed(run, sanitizedError(error, message, suggestedAction), "not_recoverable");
-      if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
-      // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
-      const openFor = this.breaker.peek(run.breakerKey);
-      if (openFor !== undefined) return this.circuitOpen(run, openFor, error.code);
+  /**
+   * Decides after a failed attempt: an outcome, or the delay before retrying in place. Throws the
+   * failure itself when it is the caller's abort or a pass-through (control flow) error.
+   */
+  private afterFailure(run: CallRun, permit: CircuitPermit, failure: unknown): ReflectOutcome | FailedOutcome | number {
+    const options = this.options;
+    if (run.signal?.aborted || this.passesThrough(run.call, failure)) {
+      this.breaker.onNeutral(run.breakerKey, permit);
+      throw failure;
+    }
+    const error = this.classify(failure, run);
+    if (error.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) {
+      this.breaker.onNeutral(run.breakerKey, permit);
+    } else {
+      this.breaker.onFailure(run.breakerKey, permit, run.info);
+    }
+    const tracked = this.tracker.entry(run.scope, run.toolName);
+    tracked.failures = run.attempt;
+    const message = this.clean(error.message);
+    // A tool's own suggested action is untrusted text too: redacted and capped like the message.
+    const suggestedAction = this.clean(error.suggestedAction);
 
-      const delay = withRetryAfter(backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs), error.retryAfterMs, options.maxBackoffMs);
-      tracked.lastDelayMs = delay;
-      const unguardedWrite = run.effect === "write" && run.storeKey === undefined;
-      const inPlace = error.kind === "transient" && !unguardedWrite;
-      this.emit("retry", run, {
-        tool_name: run.toolName,
-        attempt: run.attempt,
-        max: options.maxRetries,
-        backoff_ms: delay,
-        error: message,
-        error_code: error.code,
-        mode: inPlace ? "in_place" : "reflect",
-      });
-      if (inPlace) {
-        await options.clock.sleep(delay, run.signal);
-        continue;
-      }
-      tracked.readyAt = options.clock.now() + delay;
-      const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : suggestedAction;
-      return this.reflect(run, sanitizedError(error, message, action));
+    if (!error.recoverable) return this.failed(run, sanitizedError(error, message, suggestedAction), "not_recoverable");
+    if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
+    // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
+    const openFor = this.breaker.peek(run.breakerKey);
+    if (openFor !== undefined) return this.circuitOpen(run, openFor, error.code);
+
+    const delay = withRetryAfter(backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs), error.retryAfterMs, options.maxBackoffMs);
+    tracked.lastDelayMs = delay;
+    const unguardedWrite = run.effect === "write" && run.storeKey === undefined;
+    const inPlace = error.kind === "transient" && !unguardedWrite;
+    this.emit("retry", run, {
+      tool_name: run.toolName,
+      attempt: run.attempt,
+      max: options.maxRetries,
+      backoff_ms: delay,
+      error: message,
+      error_code: error.code,
+      mode: inPlace ? "in_place" : "reflect",
+    });
+    if (inPlace) return delay;
+    tracked.readyAt = options.clock.now() + delay;
+    const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : suggestedAction;
+    return this.reflect(run, sanitizedError(error, message, action));
+  }
+
+  private passesThrough(call: ToolCall, failure: unknown): boolean {
+    if (call.passThrough === undefined) return false;
+    try {
+      return call.passThrough(failure) === true;
+    } catch {
+      return false;
     }
   }
 
@@ -422,18 +502,21 @@ export class RetryReflectPlugin {
   }
 
   private exhausted(run: CallRun, tracked: TrackedAttempts, last: ToolError, message: string): FailedOutcome {
-    const error = new ToolError({
+    const error = this.exhaustedError(run, message, last.code);
+    if (this.options.trackingScope === "global") this.tracker.clear(run.scope, run.toolName);
+    else tracked.exhausted = { message, lastErrorCode: last.code };
+    this.emit("retries_exhausted", run, { tool_name: run.toolName, attempts: run.attempt, error: message });
+    return this.failed(run, error, "exhausted");
+  }
+
+  private exhaustedError(run: CallRun, message: string, lastErrorCode: string): ToolError {
+    return createToolError({
       code: ErrorCodes.RETRIES_EXHAUSTED,
       message,
       recoverable: false,
       suggestedAction: exhaustedAction(run.toolName),
-      details: { last_error_code: last.code },
-      cause: last,
+      details: { last_error_code: lastErrorCode },
     });
-    if (this.options.trackingScope === "global") this.tracker.clear(run.scope, run.toolName);
-    else tracked.exhausted = error;
-    this.emit("retries_exhausted", run, { tool_name: run.toolName, attempts: run.attempt, error: message });
-    return this.failed(run, error, "exhausted");
   }
 
   /** A call turned away by an open circuit, without running the tool. */
@@ -445,7 +528,7 @@ export class RetryReflectPlugin {
 
   /** `failed` with `CIRCUIT_OPEN`; `lastErrorCode` when this call's own failure opened the circuit. */
   private circuitOpen(run: CallRun, retryAfterMs: number, lastErrorCode?: string): FailedOutcome {
-    const error = new ToolError({
+    const error = createToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
       message: `The circuit breaker of '${run.toolName}' is open after repeated failures.`,
       recoverable: false,
@@ -474,7 +557,7 @@ export class RetryReflectPlugin {
     tracked.failures += 1;
     run.attempt = tracked.failures;
     this.emit("idempotency_conflict", run, { tool_name: run.toolName, reason });
-    const error = new ToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+    const error = createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
     if (run.attempt > this.options.maxRetries) return this.exhausted(run, tracked, error, message);
     if (retryAfterMs !== undefined) tracked.readyAt = this.options.clock.now() + Math.min(retryAfterMs, this.options.maxBackoffMs);
     return this.reflect(run, error);

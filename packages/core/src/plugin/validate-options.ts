@@ -24,7 +24,7 @@ export const DEFAULT_OPTIONS = {
   toolEffects: {} as Readonly<Record<string, ToolEffect>>,
   defaultEffect: "read",
   trackingScope: "scope",
-  maxTrackedScopes: 10_000,
+  maxAttemptCounters: 10_000,
   onExhausted: "return",
   maxErrorLength: 1000,
   idempotency: { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true },
@@ -33,7 +33,7 @@ export const DEFAULT_OPTIONS = {
 const OPTION_NAMES = new Set<string>([
   "maxRetries", "initialBackoffMs", "backoffMultiplier", "maxBackoffMs", "circuitBreakerThreshold", "circuitBreakerResetMs",
   "circuitBreakerKey", "circuitBreakerCountsInvalidArguments", "maxCircuitBreakers", "reflectionPrompt", "includeTools",
-  "excludeTools", "jitter", "toolEffects", "defaultEffect", "idempotency", "classifyError", "trackingScope", "maxTrackedScopes",
+  "excludeTools", "jitter", "toolEffects", "defaultEffect", "idempotency", "classifyError", "trackingScope", "maxAttemptCounters",
   "onExhausted", "maxErrorLength", "redact", "observers", "clock", "random",
 ]);
 const IDEMPOTENCY_NAMES = new Set<string>(["store", "keyField", "key", "ttlMs", "leaseMs", "requireKey"]);
@@ -174,7 +174,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     },
     classifyError: fn("classifyError", options.classifyError),
     trackingScope: oneOf("trackingScope", options.trackingScope, ["scope", "global"], d.trackingScope),
-    maxTrackedScopes: integer("maxTrackedScopes", options.maxTrackedScopes, 1, d.maxTrackedScopes),
+    maxAttemptCounters: integer("maxAttemptCounters", options.maxAttemptCounters, 1, d.maxAttemptCounters),
     onExhausted: oneOf("onExhausted", options.onExhausted, ["return", "throw"], d.onExhausted),
     maxErrorLength: integer("maxErrorLength", options.maxErrorLength, 32, d.maxErrorLength),
     redact: fn("redact", options.redact) ?? defaultRedactor,

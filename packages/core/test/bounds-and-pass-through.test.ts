@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { LruMap } from "../src/internal/lru-map.js";
+import { RetryReflectPlugin } from "../src/index.js";
+import { createFakeClock } from "../src/testing.js";
+
+describe("LruMap", () => {
+  it("evicts the least recently set or touched entry, across many evictions and touches", () => {
+    const map = new LruMap<number, number>(3);
+    const reference: number[] = []; // keys, oldest first
+    const set = (key: number) => {
+      map.set(key, key);
+      const at = reference.indexOf(key);
+      if (at >= 0) reference.splice(at, 1);
+      reference.push(key);
+      if (reference.length > 3) reference.shift();
+    };
+    const touch = (key: number) => {
+      const value = map.get(key);
+      if (value === undefined) return;
+      map.touch(key, value);
+      reference.splice(reference.indexOf(key), 1);
+      reference.push(key);
+    };
+    for (let step = 0; step < 5000; step++) {
+      const key = (step * 7919) % 11;
+      if (step % 3 === 0) touch(key);
+      else set(key);
+      if (step % 17 === 0) {
+        map.delete(reference[0] as number);
+        reference.shift();
+      }
+      expect([...map.keys()]).toEqual(reference);
+    }
+  });
+});
+
+describe("attempt counters", () => {
+  it("are bounded across all scopes and tools by maxAttemptCounters", async () => {
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), maxAttemptCounters: 100 });
+    for (let index = 0; index < 1000; index++) {
+      await plugin.execute({ toolName: `tool-${index}`, args: {}, scope: "one-run" }, () => {
+        throw new Error("Invalid input");
+      });
+    }
+    // The newest counters are kept: tool-999's next call is its attempt 2; tool-0 was forgotten.
+    const clock = plugin.options.clock as ReturnType<typeof createFakeClock>;
+    const recent = plugin.execute({ toolName: "tool-999", args: {}, scope: "one-run" }, () => "ok");
+    await clock.runAll();
+    expect((await recent).attempt).toBe(2);
+    expect((await plugin.execute({ toolName: "tool-0", args: {}, scope: "one-run" }, () => "ok")).attempt).toBe(1);
+  });
+});
+
+describe("call.passThrough", () => {
+  it("rethrows control-flow errors untouched, without counting them or touching the breaker", async () => {
+    const clock = createFakeClock();
+    const events: string[] = [];
+    for (const observed of [false, true]) {
+      const plugin = RetryReflectPlugin.create({
+        clock,
+        circuitBreakerThreshold: 2,
+        observers: observed ? [{ onEvent: (event) => events.push(event.type) }] : [],
+      });
+      class Interrupt extends Error {}
+      const interrupt = new Interrupt("needs human approval");
+      const call = { toolName: "t", args: {}, scope: "run", passThrough: (error: unknown) => error instanceof Interrupt };
+      await expect(plugin.execute(call, () => { throw interrupt; })).rejects.toBe(interrupt);
+      expect(plugin.breaker.size).toBe(0); // not even one failure counted
+      expect(clock.sleeps).toEqual([]);
+      expect((await plugin.execute(call, () => "ok")).attempt).toBe(1);
+      // Other errors are still failures.
+      expect((await plugin.execute(call, () => { throw new Error("boom"); })).status).toBe("reflect");
+    }
+    expect(events).toEqual(["retry"]); // only the ordinary failure, seen by the observed plugin
+  });
+});
