@@ -78,7 +78,7 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
       }
       return plugin;
     };
-    const raised = { maxCircuitBreakers: TOOL_NAMES * 2, maxTrackedScopes: TOOL_NAMES * 2 };
+    const raised = { maxCircuitBreakers: TOOL_NAMES * 2, maxAttemptCounters: TOOL_NAMES * 2 };
     const perFailedTool = await retained(TOOL_NAMES, () => failOnce(RetryReflectPlugin.create(raised)));
     rows.push({ what: "plugin: tool that failed once in a run (reflected)", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(perFailedTool) });
     // Exhausted (maxRetries 0): the tracker keeps the final ToolError per (scope, tool).
@@ -157,7 +157,7 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
     });
     if (!pluginBounded) {
       notes.push(
-        "The plugin's attempt counters are bounded by scope count (`maxTrackedScopes`), not by tools per scope: one run that touches 100,000 failing tools keeps 100,000 counters. See FINDINGS.md, item 5.",
+        "The plugin's attempt counters are bounded by scope count (`maxAttemptCounters`), not by tools per scope: one run that touches 100,000 failing tools keeps 100,000 counters. See FINDINGS.md, item 5.",
       );
     }
     notes.push(

@@ -32,13 +32,13 @@ function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
 }
 
 describe("runGuarded", () => {
-  it("rethrows a GraphInterrupt as the same object, as an abort: no failure, no event", async () => {
+  it("rethrows a GraphInterrupt as the same object: no failure, no event, the call ends 'interrupted'", async () => {
     const { events, ends, call, plugin } = setup({ circuitBreakerThreshold: 1 });
     const pause = new GraphInterrupt([{ id: "i", value: "approve?" }]);
     await expect(runGuarded(call(async () => Promise.reject(pause)))).rejects.toBe(pause);
     expect(events).toEqual([]);
-    expect(ends).toEqual(["aborted"]);
-    expect(plugin.circuitState("tool")).toBe("closed");
+    expect(ends).toEqual(["interrupted"]);
+    expect(plugin.breaker.size).toBe(0);
   });
 
   it("rethrows what a tool throws once the run's signal aborted, untouched", async () => {

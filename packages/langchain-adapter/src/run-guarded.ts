@@ -32,47 +32,40 @@ export type GuardedResult<R> =
 
 type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
 
+/** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
+const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
+
 /**
  * Runs one tool call through the plugin.
  *
- * Control flow is never a tool failure: a LangGraph interrupt (anything `isGraphBubbleUp`) or an
- * error thrown after the run's signal aborted is remembered, the signal handed to the plugin is
- * aborted with it (so that the plugin treats it as an abort: no failure counted, no retry, no
- * backoff), and the very same error is rethrown once the plugin returns, whatever it returned.
+ * Control flow is never a tool failure: a LangGraph interrupt (anything `isGraphBubbleUp`) is
+ * handed to the plugin as a `passThrough` error, and an error thrown after the run's signal
+ * aborted is the plugin's own abort case: either way the plugin rethrows that very error without
+ * counting it, retrying it or waiting. No `AbortController` or listener is created per call.
  *
  * Failures are normalised before the plugin classifies them (`toFailure`, `failureOfResult`);
- * when the plugin passes a failure through untouched (an out-of-scope tool), the original error
- * is rethrown, or the original error result returned, instead of the normalised one.
+ * when the plugin rethrows a normalised failure (the run aborted after the tool failed), the
+ * original error is rethrown instead.
  */
 export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult<R>> {
   // Out of scope (`excludeTools`, or not in `includeTools`): a plain call, errors untouched.
   if (!call.plugin.isInScope(call.toolName)) return { status: "passthrough", value: await call.invoke(call.args) };
-  const controller = new AbortController();
   const outer = call.signal;
-  const forwardAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) forwardAbort();
-  else outer?.addEventListener("abort", forwardAbort, { once: true });
-
-  let escaped: { readonly error: unknown } | undefined;
-  const originals = new Map<unknown, Original<R>>();
+  let originals: Map<unknown, Original<R>> | undefined;
 
   const runTool = async (args: unknown, context: Parameters<typeof runWithToolContext>[0]): Promise<R> => {
     let result: R;
     try {
       result = await runWithToolContext(context, () => call.invoke(args));
     } catch (error) {
-      if (isGraphBubbleUp(error) || outer?.aborted === true) {
-        escaped ??= { error };
-        if (!controller.signal.aborted) controller.abort(error);
-        throw error;
-      }
+      if (isControlFlow(error) || outer?.aborted === true) throw error;
       const failure = await toFailure(error, call.schema, args);
-      if (failure !== error) originals.set(failure, { thrown: error });
+      if (failure !== error) (originals ??= new Map()).set(failure, { thrown: error });
       throw failure;
     }
     const failure = failureOfResult(result);
     if (failure !== undefined) {
-      originals.set(failure, { returned: result });
+      (originals ??= new Map()).set(failure, { returned: result });
       throw failure;
     }
     return result;
@@ -85,21 +78,18 @@ export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult
         args: call.args,
         callId: call.callId,
         scope: call.scope,
-        signal: controller.signal,
+        signal: outer,
+        passThrough: isControlFlow,
         ...(call.effect !== undefined ? { effect: call.effect } : {}),
       },
       runTool,
     );
-    if (escaped !== undefined) throw escaped.error;
     if (outcome.status === "success") return { status: "success", value: outcome.value, replayed: outcome.replayed };
     return outcome;
   } catch (error) {
-    if (escaped !== undefined) throw escaped.error;
-    const original = originals.get(error);
+    const original = originals?.get(error);
     if (original === undefined) throw error;
     if ("thrown" in original) throw original.thrown;
     return { status: "passthrough", value: original.returned };
-  } finally {
-    outer?.removeEventListener("abort", forwardAbort);
   }
 }

@@ -32,7 +32,7 @@ export const ERROR_TYPE_VALUE_OTHER = "_OTHER" as const;
 export const ATTR_RETRY_REFLECT_ATTEMPT = "retry_reflect.attempt" as const;
 /** Attempts made inside this logical call (in-place retries included). */
 export const ATTR_RETRY_REFLECT_ATTEMPTS = "retry_reflect.attempts" as const;
-/** How the logical call ended: `success`, `reflect`, `failed`, `aborted`, `error`. */
+/** How the logical call ended: `success`, `reflect`, `failed`, `aborted`, `interrupted`, `error`. */
 export const ATTR_RETRY_REFLECT_OUTCOME = "retry_reflect.outcome" as const;
 /** Why a `failed` call stopped: `not_recoverable`, `exhausted`, `circuit_open`. */
 export const ATTR_RETRY_REFLECT_FAILURE_REASON = "retry_reflect.failure.reason" as const;
@@ -56,6 +56,7 @@ export const RETRY_REFLECT_OUTCOME_VALUE_SUCCESS = "success" as const;
 export const RETRY_REFLECT_OUTCOME_VALUE_REFLECT = "reflect" as const;
 export const RETRY_REFLECT_OUTCOME_VALUE_FAILED = "failed" as const;
 export const RETRY_REFLECT_OUTCOME_VALUE_ABORTED = "aborted" as const;
+export const RETRY_REFLECT_OUTCOME_VALUE_INTERRUPTED = "interrupted" as const;
 export const RETRY_REFLECT_OUTCOME_VALUE_ERROR = "error" as const;
 
 // ---- metrics ----

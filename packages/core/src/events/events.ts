@@ -23,7 +23,11 @@ export interface CallInfo {
   readonly startTime: number;
 }
 
-export type CallOutcomeStatus = "success" | "reflect" | "failed" | "aborted" | "error";
+/**
+ * `aborted`: the caller's signal aborted; `interrupted`: a `passThrough` (control-flow) error was
+ * rethrown; `error`: anything else thrown out of `execute` (a programmer error, `RetriesExhaustedError`).
+ */
+export type CallOutcomeStatus = "success" | "reflect" | "failed" | "aborted" | "interrupted" | "error";
 
 /** How a logical call ended. */
 export interface CallEnd {
@@ -41,7 +45,7 @@ export interface CallEnd {
   readonly reason?: FailureReason;
   /** For `success`: the tool's result. Telemetry must not record it unless the user opts in. */
   readonly value?: unknown;
-  /** For `aborted`/`error`: what was thrown out of `execute`. */
+  /** For `aborted`/`interrupted`/`error`: what was thrown out of `execute`. */
   readonly thrown?: unknown;
 }
 

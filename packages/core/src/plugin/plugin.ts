@@ -209,7 +209,10 @@ export class RetryReflectPlugin {
       if (options.circuitBreakerKey) run.breakerKey = String(options.circuitBreakerKey(call));
       outcome = await this.guarded(run, fn);
     } catch (error) {
-      if (info) this.end(run, { status: run.signal?.aborted ? "aborted" : "error", thrown: error });
+      if (info) {
+        const status = run.signal?.aborted ? "aborted" : this.passesThrough(call, error) ? "interrupted" : "error";
+        this.end(run, { status, thrown: error });
+      }
       throw error;
     }
     if (info) this.end(run, outcome);
@@ -563,7 +566,7 @@ export class RetryReflectPlugin {
     return this.reflect(run, error);
   }
 
-  private end(run: CallRun, outcome: ExecuteOutcome<unknown> | { status: "aborted" | "error"; thrown: unknown }): void {
+  private end(run: CallRun, outcome: ExecuteOutcome<unknown> | { status: "aborted" | "interrupted" | "error"; thrown: unknown }): void {
     const info = run.info as CallInfo;
     const base = {
       attempts: run.attempts,
