@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CircuitBreaker, RetryReflectPlugin, ToolError, type CircuitTransition, type RetryReflectEvent } from "../src/index.js";
+import { CircuitBreaker, RetryReflectPlugin, structuredErrorJson, ToolError, type CircuitTransition, type RetryReflectEvent } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 const broken = () => {
@@ -264,5 +264,37 @@ describe("the failure that opens the circuit", () => {
     expect(result.status === "failed" && result.reason).toBe("circuit_open");
     expect(result.status === "failed" && result.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000, details: { last_error_code: "TRANSIENT" } });
     expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened"]);
+  });
+});
+
+describe("the rejection message", () => {
+  it("is the stop instruction and the structured error, byte for byte, for any tool name", async () => {
+    for (const toolName of ["broken_api", `we'ird "tool" \\ name\n`]) {
+      const clock = createFakeClock();
+      const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1, maxRetries: 2 });
+      await plugin.execute({ toolName, args: {} }, () => {
+        throw new Error("boom");
+      });
+      await clock.advance(1500);
+      const rejected = await plugin.execute({ toolName, args: {}, scope: "other" }, () => "never");
+      expect(rejected.status).toBe("failed");
+      if (rejected.status !== "failed") return;
+      const [text, json] = rejected.message.split("\n\n");
+      expect(text).toBe(
+        `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about 59 s); continue without it or tell the user.`,
+      );
+      expect(json).toBe(structuredErrorJson(rejected.error, 1, 2));
+      expect(JSON.parse(json ?? "")).toEqual({
+        error_code: "CIRCUIT_OPEN",
+        message: `The circuit breaker of '${toolName}' is open after repeated failures.`,
+        recoverable: false,
+        suggested_action: `Do not call '${toolName}' again for now; continue without it or tell the user it is unavailable.`,
+        attempt: 1,
+        max_retries: 2,
+        retry_after_ms: 58_500,
+      });
+      expect(ToolError.isInstance(rejected.error) && rejected.error instanceof Error).toBe(true);
+      expect(rejected.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 58_500 });
+    }
   });
 });

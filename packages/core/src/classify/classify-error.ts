@@ -1,5 +1,5 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, isToolErrorShape, ToolError, withoutStack } from "../errors/tool-error.js";
+import { createToolError, isToolErrorShape, ToolError, toolErrorInitOf } from "../errors/tool-error.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
 
 /** Default suggested actions, by code. */
@@ -111,7 +111,7 @@ export function isReturnedFailure(value: unknown): boolean {
  */
 export function classifyError(error: unknown): ToolError {
   if (ToolError.isInstance(error)) return error;
-  if (isToolErrorShape(error)) return withoutStack(() => ToolError.fromJSON(error, error));
+  if (isToolErrorShape(error)) return createToolError(toolErrorInitOf(error, error));
   const message = errorMessageOf(error);
   const name = field(error, "name");
   const status = httpStatus(error);

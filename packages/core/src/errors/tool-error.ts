@@ -78,20 +78,7 @@ export class ToolError extends Error {
    * wrong type are dropped, so that `toJSON()` always has the documented types.
    */
   static fromJSON(json: ToolErrorJSON, cause?: unknown): ToolError {
-    const { suggested_action: action, retry_after_ms: retryAfter, details } = json as {
-      suggested_action?: unknown;
-      retry_after_ms?: unknown;
-      details?: unknown;
-    };
-    return new ToolError({
-      code: json.error_code,
-      message: json.message,
-      recoverable: json.recoverable,
-      suggestedAction: typeof action === "string" ? action : undefined,
-      retryAfterMs: typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
-      details: typeof details === "object" && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined,
-      cause,
-    });
+    return new ToolError(toolErrorInitOf(json, cause));
   }
 
   /** The seed's snake_case shape. */
@@ -124,26 +111,44 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
 }
 
 /**
- * Builds a `ToolError` without capturing a stack trace. The engine's own errors are data in an
- * outcome, never thrown, and a V8 stack capture costs microseconds per failure.
+ * The `ToolErrorInit` of the seed's plain shape. The shape often comes from untyped JSON (a tool's
+ * or an MCP server's result): optional members of the wrong type are dropped, so that `toJSON()`
+ * always has the documented types.
  */
-export function withoutStack<T>(make: () => T): T {
-  const ErrorClass = Error as { stackTraceLimit?: number };
-  const limit = ErrorClass.stackTraceLimit;
-  if (typeof limit !== "number") return make();
-  try {
-    ErrorClass.stackTraceLimit = 0;
-  } catch {
-    return make(); // frozen intrinsics
-  }
-  try {
-    return make();
-  } finally {
-    ErrorClass.stackTraceLimit = limit;
-  }
+export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolErrorInit {
+  const { suggested_action: action, retry_after_ms: retryAfter, details } = json as {
+    suggested_action?: unknown;
+    retry_after_ms?: unknown;
+    details?: unknown;
+  };
+  return {
+    code: json.error_code,
+    message: json.message,
+    recoverable: json.recoverable,
+    suggestedAction: typeof action === "string" ? action : undefined,
+    retryAfterMs: typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+    details: typeof details === "object" && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined,
+    cause,
+  };
 }
 
-/** `new ToolError(init)` without a stack trace: see `withoutStack`. */
+/**
+ * A `ToolError` for the engine's own outcomes: built from the prototype without running `Error`'s
+ * constructor, so no stack trace is captured (a V8 capture costs microseconds, and these errors are
+ * data in an outcome, never thrown by the engine). `instanceof`, `isInstance`, `toJSON()` and
+ * `toString()` behave as for `new ToolError(init)`; `stack` is undefined.
+ */
 export function createToolError(init: ToolErrorInit): ToolError {
-  return withoutStack(() => new ToolError(init));
+  const error = Object.create(ToolError.prototype) as { -readonly [K in keyof ToolError]: ToolError[K] } & { cause?: unknown };
+  error.name = "ToolError";
+  error.message = init.message;
+  if (init.cause !== undefined) error.cause = init.cause;
+  error.code = init.code;
+  error.recoverable = init.recoverable;
+  error.suggestedAction = init.suggestedAction ?? "";
+  error.retryAfterMs = init.retryAfterMs;
+  error.details = init.details;
+  error.kind = init.kind ?? defaultKind(init.code);
+  (error as unknown as Record<symbol, boolean>)[BRAND] = true;
+  return error as ToolError;
 }

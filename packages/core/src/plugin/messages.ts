@@ -19,7 +19,11 @@ export function structuredErrorJson(error: ToolError, attempt: number, maxRetrie
   };
   if (error.retryAfterMs !== undefined) json.retry_after_ms = error.retryAfterMs;
   if (error.details !== undefined) json.details = error.details;
-  return safeJson(json);
+  try {
+    return JSON.stringify(json);
+  } catch {
+    return safeJson(json); // BigInt or circular details: still a valid document
+  }
 }
 
 /** The stop instruction for a non-recoverable error. */
@@ -39,8 +43,37 @@ export function exhaustedAction(toolName: string): string {
 
 /** The stop instruction for an open circuit. */
 export function circuitOpenText(toolName: string, retryAfterMs: number): string {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about ${seconds} s); continue without it or tell the user.`;
+  return circuitOpenTemplate(toolName).text(retryAfterMs);
+}
+
+export function circuitOpenMessage(toolName: string): string {
+  return `The circuit breaker of '${toolName}' is open after repeated failures.`;
+}
+
+export function circuitOpenAction(toolName: string): string {
+  return `Do not call '${toolName}' again for now; continue without it or tell the user it is unavailable.`;
+}
+
+/** The parts of a rejection's message that depend only on the tool, built once per tool. */
+export interface CircuitOpenTemplate {
+  /** The stop instruction. */
+  text(retryAfterMs: number): string;
+  /** The whole `failed` message: the instruction and the structured error, byte for byte as `structuredErrorJson` writes it. */
+  message(retryAfterMs: number, attempt: number, maxRetries: number): string;
+}
+
+export function circuitOpenTemplate(toolName: string): CircuitOpenTemplate {
+  const head = `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about `;
+  const tail = " s); continue without it or tell the user.";
+  const jsonHead =
+    `{"error_code":"CIRCUIT_OPEN","message":${JSON.stringify(circuitOpenMessage(toolName))},"recoverable":false,` +
+    `"suggested_action":${JSON.stringify(circuitOpenAction(toolName))},"attempt":`;
+  const text = (retryAfterMs: number) => head + Math.max(1, Math.ceil(retryAfterMs / 1000)) + tail;
+  return {
+    text,
+    message: (retryAfterMs, attempt, maxRetries) =>
+      `${text(retryAfterMs)}\n\n${jsonHead}${attempt},"max_retries":${maxRetries},"retry_after_ms":${retryAfterMs}}`,
+  };
 }
 
 export const UNKNOWN_OUTCOME_ACTION =

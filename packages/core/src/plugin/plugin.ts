@@ -16,9 +16,14 @@ import {
 } from "../events/events.js";
 import { argumentsFingerprint, canonicalJson } from "../idempotency/fingerprint.js";
 import { cleanErrorText, errorMessageOf } from "../reflection/clean-error-text.js";
+import { LruMap } from "../internal/lru-map.js";
 import { AttemptTracker, type TrackedAttempts } from "./attempt-tracker.js";
 import {
+  circuitOpenAction,
+  circuitOpenMessage,
+  circuitOpenTemplate,
   circuitOpenText,
+  type CircuitOpenTemplate,
   exhaustedAction,
   exhaustedText,
   IN_PROGRESS_ACTION,
@@ -77,6 +82,7 @@ export class RetryReflectPlugin {
   readonly breaker: CircuitBreaker<CallInfo>;
   private readonly tracker: AttemptTracker;
   private readonly inFlight = new Map<string, InFlight>();
+  private readonly rejections: LruMap<string, CircuitOpenTemplate>;
   private readonly observers: readonly RetryReflectObserver[];
   private readonly observed: boolean;
 
@@ -86,6 +92,7 @@ export class RetryReflectPlugin {
     this.observers = this.options.observers;
     this.observed = this.observers.length > 0;
     this.tracker = new AttemptTracker(this.options.maxAttemptCounters);
+    this.rejections = new LruMap(this.options.maxCircuitBreakers);
     this.breaker = new CircuitBreaker<CallInfo>({
       threshold: this.options.circuitBreakerThreshold,
       resetMs: this.options.circuitBreakerResetMs,
@@ -531,15 +538,23 @@ export class RetryReflectPlugin {
 
   /** `failed` with `CIRCUIT_OPEN`; `lastErrorCode` when this call's own failure opened the circuit. */
   private circuitOpen(run: CallRun, retryAfterMs: number, lastErrorCode?: string): FailedOutcome {
+    const wait = Math.max(0, Math.ceil(retryAfterMs));
     const error = createToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
-      message: `The circuit breaker of '${run.toolName}' is open after repeated failures.`,
+      message: circuitOpenMessage(run.toolName),
       recoverable: false,
-      suggestedAction: `Do not call '${run.toolName}' again for now; continue without it or tell the user it is unavailable.`,
-      retryAfterMs: Math.max(0, Math.ceil(retryAfterMs)),
+      suggestedAction: circuitOpenAction(run.toolName),
+      retryAfterMs: wait,
       ...(lastErrorCode === undefined ? {} : { details: { last_error_code: lastErrorCode } }),
     });
-    return this.failed(run, error, "circuit_open");
+    if (lastErrorCode !== undefined) return this.failed(run, error, "circuit_open");
+    // A plain rejection: the message is put together from parts built once per tool.
+    let template = this.rejections.get(run.toolName);
+    if (template === undefined) {
+      template = circuitOpenTemplate(run.toolName);
+      this.rejections.set(run.toolName, template);
+    }
+    return { status: "failed", message: template.message(wait, run.attempt, this.options.maxRetries), error, reason: "circuit_open", attempt: run.attempt };
   }
 
   private keyReused(run: CallRun): ReflectOutcome | FailedOutcome {
