@@ -8,6 +8,7 @@ export {
 } from "./retry-reflect-middleware.js";
 export { withRetryReflect, RetryReflectTool, type ToolScopeInput, type WithRetryReflectOptions } from "./with-retry-reflect.js";
 export { getToolContext } from "./tool-context.js";
+export type { ToolContextMode } from "./run-guarded.js";
 export { outcomeToolMessage } from "./tool-message.js";
 export { effectOf } from "./tool-effect.js";
 export { RUN_ID_STATE_KEY } from "./scope.js";

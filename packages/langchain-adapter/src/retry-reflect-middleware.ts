@@ -4,7 +4,7 @@ import { getConfig, type Command } from "@langchain/langgraph";
 import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { runGuarded } from "./run-guarded.js";
+import { runGuarded, type ToolContextMode } from "./run-guarded.js";
 import { newRunId, RUN_ID_STATE_KEY, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -25,6 +25,8 @@ export interface RetryReflectMiddlewareOptions {
   readonly name?: string;
   /** The attempt-tracking scope of a tool call. @default `${threadId ?? "no-thread"}/${runId}` (one agent run) */
   readonly scope?: (input: ScopeInput) => string;
+  /** Which tools can read `getToolContext()`: `"writes"` (tools whose effect is `write`) or `"all"`. @default "writes" */
+  readonly toolContext?: ToolContextMode;
 }
 
 /** `retryReflectMiddleware(options)`: the plugin's options and the adapter's. */
@@ -41,8 +43,8 @@ function isPlugin(value: unknown): value is RetryReflectPlugin {
 }
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
-  const { name, scope, ...pluginOptions } = config;
-  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope } };
+  const { name, scope, toolContext, ...pluginOptions } = config;
+  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, toolContext } };
 }
 
 function currentThreadId(configurable: unknown): string | undefined {
@@ -90,6 +92,9 @@ export function retryReflectMiddleware(
   if (adapter.scope !== undefined && typeof adapter.scope !== "function") {
     throw new TypeError(`retryReflectMiddleware: expected \`scope\` to be a function, received ${typeof adapter.scope}`);
   }
+  if (adapter.toolContext !== undefined && adapter.toolContext !== "writes" && adapter.toolContext !== "all") {
+    throw new TypeError(`retryReflectMiddleware: expected \`toolContext\` to be "writes" or "all", received ${JSON.stringify(adapter.toolContext)}`);
+  }
   return buildMiddleware(plugin, adapter);
 }
 
@@ -116,7 +121,10 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
         signal: request.runtime.signal,
         effect: effectOf(toolName, tool, plugin.options.toolEffects),
         schema: tool?.schema,
-        invoke: (args) => Promise.resolve(handler({ ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } })),
+        // The model's own arguments need no copy of the request; corrected ones (a retry) do.
+        invoke: (args) =>
+          Promise.resolve(handler(args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } })),
+        toolContext: adapter.toolContext,
       });
       switch (result.status) {
         case "success":

@@ -107,4 +107,12 @@ describe("runGuarded", () => {
     expect(result.status).toBe("success");
     expect(seen).toEqual([expect.objectContaining({ attempt: 1, idempotencyKey: "k1", toolName: "tool", callId: "call_1" })]);
   });
+
+  it("sets getToolContext() for write tools by default, and for every tool with toolContext 'all'", async () => {
+    const { call } = setup();
+    const seen: unknown[] = [];
+    await runGuarded(call(async () => seen.push(getToolContext())));
+    await runGuarded(call(async () => seen.push(getToolContext()), { toolContext: "all" }));
+    expect(seen).toEqual([undefined, expect.objectContaining({ attempt: 1, toolName: "tool", callId: "call_1" })]);
+  });
 });

@@ -17,7 +17,16 @@ export interface GuardedCall<R> {
   readonly schema: unknown;
   /** Runs the tool (or the rest of the middleware chain) once with these arguments. */
   readonly invoke: (args: unknown) => Promise<R>;
+  /** Which tools can read `getToolContext()`: only `write` tools (the default), or all. */
+  readonly toolContext?: ToolContextMode;
 }
+
+/**
+ * Which tools run with `getToolContext()` set. `"writes"` (the default): tools whose effect is
+ * `write`, which need the idempotency key; `"all"`: every tool (an `AsyncLocalStorage` context per
+ * call, which costs about half a microsecond).
+ */
+export type ToolContextMode = "writes" | "all";
 
 /**
  * - `success`: the tool's own result (`replayed` when the idempotency store answered);
@@ -52,11 +61,12 @@ export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult
   if (!call.plugin.isInScope(call.toolName)) return { status: "passthrough", value: await call.invoke(call.args) };
   const outer = call.signal;
   let originals: Map<unknown, Original<R>> | undefined;
+  const withContext = call.toolContext === "all" || (call.effect ?? call.plugin.effectOf(call.toolName)) === "write";
 
   const runTool = async (args: unknown, context: Parameters<typeof runWithToolContext>[0]): Promise<R> => {
     let result: R;
     try {
-      result = await runWithToolContext(context, () => call.invoke(args));
+      result = await (withContext ? runWithToolContext(context, () => call.invoke(args)) : call.invoke(args));
     } catch (error) {
       if (isControlFlow(error) || outer?.aborted === true) throw error;
       const failure = await toFailure(error, call.schema, args);

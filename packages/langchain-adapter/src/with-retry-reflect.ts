@@ -2,7 +2,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
-import { runGuarded } from "./run-guarded.js";
+import { runGuarded, type ToolContextMode } from "./run-guarded.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -22,6 +22,8 @@ export interface WithRetryReflectOptions {
   readonly effect?: ToolEffect;
   /** The attempt-tracking scope of a call. @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}` */
   readonly scope?: (input: ToolScopeInput) => string;
+  /** Whether the tool can read `getToolContext()`: `"writes"` (only when its effect is `write`) or `"all"`. @default "writes" */
+  readonly toolContext?: ToolContextMode;
 }
 
 /** The tool `withRetryReflect` returns: the wrapped tool's name, description, schema and metadata. */
@@ -88,6 +90,7 @@ export class RetryReflectTool<
       signal: config?.signal,
       effect: this.wrapOptions.effect ?? effectOf(this.name, this.tool, this.plugin.options.toolEffects),
       schema: this.tool.schema,
+      toolContext: this.wrapOptions.toolContext,
       invoke: (nextArgs) =>
         this.tool.invoke(
           (toolCall !== undefined ? { ...toolCall, args: nextArgs } : nextArgs) as StructuredToolCallInput<SchemaT, SchemaInputT>,
