@@ -40,7 +40,7 @@ function hookCall(middleware: AgentMiddleware): () => Promise<unknown> {
   const request = {
     toolCall: { id: "call_1", name: "noop", args: {} },
     tool: noop,
-    state: { messages: [], _retryReflectRunId: "run-1" },
+    state: { messages: [] },
     runtime: { context: {}, configurable: { thread_id: "thread-1" }, signal: undefined },
   };
   return () => wrap(request, handler);

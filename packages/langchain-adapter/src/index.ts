@@ -11,7 +11,6 @@ export { getToolContext } from "./tool-context.js";
 export type { ToolContextMode } from "./run-guarded.js";
 export { outcomeToolMessage } from "./tool-message.js";
 export { effectOf } from "./tool-effect.js";
-export { RUN_ID_STATE_KEY } from "./scope.js";
 export {
   describeProblem,
   invalidArgumentsError,

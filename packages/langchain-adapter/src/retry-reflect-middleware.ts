@@ -3,9 +3,8 @@ import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/too
 import { getConfig, type Command } from "@langchain/langgraph";
 import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
-import { z } from "zod/v4";
 import { runGuarded, type ToolContextMode } from "./run-guarded.js";
-import { newRunId, RUN_ID_STATE_KEY, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 
@@ -13,7 +12,7 @@ import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 export interface ScopeInput {
   /** `configurable.thread_id` of the run, if the agent has a checkpointer. */
   readonly threadId: string | undefined;
-  /** The id the middleware gives each agent run (kept in agent state, so a resumed run keeps it). */
+  /** The run marker: the id of the run's latest human message (one per user turn; a resumed run keeps it). */
   readonly runId: string | undefined;
   /** The tool call being made. */
   readonly toolCall: LangChainToolCall;
@@ -35,7 +34,6 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 /** The default middleware name. */
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
 
-const stateSchema = z.object({ [RUN_ID_STATE_KEY]: z.string().optional() });
 
 function isPlugin(value: unknown): value is RetryReflectPlugin {
   return typeof value === "object" && value !== null && typeof (value as RetryReflectPlugin).execute === "function" &&
@@ -67,9 +65,9 @@ function currentThreadId(configurable: unknown): string | undefined {
  * const agent = createAgent({ model, tools, middleware: [retryReflectMiddleware(plugin)] });
  * ```
  *
- * - Scope (attempt tracking): one agent run on one thread. LangGraph does not give nodes a run id
- *   (`getConfig().runId` is undefined there), so the middleware mints one in `beforeAgent` and
- *   keeps it in agent state (`_retryReflectRunId`): a run resumed after an interrupt keeps it.
+ * - Scope (attempt tracking): one agent run on one thread: the thread id and the id of the run's
+ *   latest human message (LangGraph gives nodes no run id); a run resumed after an interrupt keeps it.
+ *   No graph node or state key is added.
  * - A thrown error and a returned `ToolMessage` with `status: "error"` are failures. Success
  *   passes the handler's result (a `ToolMessage` or a `Command`) through untouched.
  * - `reflect` / `failed` become a `ToolMessage` with `status: "error"`, the outcome's message as
@@ -105,8 +103,6 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
   const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
-    stateSchema,
-    beforeAgent: () => ({ [RUN_ID_STATE_KEY]: newRunId() }),
     wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
       const toolCall = request.toolCall;
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;

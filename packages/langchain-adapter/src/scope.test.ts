@@ -1,6 +1,6 @@
 import { HumanMessage, AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { newRunId, RUN_ID_STATE_KEY, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 
 describe("scope", () => {
   it("is thread/run", () => {
@@ -15,15 +15,10 @@ describe("scope", () => {
     expect(threadIdOf(undefined)).toBeUndefined();
   });
 
-  it("takes the middleware's run id from state, else the latest human message id", () => {
-    expect(runIdOfState({ [RUN_ID_STATE_KEY]: "run-1", messages: [] })).toBe("run-1");
+  it("takes the run marker from the latest human message id", () => {
     const messages = [new HumanMessage({ content: "a", id: "h1" }), new AIMessage({ content: "b", id: "a1" }), new HumanMessage({ content: "c", id: "h2" }), new AIMessage({ content: "d", id: "a2" })];
     expect(runIdOfState({ messages })).toBe("h2");
     expect(runIdOfState({ messages: [] })).toBeUndefined();
     expect(runIdOfState(undefined)).toBeUndefined();
-  });
-
-  it("mints distinct run ids", () => {
-    expect(newRunId()).not.toBe(newRunId());
   });
 });

@@ -1,20 +1,7 @@
-/** The state key under which the middleware keeps the id of the current agent run. */
-export const RUN_ID_STATE_KEY = "_retryReflectRunId";
-
 type Bag = Record<string, unknown>;
 
 function isBag(value: unknown): value is Bag {
   return typeof value === "object" && value !== null;
-}
-
-let fallbackCounter = 0;
-
-/** A new run id: a UUID where `crypto.randomUUID` exists, else a process-unique string. */
-export function newRunId(): string {
-  const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (typeof crypto?.randomUUID === "function") return crypto.randomUUID();
-  fallbackCounter += 1;
-  return `run-${Date.now().toString(36)}-${fallbackCounter}`;
 }
 
 /** The thread id of a LangGraph config (`configurable.thread_id`), if any. */
@@ -39,13 +26,12 @@ function messageType(message: unknown): string | undefined {
 }
 
 /**
- * The run id a state carries: the middleware's own `_retryReflectRunId`, else the id of the
- * latest human message (one per user turn, and kept by the checkpoint across a resume).
+ * The run marker a state carries: the id of the latest human message. LangGraph's message reducer
+ * gives every message an id, so this is one value per user turn, and a checkpoint keeps it across
+ * a resume. (LangGraph gives nodes no run id of their own.)
  */
 export function runIdOfState(state: unknown): string | undefined {
   if (!isBag(state)) return undefined;
-  const own = state[RUN_ID_STATE_KEY];
-  if (typeof own === "string" && own !== "") return own;
   const messages = state.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let index = messages.length - 1; index >= 0; index--) {
