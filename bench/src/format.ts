@@ -15,7 +15,7 @@ export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return "n/a";
   if (Math.abs(bytes) >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   if (Math.abs(bytes) >= 10_000) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes.toFixed(0)} B`;
+  return `${Math.round(bytes) || 0} B`; // `|| 0`: never print "-0 B" for a measurement noise below one byte
 }
 
 export function formatCount(value: number): string {
