@@ -262,7 +262,7 @@ describe("the failure that opens the circuit", () => {
     expect(calls).toBe(2);
     expect(clock.sleeps).toEqual([500]);
     expect(result.status === "failed" && result.reason).toBe("circuit_open");
-    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000, details: { last_error_code: "TRANSIENT" } });
+    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000, details: { last_error_code: "TRANSIENT", last_error: "down" } });
     expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened"]);
   });
 });

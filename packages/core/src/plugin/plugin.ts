@@ -387,7 +387,7 @@ export class RetryReflectPlugin {
     if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
     // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
     const openFor = this.breaker.peek(run.breakerKey);
-    if (openFor !== undefined) return this.circuitOpen(run, openFor, error.code);
+    if (openFor !== undefined) return this.circuitOpen(run, openFor, { last_error_code: error.code, last_error: message });
 
     const delay = withRetryAfter(backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs), error.retryAfterMs, options.maxBackoffMs);
     tracked.lastDelayMs = delay;
@@ -536,8 +536,8 @@ export class RetryReflectPlugin {
     return this.circuitOpen(run, retryAfterMs);
   }
 
-  /** `failed` with `CIRCUIT_OPEN`; `lastErrorCode` when this call's own failure opened the circuit. */
-  private circuitOpen(run: CallRun, retryAfterMs: number, lastErrorCode?: string): FailedOutcome {
+  /** `failed` with `CIRCUIT_OPEN`; `lastError` when this call's own failure opened the circuit. */
+  private circuitOpen(run: CallRun, retryAfterMs: number, lastError?: { last_error_code: string; last_error: string }): FailedOutcome {
     const wait = Math.max(0, Math.ceil(retryAfterMs));
     const error = createToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
@@ -545,9 +545,9 @@ export class RetryReflectPlugin {
       recoverable: false,
       suggestedAction: circuitOpenAction(run.toolName),
       retryAfterMs: wait,
-      ...(lastErrorCode === undefined ? {} : { details: { last_error_code: lastErrorCode } }),
+      ...(lastError === undefined ? {} : { details: lastError }),
     });
-    if (lastErrorCode !== undefined) return this.failed(run, error, "circuit_open");
+    if (lastError !== undefined) return this.failed(run, error, "circuit_open");
     // A plain rejection: the message is put together from parts built once per tool.
     let template = this.rejections.get(run.toolName);
     if (template === undefined) {
