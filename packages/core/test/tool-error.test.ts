@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createToolError } from "../src/errors/tool-error.js";
 import { ErrorCodes, isToolErrorShape, RetriesExhaustedError, ToolError, type ToolErrorJSON } from "../src/index.js";
 
 describe("ToolError", () => {
@@ -147,5 +148,21 @@ describe("RetriesExhaustedError", () => {
     expect(error.attempts).toBe(4);
     expect(error.error).toBe(last);
     expect(error.cause).toBe(last);
+  });
+});
+
+describe("createToolError (the engine's stackless errors)", () => {
+  it("looks like new ToolError(init) to a user, without a stack", () => {
+    const init = { code: "CIRCUIT_OPEN", message: "open", recoverable: false, suggestedAction: "wait", retryAfterMs: 5, cause: "why" };
+    const made = createToolError(init);
+    const constructed = new ToolError(init);
+    expect(made).toBeInstanceOf(ToolError);
+    expect(made).toBeInstanceOf(Error);
+    expect(ToolError.isInstance(made)).toBe(true);
+    expect(made.toJSON()).toEqual(constructed.toJSON());
+    expect(String(made)).toBe(String(constructed));
+    expect(Object.keys(made)).toEqual(Object.keys(constructed));
+    expect(made.cause).toBe("why");
+    expect(made.stack).toBeUndefined();
   });
 });

@@ -43,23 +43,18 @@ function defaultKind(code: string): ErrorKind {
  * `Symbol.for` brand: use `ToolError.isInstance(value)`, not `instanceof`.
  */
 export class ToolError extends Error {
-  readonly code: string;
-  readonly recoverable: boolean;
-  readonly suggestedAction: string;
-  readonly retryAfterMs: number | undefined;
-  readonly details: Record<string, unknown> | undefined;
-  readonly kind: ErrorKind;
-  private readonly [BRAND] = true;
+  // Declared, not initialised here: `fillToolError` sets them, for `new ToolError` and `createToolError` alike.
+  declare readonly code: string;
+  declare readonly recoverable: boolean;
+  declare readonly suggestedAction: string;
+  declare readonly retryAfterMs: number | undefined;
+  declare readonly details: Record<string, unknown> | undefined;
+  declare readonly kind: ErrorKind;
+  declare private readonly [BRAND]: true;
 
   constructor(init: ToolErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.name = "ToolError";
-    this.code = init.code;
-    this.recoverable = init.recoverable;
-    this.suggestedAction = init.suggestedAction ?? "";
-    this.retryAfterMs = init.retryAfterMs;
-    this.details = init.details;
-    this.kind = init.kind ?? defaultKind(init.code);
+    fillToolError(this, init);
   }
 
   /** True for a `ToolError` from any copy of this package. */
@@ -139,16 +134,23 @@ export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolError
  * `toString()` behave as for `new ToolError(init)`; `stack` is undefined.
  */
 export function createToolError(init: ToolErrorInit): ToolError {
-  const error = Object.create(ToolError.prototype) as { -readonly [K in keyof ToolError]: ToolError[K] } & { cause?: unknown };
+  const error = Object.create(ToolError.prototype) as ToolError;
+  // As `Error`'s constructor does: own, non-enumerable `message` and `cause`.
+  Object.defineProperty(error, "message", { value: init.message, writable: true, configurable: true, enumerable: false });
+  if (init.cause !== undefined) Object.defineProperty(error, "cause", { value: init.cause, writable: true, configurable: true, enumerable: false });
+  return fillToolError(error, init);
+}
+
+/** Sets a `ToolError`'s own fields and brand. */
+function fillToolError(target: ToolError, init: ToolErrorInit): ToolError {
+  const error = target as { -readonly [K in keyof ToolError]: ToolError[K] };
   error.name = "ToolError";
-  error.message = init.message;
-  if (init.cause !== undefined) error.cause = init.cause;
   error.code = init.code;
   error.recoverable = init.recoverable;
   error.suggestedAction = init.suggestedAction ?? "";
   error.retryAfterMs = init.retryAfterMs;
   error.details = init.details;
   error.kind = init.kind ?? defaultKind(init.code);
-  (error as unknown as Record<symbol, boolean>)[BRAND] = true;
-  return error as ToolError;
+  (target as unknown as Record<symbol, boolean>)[BRAND] = true;
+  return target;
 }
