@@ -134,11 +134,12 @@ export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolError
  * `toString()` behave as for `new ToolError(init)`; `stack` is undefined.
  */
 export function createToolError(init: ToolErrorInit): ToolError {
-  const error = Object.create(ToolError.prototype) as ToolError;
-  // As `Error`'s constructor does: own, non-enumerable `message` and `cause`.
-  Object.defineProperty(error, "message", { value: init.message, writable: true, configurable: true, enumerable: false });
-  if (init.cause !== undefined) Object.defineProperty(error, "cause", { value: init.cause, writable: true, configurable: true, enumerable: false });
-  return fillToolError(error, init);
+  const error = fillToolError(Object.create(ToolError.prototype) as ToolError, init);
+  // A plain own `message` (enumerable, unlike the one `Error` defines): defining it non-enumerable
+  // would double the cost of an open-circuit rejection. `cause` is rare here: defined as `Error` does.
+  (error as { message: string }).message = init.message;
+  if (init.cause !== undefined) Object.defineProperty(error, "cause", { value: init.cause, writable: true, configurable: true });
+  return error;
 }
 
 /** Sets a `ToolError`'s own fields and brand. */
