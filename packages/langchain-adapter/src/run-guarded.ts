@@ -1,5 +1,5 @@
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import type { FailedOutcome, ReflectOutcome, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import type { FailedOutcome, ReflectOutcome, RetryReflectPlugin, SuccessOutcome, ToolEffect } from "@retry-reflect/core";
 import { failureOfResult, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 
@@ -34,7 +34,7 @@ export type ToolContextMode = "writes" | "all";
  * - `reflect` / `failed`: the core's outcome, to be turned into an error tool message.
  */
 export type GuardedResult<R> =
-  | { readonly status: "success"; readonly value: R; readonly replayed: boolean }
+  | SuccessOutcome<R>
   | { readonly status: "passthrough"; readonly value: R }
   | ReflectOutcome
   | FailedOutcome;
@@ -90,11 +90,10 @@ export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult
         scope: call.scope,
         signal: outer,
         passThrough: isControlFlow,
-        ...(call.effect !== undefined ? { effect: call.effect } : {}),
+        effect: call.effect,
       },
       runTool,
     );
-    if (outcome.status === "success") return { status: "success", value: outcome.value, replayed: outcome.replayed };
     return outcome;
   } catch (error) {
     const original = originals?.get(error);
