@@ -298,3 +298,34 @@ describe("the rejection message", () => {
     }
   });
 });
+
+describe("circuitBreakerKey", () => {
+  it("shares one breaker between the tools a key function groups (one per upstream host)", async () => {
+    const clock = createFakeClock();
+    const keys: string[] = [];
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 0,
+      circuitBreakerThreshold: 2,
+      circuitBreakerKey: (call) => {
+        const key = (call.args as { host: string }).host;
+        keys.push(key);
+        return key;
+      },
+    });
+    const down = () => {
+      throw new Error("upstream exploded");
+    };
+    await plugin.execute({ toolName: "get_orders", args: { host: "erp" }, scope: "a" }, down);
+    await plugin.execute({ toolName: "get_stock", args: { host: "erp" }, scope: "b" }, down);
+    expect(plugin.circuitState("erp")).toBe("open");
+    let ran = false;
+    const rejected = await plugin.execute({ toolName: "get_prices", args: { host: "erp" }, scope: "c" }, () => (ran = true));
+    expect(ran).toBe(false);
+    expect(rejected.status === "failed" && rejected.reason).toBe("circuit_open");
+    expect(rejected.status === "failed" && rejected.message).toContain("The tool 'get_prices' is temporarily unavailable");
+    // Another host is unaffected.
+    expect((await plugin.execute({ toolName: "get_orders", args: { host: "crm" }, scope: "d" }, () => "ok")).status).toBe("success");
+    expect(keys).toEqual(["erp", "erp", "erp", "crm"]); // called once per call
+  });
+});

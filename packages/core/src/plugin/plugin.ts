@@ -48,7 +48,7 @@ interface CallRun {
   readonly toolName: string;
   readonly scope: string;
   readonly effect: ToolEffect;
-  breakerKey: string;
+  readonly breakerKey: string;
   readonly info: CallInfo | undefined;
   readonly signal: AbortSignal | undefined;
   attempts: number;
@@ -149,9 +149,9 @@ export class RetryReflectPlugin {
       const options = this.options;
       const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
       const effect = call.effect ?? this.effectOf(toolName);
+      const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
       if (!this.observed && !call.signal?.aborted) {
         // Decided without an async frame where nothing but a plain call, or a rejection, can happen.
-        const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
         const tracked = this.tracker.get(scope, toolName);
         if (tracked === undefined && effect !== "write" && this.breaker.isClosed(breakerKey)) {
           return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
@@ -159,7 +159,7 @@ export class RetryReflectPlugin {
         const openFor = tracked?.exhausted ? undefined : this.breaker.peek(breakerKey);
         if (openFor !== undefined) return Promise.resolve(this.rejected(this.newRun(call as ToolCall, scope, effect, breakerKey), openFor));
       }
-      return this.slow(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect);
+      return this.slow(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -197,7 +197,7 @@ export class RetryReflectPlugin {
   }
 
   /** Every other call: observers, writes, tools with failures, open circuits. */
-  private async slow<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect): Promise<ExecuteOutcome<T>> {
+  private async slow<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect, breakerKey: string): Promise<ExecuteOutcome<T>> {
     const options = this.options;
     const info: CallInfo | undefined = this.observed
       ? {
@@ -209,11 +209,10 @@ export class RetryReflectPlugin {
           startTime: options.clock.now(),
         }
       : undefined;
-    const run = this.newRun(call, scope, effect, call.toolName, info);
+    const run = this.newRun(call, scope, effect, breakerKey, info);
     if (info) this.notify((observer) => observer.onCallStart?.(info));
     let outcome: ExecuteOutcome<T>;
     try {
-      if (options.circuitBreakerKey) run.breakerKey = String(options.circuitBreakerKey(call));
       outcome = await this.guarded(run, fn);
     } catch (error) {
       if (info) {
