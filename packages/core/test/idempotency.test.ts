@@ -185,3 +185,34 @@ describe("what observers see of a write", () => {
     expect(seen).toEqual([{ to: "a@example.com" }]);
   });
 });
+
+describe("joining a call in flight", () => {
+  it("takes over from a hung leader after its lease, and a joiner's abort ends its wait at once", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" }, idempotency: { leaseMs: 10_000 } });
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    let runs = 0;
+    void plugin.execute({ toolName: "send_email", args, scope: "leader" }, () => {
+      runs++;
+      return new Promise(() => {}); // hangs forever
+    });
+    await clock.advance(0);
+
+    const controller = new AbortController();
+    const aborted = plugin.execute({ toolName: "send_email", args, scope: "impatient", signal: controller.signal }, () => "never");
+    await clock.advance(1000);
+    controller.abort(new Error("user left"));
+    await expect(aborted).rejects.toThrow("user left");
+
+    const joiner = plugin.execute({ toolName: "send_email", args, scope: "joiner" }, () => {
+      runs++;
+      return { id: "msg-after-takeover" };
+    });
+    await clock.advance(8999);
+    expect(runs).toBe(1);
+    await clock.advance(1);
+    expect(await joiner).toMatchObject({ status: "success", value: { id: "msg-after-takeover" }, replayed: false });
+    expect(runs).toBe(2);
+    expect(clock.pendingSleeps()).toBe(0);
+  });
+});

@@ -62,6 +62,8 @@ interface CallRun {
 interface InFlight {
   readonly fingerprint: string;
   readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
+  /** `clock.now()` when the leader took the key: its lease runs from there. */
+  readonly startedAt: number;
 }
 
 const KEY_SEPARATOR = "\u0000";
@@ -282,8 +284,8 @@ export class RetryReflectPlugin {
       const leader = this.inFlight.get(run.storeKey);
       if (leader === undefined) break;
       if (leader.fingerprint !== run.fingerprint) return this.keyReused(run);
-      const shared = (await leader.done) as ExecuteOutcome<T> | undefined;
-      throwIfAborted(run.signal);
+      const shared = await this.waitForLeader<T>(leader, run);
+      if (shared === "expired") break; // a hung leader: its lease is over, the store lets this call take the key
       if (shared === undefined) continue; // the leader was aborted: try again, maybe as the leader
       if (shared.status !== "success") return shared;
       run.attempt = shared.attempt;
@@ -292,14 +294,35 @@ export class RetryReflectPlugin {
     }
     let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
     const done = new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve));
-    this.inFlight.set(run.storeKey, { fingerprint: run.fingerprint, done });
+    const entry: InFlight = { fingerprint: run.fingerprint, done, startedAt: this.options.clock.now() };
+    this.inFlight.set(run.storeKey, entry);
     let result: ExecuteOutcome<T> | undefined;
     try {
       result = await this.attempts(run, fn);
       return result;
     } finally {
-      this.inFlight.delete(run.storeKey);
+      if (this.inFlight.get(run.storeKey) === entry) this.inFlight.delete(run.storeKey);
       finish(result);
+    }
+  }
+
+  /**
+   * A second call with a key in flight in this process joins the first: it waits for its outcome,
+   * but no longer than the first call's lease (`idempotency.leaseMs`), and never past its own abort.
+   */
+  private async waitForLeader<T>(leader: InFlight, run: CallRun): Promise<ExecuteOutcome<T> | undefined | "expired"> {
+    const { clock, idempotency } = this.options;
+    const timer = new AbortController();
+    const signal = run.signal;
+    const onAbort = () => timer.abort(abortReason(signal as AbortSignal));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      throwIfAborted(signal);
+      const lease = clock.sleep(Math.max(0, leader.startedAt + idempotency.leaseMs - clock.now()), timer.signal).then(() => "expired" as const);
+      return (await Promise.race([leader.done, lease])) as ExecuteOutcome<T> | undefined | "expired";
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      if (!timer.signal.aborted) timer.abort(); // clears the lease timer
     }
   }
 
