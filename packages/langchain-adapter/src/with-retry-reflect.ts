@@ -136,5 +136,18 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
   plugin: RetryReflectPlugin | RetryReflectOptions,
   options: WithRetryReflectOptions = {},
 ): RetryReflectTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT> {
+  if (typeof tool !== "object" || tool === null || typeof tool.invoke !== "function" || typeof tool.name !== "string") {
+    throw new TypeError(`withRetryReflect: expected a LangChain tool (with name and invoke), received ${tool === null ? "null" : typeof tool}`);
+  }
+  const { effect, scope, toolContext } = options;
+  if (effect !== undefined && effect !== "read" && effect !== "idempotent" && effect !== "write") {
+    throw new TypeError(`withRetryReflect: expected \`effect\` to be "read", "idempotent" or "write", received ${JSON.stringify(effect)}`);
+  }
+  if (scope !== undefined && typeof scope !== "function") {
+    throw new TypeError(`withRetryReflect: expected \`scope\` to be a function, received ${typeof scope}`);
+  }
+  if (toolContext !== undefined && toolContext !== "writes" && toolContext !== "all") {
+    throw new TypeError(`withRetryReflect: expected \`toolContext\` to be "writes" or "all", received ${JSON.stringify(toolContext)}`);
+  }
   return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
 }

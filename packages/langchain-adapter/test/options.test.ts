@@ -7,7 +7,7 @@ import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { retryReflectMiddleware, type ScopeInput } from "../src/index.js";
+import { retryReflectMiddleware, withRetryReflect, type ScopeInput } from "../src/index.js";
 import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
 describe("retryReflectMiddleware options", () => {
@@ -16,6 +16,17 @@ describe("retryReflectMiddleware options", () => {
     expect(() => retryReflectMiddleware({ maxRetries: -1 })).toThrow(/maxRetries.*-1/);
     expect(() => retryReflectMiddleware({ name: "" })).toThrow(/`name`/);
     expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { scope: "run" as unknown as () => string })).toThrow(/`scope`/);
+    expect(() => retryReflectMiddleware({ toolContext: "some" as never })).toThrow(/`toolContext`.*"some"/);
+  });
+
+  it("withRetryReflect rejects invalid options and non-tools, naming them", () => {
+    const plugin = RetryReflectPlugin.create();
+    const noop = tool(async () => "ok", { name: "noop", description: "No-op.", schema: z.object({}) });
+    expect(() => withRetryReflect(noop, plugin, { effect: "delete" as never })).toThrow(/`effect`.*"delete"/);
+    expect(() => withRetryReflect(noop, plugin, { scope: 3 as never })).toThrow(/`scope`/);
+    expect(() => withRetryReflect(noop, plugin, { toolContext: "none" as never })).toThrow(/`toolContext`.*"none"/);
+    expect(() => withRetryReflect(null as never, plugin)).toThrow(/LangChain tool.*null/);
+    expect(() => withRetryReflect(noop, { maxBackoffMs: Number.NaN })).toThrow(/maxBackoffMs.*NaN/);
   });
 
   it("scopes attempts to one run by default, and to whatever a custom `scope` returns", async () => {
