@@ -251,6 +251,20 @@ describe("context and final failures through the real plugin", () => {
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it("a control-flow error (an agent framework's interrupt) ends the span with outcome interrupted, not an error", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] });
+    const interrupt = new Error("waiting for human approval");
+    const pending = plugin.execute({ toolName: "deploy", args: {}, passThrough: (error) => error === interrupt }, () => {
+      throw interrupt;
+    });
+    await expect(pending).rejects.toBe(interrupt);
+    const span = telemetry.span("execute_tool deploy");
+    expect(span.attributes["retry_reflect.outcome"]).toBe("interrupted");
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes["error.type"]).toBeUndefined();
+    expect(spanEvents(span)).toEqual([]);
+  });
+
   it("a non-recoverable failure is final: status ERROR with its own error code", async () => {
     const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] });
     const outcome = await plugin.execute({ toolName: "db_query", args: { id: 7 } }, () => ({
