@@ -74,3 +74,34 @@ describe("call.passThrough", () => {
     expect(events).toEqual(["retry"]); // only the ordinary failure, seen by the observed plugin
   });
 });
+
+describe("direct calls by adapters", () => {
+  it("allows a direct call only while the policy has nothing to do", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, toolEffects: { send_email: "write" }, excludeTools: ["exit_loop"] });
+    expect(plugin.canCallDirectly("get_weather")).toBe(true);
+    expect(plugin.canCallDirectly("send_email")).toBe(false); // a write goes through the guard
+    expect(plugin.canCallDirectly("get_weather", "write")).toBe(false);
+    expect(plugin.canCallDirectly("exit_loop")).toBe(false); // out of scope: a plain call, not ours
+    await plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, () => {
+      throw new Error("Invalid query");
+    });
+    expect(plugin.canCallDirectly("get_weather")).toBe(false); // a failure is tracked somewhere
+    plugin.resetScope("run");
+    expect(plugin.canCallDirectly("get_weather")).toBe(true);
+    expect(RetryReflectPlugin.create({ observers: [{}] }).canCallDirectly("get_weather")).toBe(false);
+  });
+
+  it("recordDirectSuccess resets a closed circuit's consecutive failures", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, maxRetries: 0 });
+    const down = () => {
+      throw new Error("upstream exploded");
+    };
+    await plugin.execute({ toolName: "t", args: {}, scope: "a" }, down);
+    plugin.resetScope("a");
+    plugin.recordDirectSuccess("t");
+    await plugin.execute({ toolName: "t", args: {}, scope: "b" }, down);
+    expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
+  });
+});

@@ -3,7 +3,8 @@ import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/too
 import { getConfig, type Command } from "@langchain/langgraph";
 import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
-import { runGuarded, type ToolContextMode } from "./run-guarded.js";
+import { isControlFlow, runGuarded, type Original, type ToolContextMode } from "./run-guarded.js";
+import { failureOfResult } from "./to-failure.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -108,6 +109,23 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : toolCall.name;
       const callId = toolCall.id;
+      const effect = effectOf(toolName, tool, plugin.options.toolEffects);
+      let first: Original<ToolMessage | Command> | undefined;
+      if (adapter.toolContext !== "all" && plugin.canCallDirectly(toolName, effect)) {
+        // Nothing for the policy to do: call the tool as a bare middleware would. A failure goes
+        // to the plugin below as attempt 1.
+        try {
+          const direct = await handler(request);
+          if (failureOfResult(direct) === undefined) {
+            plugin.recordDirectSuccess(toolName);
+            return direct;
+          }
+          first = { returned: direct };
+        } catch (error) {
+          if (isControlFlow(error) || request.runtime.signal?.aborted === true) throw error;
+          first = { thrown: error };
+        }
+      }
       const result = await runGuarded({
         plugin,
         toolName,
@@ -115,7 +133,8 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
         callId,
         scope: scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall }),
         signal: request.runtime.signal,
-        effect: effectOf(toolName, tool, plugin.options.toolEffects),
+        effect,
+        first,
         schema: tool?.schema,
         // The model's own arguments need no copy of the request; corrected ones (a retry) do.
         invoke: (args) =>

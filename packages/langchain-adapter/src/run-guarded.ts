@@ -19,6 +19,8 @@ export interface GuardedCall<R> {
   readonly invoke: (args: unknown) => Promise<R>;
   /** Which tools can read `getToolContext()`: only `write` tools (the default), or all. */
   readonly toolContext?: ToolContextMode;
+  /** A first attempt the caller already made directly (`plugin.canCallDirectly`) and that failed. */
+  readonly first?: Original<R>;
 }
 
 /**
@@ -39,10 +41,11 @@ export type GuardedResult<R> =
   | ReflectOutcome
   | FailedOutcome;
 
-type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
+/** What a tool call did: threw, or returned. */
+export type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
 
 /** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
-const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
+export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
 
 /**
  * Runs one tool call through the plugin.
@@ -63,10 +66,18 @@ export async function runGuarded<R>(call: GuardedCall<R>): Promise<GuardedResult
   let originals: Map<unknown, Original<R>> | undefined;
   const withContext = call.toolContext === "all" || (call.effect ?? call.plugin.effectOf(call.toolName)) === "write";
 
+  let first = call.first;
+  const invoke = (args: unknown): Promise<R> => {
+    if (first === undefined) return call.invoke(args);
+    // The attempt the caller already made: its failure is attempt 1, normalised and classified below.
+    const made = first;
+    first = undefined;
+    return "thrown" in made ? Promise.reject(made.thrown) : Promise.resolve(made.returned);
+  };
   const runTool = async (args: unknown, context: Parameters<typeof runWithToolContext>[0]): Promise<R> => {
     let result: R;
     try {
-      result = await (withContext ? runWithToolContext(context, () => call.invoke(args)) : call.invoke(args));
+      result = await (withContext ? runWithToolContext(context, () => invoke(args)) : invoke(args));
     } catch (error) {
       if (isControlFlow(error) || outer?.aborted === true) throw error;
       const failure = await toFailure(error, call.schema, args);

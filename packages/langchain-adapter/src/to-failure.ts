@@ -72,7 +72,9 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** The JSON of a text that may hold an error object; a success's content is not parsed. */
 function parseJson(text: string): unknown {
+  if (!text.includes('"error_code"') && !text.includes('"isError"')) return undefined;
   const trimmed = text.trim();
   if (!trimmed.startsWith("{")) return undefined;
   try {
@@ -103,9 +105,9 @@ export class ToolMessageError extends Error {
  */
 export function failureOfResult(result: unknown): Error | undefined {
   if (!ToolMessage.isInstance(result)) return undefined;
+  if (isToolErrorShape(result.artifact)) return ToolError.fromJSON(result.artifact, result);
   const text = textOf(result.content);
   const parsed = parseJson(text);
-  if (isToolErrorShape(result.artifact)) return ToolError.fromJSON(result.artifact, result);
   if (isToolErrorShape(parsed)) return ToolError.fromJSON(parsed, result);
   if (isBag(parsed) && parsed.isError === true) {
     const inner = textOf(parsed.content);

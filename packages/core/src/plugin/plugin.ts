@@ -131,6 +131,30 @@ export class RetryReflectPlugin {
     return this.breaker.state(toolName);
   }
 
+  /**
+   * For adapters that run tools themselves (a framework's own tool executor): true when a call of
+   * `toolName` needs nothing from the policy right now: in scope, no observer, not a `write`, no
+   * failure tracked in any scope, no `circuitBreakerKey` function, its circuit closed. The adapter
+   * may then run the tool directly; on success it calls `recordDirectSuccess(toolName)`, and on a
+   * failure it calls `execute` with a tool function whose first run reports that very failure
+   * (so the failure is attempt 1, and the policy decides as usual).
+   */
+  canCallDirectly(toolName: string, effect?: ToolEffect): boolean {
+    return (
+      !this.observed &&
+      this.tracker.size === 0 &&
+      this.options.circuitBreakerKey === undefined &&
+      (effect ?? this.effectOf(toolName)) !== "write" &&
+      this.isInScope(toolName) &&
+      this.breaker.isClosed(toolName)
+    );
+  }
+
+  /** For adapters: a direct call (see `canCallDirectly`) succeeded; a closed circuit forgets its failures. */
+  recordDirectSuccess(toolName: string): void {
+    this.breaker.onSuccess(toolName, CLOSED_PERMIT);
+  }
+
   /** Forgets the attempt counters of a scope (call it when an agent run ends, or to start a task afresh). */
   resetScope(scope: string): void {
     this.tracker.clearScope(scope);
