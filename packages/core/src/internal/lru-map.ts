@@ -21,10 +21,6 @@ export class LruMap<K, V> {
     return this.map.get(key);
   }
 
-  has(key: K): boolean {
-    return this.map.has(key);
-  }
-
   /** Sets `key` as the most recent entry, evicting the oldest beyond `max`. */
   set(key: K, value: V): void {
     this.map.delete(key);
