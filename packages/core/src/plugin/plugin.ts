@@ -64,6 +64,10 @@ interface InFlight {
   readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
   /** `clock.now()` when the leader took the key: its lease runs from there. */
   readonly startedAt: number;
+  /** Resolves when the leader's lease is over; one timer per leader, made when a first call joins. */
+  lease?: Promise<"expired">;
+  /** Clears the lease timer when the leader finishes. */
+  stopLease?: AbortController;
 }
 
 const KEY_SEPARATOR = "\u0000";
@@ -326,6 +330,7 @@ export class RetryReflectPlugin {
       return result;
     } finally {
       if (this.inFlight.get(run.storeKey) === entry) this.inFlight.delete(run.storeKey);
+      entry.stopLease?.abort();
       finish(result);
     }
   }
@@ -333,21 +338,29 @@ export class RetryReflectPlugin {
   /**
    * A second call with a key in flight in this process joins the first: it waits for its outcome,
    * but no longer than the first call's lease (`idempotency.leaseMs`), and never past its own abort.
+   * The lease timer is one per leader, shared by every call that joins it.
    */
-  private async waitForLeader<T>(leader: InFlight, run: CallRun): Promise<ExecuteOutcome<T> | undefined | "expired"> {
+  private waitForLeader<T>(leader: InFlight, run: CallRun): Promise<ExecuteOutcome<T> | undefined | "expired"> {
     const { clock, idempotency } = this.options;
-    const timer = new AbortController();
-    const signal = run.signal;
-    const onAbort = () => timer.abort(abortReason(signal as AbortSignal));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      throwIfAborted(signal);
-      const lease = clock.sleep(Math.max(0, leader.startedAt + idempotency.leaseMs - clock.now()), timer.signal).then(() => "expired" as const);
-      return (await Promise.race([leader.done, lease])) as ExecuteOutcome<T> | undefined | "expired";
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      if (!timer.signal.aborted) timer.abort(); // clears the lease timer
+    if (leader.lease === undefined) {
+      const stop = new AbortController();
+      leader.stopLease = stop;
+      const remaining = Math.max(0, leader.startedAt + idempotency.leaseMs - clock.now());
+      // Stopped when the leader finishes: never settles then, and `done` wins the race.
+      leader.lease = clock.sleep(remaining, stop.signal).then(() => "expired" as const, () => new Promise<never>(() => {}));
     }
+    const waits: Array<Promise<ExecuteOutcome<unknown> | undefined | "expired">> = [leader.done, leader.lease];
+    const signal = run.signal;
+    if (signal === undefined) return Promise.race(waits) as Promise<ExecuteOutcome<T> | undefined | "expired">;
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    let onAbort!: () => void;
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(abortReason(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    return (Promise.race([...waits, aborted]) as Promise<ExecuteOutcome<T> | undefined | "expired">).finally(() =>
+      signal.removeEventListener("abort", onAbort),
+    );
   }
 
   /** One attempt after another while failures are transient and safe to repeat. */
