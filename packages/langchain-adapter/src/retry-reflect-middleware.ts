@@ -3,6 +3,7 @@ import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/too
 import { getConfig, type Command } from "@langchain/langgraph";
 import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
+import { isPlugin } from "./is-plugin.js";
 import { isControlFlow, runGuarded, type Original, type ToolContextMode } from "./run-guarded.js";
 import { failureOfResult } from "./to-failure.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
@@ -35,11 +36,6 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 /** The default middleware name. */
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
 
-
-function isPlugin(value: unknown): value is RetryReflectPlugin {
-  return typeof value === "object" && value !== null && typeof (value as RetryReflectPlugin).execute === "function" &&
-    typeof (value as RetryReflectPlugin).isInScope === "function";
-}
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
   const { name, scope, toolContext, ...pluginOptions } = config;

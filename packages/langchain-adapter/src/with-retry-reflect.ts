@@ -2,6 +2,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
+import { isPlugin } from "./is-plugin.js";
 import { runGuarded, type ToolContextMode } from "./run-guarded.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
@@ -115,10 +116,6 @@ export class RetryReflectTool<
   protected async _call(arg: SchemaOutputT, _runManager?: CallbackManagerForToolRun, parentConfig?: ToolRunnableConfig): Promise<ToolOutputT> {
     return (await this.call(arg as unknown as StructuredToolCallInput<SchemaT, SchemaInputT>, parentConfig)) as ToolOutputT;
   }
-}
-
-function isPlugin(value: unknown): value is RetryReflectPlugin {
-  return typeof value === "object" && value !== null && typeof (value as RetryReflectPlugin).execute === "function";
 }
 
 /**

@@ -54,13 +54,15 @@ function cyrb53(text: string, seed: number): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+/** The arguments without one member (the idempotency key): a copy when it is there, else `args` itself. */
+export function withoutField(args: unknown, field: string): unknown {
+  if (typeof args !== "object" || args === null || Array.isArray(args) || !(field in args)) return args;
+  const { [field]: _removed, ...rest } = args as Record<string, unknown>;
+  return rest;
+}
+
 /** A stable 106-bit hash (hex) of the canonical JSON of `args` without the `omit` field. */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
-  let subject = args;
-  if (omit !== undefined && typeof args === "object" && args !== null && !Array.isArray(args) && omit in args) {
-    const { [omit]: _removed, ...rest } = args as Record<string, unknown>;
-    subject = rest;
-  }
-  const text = canonicalJson(subject);
+  const text = canonicalJson(omit === undefined ? args : withoutField(args, omit));
   return cyrb53(text, 1).toString(16).padStart(14, "0") + cyrb53(text, 2).toString(16).padStart(14, "0");
 }

@@ -14,7 +14,7 @@ import {
   type RetryReflectObserver,
   type ToolEffect,
 } from "../events/events.js";
-import { argumentsFingerprint, canonicalJson } from "../idempotency/fingerprint.js";
+import { argumentsFingerprint, canonicalJson, withoutField } from "../idempotency/fingerprint.js";
 import { cleanErrorText, errorMessageOf } from "../reflection/clean-error-text.js";
 import { LruMap } from "../internal/lru-map.js";
 import { AttemptTracker, type TrackedAttempts } from "./attempt-tracker.js";
@@ -727,13 +727,6 @@ function readKey(args: unknown, field: string): string | undefined {
   if (typeof value === "string") return value.length > 0 ? value : undefined;
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   return undefined;
-}
-
-/** The arguments without the idempotency-key field: what observers (telemetry) may see of a write. */
-function withoutField(args: unknown, field: string): unknown {
-  if (typeof args !== "object" || args === null || Array.isArray(args) || !(field in args)) return args;
-  const { [field]: _key, ...rest } = args as Record<string, unknown>;
-  return rest;
 }
 
 function safeCanonical(args: unknown): string {
