@@ -40,9 +40,10 @@ describe("cleanErrorText: stack traces", () => {
 
 describe("defaultRedactor", () => {
   it("redacts bearer and basic credentials", () => {
-    expect(defaultRedactor("401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123")).toBe(
-      "401 for Authorization: Bearer [REDACTED]",
-    );
+    expect(defaultRedactor("401: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123 rejected")).toBe("401: Bearer [REDACTED] rejected");
+    expect(defaultRedactor("upstream said 401 with Bearer abcdefghijklmnop")).toBe("upstream said 401 with Bearer [REDACTED]");
+    // As a header, the whole value goes, the scheme with it.
+    expect(defaultRedactor("401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123")).toBe("401 for Authorization: [REDACTED]");
     expect(defaultRedactor("sent basic dXNlcjpwYXNzd29yZA== upstream")).toBe("sent basic [REDACTED] upstream");
   });
 
@@ -69,6 +70,106 @@ describe("defaultRedactor", () => {
     expect(defaultRedactor("https://x.test/cb?id_token=eyJhbGciOi.payload.sig&state=1")).toBe("https://x.test/cb?id_token=[REDACTED]&state=1");
     expect(defaultRedactor("https://x.test/q?auth_token=abcdef123")).toBe("https://x.test/q?auth_token=[REDACTED]");
     expect(defaultRedactor("x-api-key=abcdef123 rejected")).toBe("x-api-key=[REDACTED] rejected");
+  });
+
+  it("redacts a JWT without a Bearer prefix", () => {
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.abc_DEF-123";
+    expect(defaultRedactor(`token ${jwt}`)).toBe("token [REDACTED]");
+    expect(defaultRedactor(`invalid JWT ${jwt} for user 42`)).toBe("invalid JWT [REDACTED] for user 42");
+    expect(defaultRedactor(`{"jwt":"${jwt}","user":"bob"}`)).toBe('{"jwt":"[REDACTED]","user":"bob"}');
+    expect(defaultRedactor(`session=${jwt}; Path=/`)).toBe("session=[REDACTED]; Path=/");
+  });
+
+  it("redacts the credentials of a URL and keeps its host", () => {
+    expect(defaultRedactor("GET https://user:pass@api.example.com/v1/items failed")).toBe("GET https://[REDACTED]@api.example.com/v1/items failed");
+    expect(defaultRedactor("connect postgres://admin:s3cr%40t@db.internal:5432/app refused")).toBe(
+      "connect postgres://[REDACTED]@db.internal:5432/app refused",
+    );
+    expect(defaultRedactor("redis://:hunter2@cache:6379")).toBe("redis://[REDACTED]@cache:6379");
+    // A password with an unescaped @: everything up to the last @ before the host.
+    expect(defaultRedactor("amqp://guest:p@ss@queue/vhost")).toBe("amqp://[REDACTED]@queue/vhost");
+    expect(defaultRedactor('{"url":"https://bot:tok3n@hooks.example.com/x"}')).toBe('{"url":"https://[REDACTED]@hooks.example.com/x"}');
+  });
+
+  it("redacts secret header values to the end of the line, keeping the header name", () => {
+    expect(defaultRedactor("Authorization: Basic dXNlcjpwYXNz")).toBe("Authorization: [REDACTED]");
+    expect(defaultRedactor("authorization: sometoken")).toBe("authorization: [REDACTED]");
+    expect(defaultRedactor("X-Api-Key: abc123")).toBe("X-Api-Key: [REDACTED]");
+    expect(defaultRedactor("Proxy-Authorization:Basic Zm9vOmJhcg==")).toBe("Proxy-Authorization:[REDACTED]");
+    expect(defaultRedactor("request headers:\nCookie: session=abc; theme=dark\nAccept: */*")).toBe(
+      "request headers:\nCookie: [REDACTED]\nAccept: */*",
+    );
+    expect(defaultRedactor("Set-Cookie: sid=31d4d96e407aad42; Secure\r\nContent-Type: text/html")).toBe(
+      "Set-Cookie: [REDACTED]\r\nContent-Type: text/html",
+    );
+  });
+
+  it("ends a header value at a closing quote or comma, and keeps what follows", () => {
+    expect(defaultRedactor('{"error":"rejected header Authorization: Bearer abcdef123456","status":401}')).toBe(
+      '{"error":"rejected header Authorization: [REDACTED]","status":401}',
+    );
+    expect(defaultRedactor("sent X-Api-Key: abc123, Accept: application/json")).toBe("sent X-Api-Key: [REDACTED], Accept: application/json");
+    expect(defaultRedactor("'authorization: sometoken' was refused")).toBe("'authorization: [REDACTED]' was refused");
+    // Inside a JSON string, an escaped quote or newline ends the value and stays intact.
+    expect(defaultRedactor('{"detail":"header \\"Cookie: a=b\\" invalid\\nnext"}')).toBe('{"detail":"header \\"Cookie: [REDACTED]\\" invalid\\nnext"}');
+  });
+
+  it("redacts secret-named fields of a JSON error body, keeping it valid JSON", () => {
+    expect(defaultRedactor('{"password":"hunter2","user":"bob"}')).toBe('{"password":"[REDACTED]","user":"bob"}');
+    const body = '{ "client_secret" : "cs_9f8e", "access_token":"ya29.A0", "refresh_token": "1//0g", "id_token":"x", "api_key":"k1", ' +
+      '"apiKey":"k2", "APIKEY":"k3", "x-api-key":"k4", "Authorization":"Basic Zm9v", "passwd":"p", "secret":"s", "token":"t", "scope":"read" }';
+    const redacted = defaultRedactor(body);
+    expect(JSON.parse(redacted)).toEqual({
+      client_secret: "[REDACTED]", access_token: "[REDACTED]", refresh_token: "[REDACTED]", id_token: "[REDACTED]", api_key: "[REDACTED]",
+      apiKey: "[REDACTED]", APIKEY: "[REDACTED]", "x-api-key": "[REDACTED]", Authorization: "[REDACTED]", passwd: "[REDACTED]",
+      secret: "[REDACTED]", token: "[REDACTED]", scope: "read",
+    });
+  });
+
+  it("redacts a JSON string value with escaped quotes in full", () => {
+    expect(defaultRedactor('{"password":"hun\\"ter\\\\2","user":"bob"}')).toBe('{"password":"[REDACTED]","user":"bob"}');
+  });
+
+  it("redacts non-string JSON values as a string, and leaves null and booleans", () => {
+    expect(defaultRedactor('{"token": 12345, "retry": true}')).toBe('{"token": "[REDACTED]", "retry": true}');
+    expect(JSON.parse(defaultRedactor('{"pin_token":-1.5e3}'))).toEqual({ pin_token: "[REDACTED]" });
+    expect(defaultRedactor('{"token":null,"secret":false}')).toBe('{"token":null,"secret":false}');
+  });
+
+  it("redacts secret fields in Python-style dicts and in JSON encoded inside a JSON string", () => {
+    expect(defaultRedactor("{'password': 'x', 'user': 'bob'}")).toBe("{'password': '[REDACTED]', 'user': 'bob'}");
+    expect(defaultRedactor("{'api_key': b'abc', 'n': 1}")).toBe("{'api_key': '[REDACTED]', 'n': 1}");
+    const nested = JSON.stringify({ error: JSON.stringify({ password: "hunter2", user: "bob" }) });
+    expect(JSON.parse(JSON.parse(defaultRedactor(nested)).error)).toEqual({ password: "[REDACTED]", user: "bob" });
+  });
+
+  it("redacts an unterminated secret string to the end of the line (a cut body)", () => {
+    expect(defaultRedactor('{"user":"bob","password":"hunter2')).toBe('{"user":"bob","password":"[REDACTED]"');
+  });
+
+  it("redacts a Token value only when it looks like a credential", () => {
+    expect(defaultRedactor("Token expired")).toBe("Token expired");
+    expect(defaultRedactor("Token revoked by the administrator")).toBe("Token revoked by the administrator");
+    expect(defaultRedactor("sent Token 9f86d081884c7d65 upstream")).toBe("sent Token [REDACTED] upstream");
+    expect(defaultRedactor("sent token abcdefghijklmnopqrstuvwx upstream")).toBe("sent token [REDACTED] upstream");
+  });
+
+  it("leaves prose about passwords, tokens and authorization alone", () => {
+    const prose = [
+      "Invalid units. Supported: celsius, fahrenheit",
+      "Token expired",
+      "the password is too short",
+      "Authorization failed",
+      "at least one field is required",
+      "password: String must contain at least 8 character(s)",
+      "Invalid token: expired",
+      "see https://docs.example.com/errors#auth or mail support@example.com",
+      '{"field":"password","message":"too short"}',
+      '{"password":["This password is too common."]}',
+      '{"usage":{"prompt_tokens":12,"completion_tokens":3},"token_type":"bearer"}',
+      "Cookie policy not accepted; authorization header missing",
+    ];
+    for (const text of prose) expect(defaultRedactor(text)).toBe(text);
   });
 
   it("leaves ordinary text alone", () => {
@@ -229,5 +330,33 @@ describe("cleanErrorText: pathological input stays fast", () => {
       expect(cleaned.length).toBeLessThanOrEqual(100_000);
     }
     expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("each redaction rule stays linear on long adversarial input", () => {
+    const inputs = [
+      "a:".repeat(100_000),
+      '"password":"'.repeat(16_000),
+      "'password': '".repeat(15_000),
+      '\\"token\\":\\"'.repeat(15_000),
+      '"x'.repeat(50_000) + '_token":' + "1".repeat(100_000),
+      "a_".repeat(100_000) + "password",
+      "eyJ".repeat(70_000),
+      "eyJa.".repeat(40_000),
+      "eyJ" + "a".repeat(100_000) + "." + "b".repeat(100_000),
+      "a://".repeat(50_000),
+      "https://" + "u".repeat(200_000),
+      "x".repeat(200_000) + "://",
+      "Authorization:".repeat(15_000),
+      "authorization".repeat(15_000),
+      "Token ".repeat(35_000),
+      "Token " + "a".repeat(200_000),
+    ];
+    for (const input of inputs) {
+      const started = performance.now();
+      const redacted = defaultRedactor(input);
+      const elapsed = performance.now() - started;
+      expect(typeof redacted).toBe("string");
+      expect(elapsed, `${JSON.stringify(input.slice(0, 20))}... took ${elapsed.toFixed(0)} ms`).toBeLessThan(250);
+    }
   });
 });

@@ -8,10 +8,61 @@ const TRUNCATION_MARK = "… [truncated]";
 const STACK_LINE =
   /^(?:[ \t]+at [^\n]*|at [^\n]*(?::\d+:\d+\)?|\((?:native|<anonymous>|index \d+)\))|[^\s@]*@[^\s@]*:\d+:\d+)[ \t\r]*$/gm;
 
-/** Replaces bearer tokens, `sk-...` keys and secret-looking query values with `[REDACTED]`. */
+/**
+ * A secret header and its value: `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
+ * `X-Auth-Token`, `Cookie`, `Set-Cookie`, any case. The value runs to the end of the line, or to a
+ * quote, comma or backslash (the header inside a JSON string, a quoted text or a comma-separated list).
+ */
+const SECRET_HEADER =
+  /(?<![A-Za-z0-9_-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|(?:set-)?cookie)([ \t]*:[ \t]*)[^\s"',\\][^\r\n"',\\]*/gi;
+
+/**
+ * A JSON (or Python-style) member whose name is or ends with a secret word, quoted with `"`, `'` or,
+ * in JSON encoded inside a JSON string, `\"`. Its value: a string with escapes (cut at the end of the
+ * line when unterminated), or a bare value (a number, ...). Objects and arrays are not values here:
+ * their own members are redacted by name.
+ */
+const SECRET_JSON_MEMBER =
+  /(\\?["'])([A-Za-z0-9_-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|authorization|cookie))\1(\s*:\s*)(b?"(?:[^"\\\r\n]|\\.)*(?:"|$)|b?'(?:[^'\\\r\n]|\\.)*(?:'|$)|\\"(?:[^"\\\r\n]|\\(?!"))*(?:\\"|$)|[^\s,;:{}[\]()"'\\]+)/gim;
+
+/** Bare JSON/Python values that hold no secret. */
+const HARMLESS_BARE_VALUE = /^(?:null|true|false|none|undefined)$/i;
+
+/** The credentials of a URL (`scheme://user:pass@host`): everything up to the last `@` before the host. */
+const URL_CREDENTIALS = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#"'<>\\]+@/g;
+
+/** A JWT: three base64url segments, the header starting `eyJ` (`{"`); the signature may be empty. */
+const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+
+/**
+ * The default redactor. Replaces with `[REDACTED]`:
+ * - the value of the headers `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
+ *   `X-Auth-Token`, `Cookie` and `Set-Cookie` (`Authorization: [REDACTED]`), to the end of the line
+ *   or to a quote, comma or backslash;
+ * - the value of JSON or Python-style members (`"…"`, `'…'`, or `\"…\"` inside a JSON string) whose
+ *   name is or ends with `password`, `passwd`, `secret`, `token`, `api_key`/`api-key`/`apikey`,
+ *   `private_key` or `authorization` or `cookie`, any case (`client_secret`, `access_token`, `apiKey`,
+ *   `x-api-key`, ...): a string, or a bare value such as a number, written as a string so the JSON
+ *   stays valid; `null`, booleans, objects and arrays are kept;
+ * - the credentials of a URL (`https://[REDACTED]@host/path`, any scheme);
+ * - JWTs (`eyJ….….…`), with or without `Bearer`;
+ * - the value after `Bearer` or `Basic` (6+ characters), and after `Token` when it looks like a
+ *   credential (it has a digit or is 20+ characters long), so "Token expired" is kept;
+ * - `sk-…`/`pk-…`/`rk-…` and `sk_live_…`-style keys, GitHub (`ghp_…`), Slack (`xoxb-…`) and AWS
+ *   (`AKIA…`) tokens;
+ * - the value of `key=`, `token=`, `api_key=`, `access_token=`, `secret=`, `password=`, `sig=` and
+ *   similar parameters, prefixed ones (`id_token=`, `x-api-key=`) included.
+ * Every rule is linear in the length of the text. Prose such as "the password is too short" or
+ * "Authorization failed" is left as it is.
+ */
 export function defaultRedactor(text: string): string {
   return text
-    .replace(/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
+    .replace(SECRET_HEADER, "$1$2[REDACTED]")
+    .replace(SECRET_JSON_MEMBER, redactJsonMember)
+    .replace(URL_CREDENTIALS, "$1[REDACTED]@")
+    .replace(JWT, "[REDACTED]")
+    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
+    .replace(/\b(Token)\s+(?=[A-Za-z._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
     .replace(/\b(?:sk|pk|rk)-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}/g, "[REDACTED]")
     .replace(/\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g, "[REDACTED]")
     .replace(/\b(gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g, "[REDACTED]")
@@ -21,6 +72,13 @@ export function defaultRedactor(text: string): string {
       /(?<![A-Za-z0-9_-])((?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|passwd|pwd|signature|sig)=)[^&\s"'<>]+/gi,
       "$1[REDACTED]",
     );
+}
+
+/** `"name": "[REDACTED]"`, in the quotes of the value (or of the name, for a bare value). */
+function redactJsonMember(member: string, nameQuote: string, name: string, colon: string, value: string): string {
+  if (HARMLESS_BARE_VALUE.test(value)) return member;
+  const valueQuote = /^b?(\\?["'])/i.exec(value)?.[1] ?? nameQuote;
+  return `${nameQuote}${name}${nameQuote}${colon}${valueQuote}[REDACTED]${valueQuote}`;
 }
 
 /**
