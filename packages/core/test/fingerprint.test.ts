@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { argumentsFingerprint, canonicalJson } from "../src/index.js";
+import { ArgumentDepthError, MAX_ARGUMENT_DEPTH } from "../src/idempotency/fingerprint.js";
 
 describe("canonicalJson", () => {
   it("sorts object keys at every depth", () => {
@@ -91,5 +92,207 @@ describe("argumentsFingerprint", () => {
     const loop: { next?: unknown; toJSON(): unknown } = { toJSON: () => ({ back: loop }) };
     expect(canonicalJson(loop)).toBe('{"back":"[Circular]"}');
     expect(argumentsFingerprint({ odd })).toMatch(/^[0-9a-f]{28}$/);
+  });
+});
+
+describe("argumentsFingerprint: content and type, not just JSON shape", () => {
+  const fingerprint = (value: unknown) => argumentsFingerprint(value);
+
+  it("keeps the fingerprint of JSON arguments unchanged, so keys already in a durable store still match", () => {
+    const email = { to: "a@example.com", subject: "Invoice", body: "Hello", idempotency_key: "k-1" };
+    expect(argumentsFingerprint(email, "idempotency_key")).toBe("134c62c8f887360b8c6473bd17f0");
+    expect(fingerprint({ b: [1, "x", null, true, { c: -2.5 }], a: {} })).toBe("154f4dcf5c17ae1efdc371205457");
+  });
+
+  it("tells Maps apart by their entries, whatever the insertion order", () => {
+    const eur = new Map<string, unknown>([["currency", "EUR"], ["amount", 10]]);
+    expect(fingerprint({ line: eur })).not.toBe(fingerprint({ line: new Map<string, unknown>([["currency", "USD"], ["amount", 10]]) }));
+    expect(fingerprint(eur)).not.toBe(fingerprint(new Map()));
+    expect(fingerprint(eur)).toBe(fingerprint(new Map<string, unknown>([["amount", 10], ["currency", "EUR"]])));
+    // A Map is not the plain object with the same members, and its keys keep their type.
+    expect(fingerprint(eur)).not.toBe(fingerprint({ currency: "EUR", amount: 10 }));
+    expect(fingerprint(new Map([[1, "a"]]))).not.toBe(fingerprint(new Map([["1", "a"]])));
+  });
+
+  it("compares Maps with object keys by the keys' content", () => {
+    const byUser = (first: number, second: number) => new Map([[{ user: first }, "read"], [{ user: second }, "write"]]);
+    expect(fingerprint(byUser(1, 2))).not.toBe(fingerprint(byUser(1, 3)));
+    expect(fingerprint(byUser(1, 2))).not.toBe(fingerprint(byUser(2, 1)));
+    expect(fingerprint(byUser(1, 2))).toBe(fingerprint(new Map([[{ user: 2 }, "write"], [{ user: 1 }, "read"]])));
+  });
+
+  it("tells Sets apart by their elements, whatever the insertion order", () => {
+    expect(fingerprint({ tags: new Set(["a", "b"]) })).not.toBe(fingerprint({ tags: new Set(["a", "c"]) }));
+    expect(fingerprint(new Set(["a", "b"]))).toBe(fingerprint(new Set(["b", "a"])));
+    expect(fingerprint(new Set([1, 2]))).not.toBe(fingerprint([1, 2]));
+    expect(fingerprint(new Set([{ id: 1 }]))).not.toBe(fingerprint(new Set([{ id: 2 }])));
+  });
+
+  it("ignores insertion order of Maps and Sets (property)", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.tuple(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 })), { selector: ([key]) => key, maxLength: 12 }), (entries) => {
+        const reversed = [...entries].reverse();
+        expect(fingerprint(new Map(reversed))).toBe(fingerprint(new Map(entries)));
+        const keys = entries.map(([key]) => key);
+        expect(fingerprint(new Set([...keys].reverse()))).toBe(fingerprint(new Set(keys)));
+      }),
+    );
+  });
+
+  it("tells a BigInt from the string and the number with the same digits", () => {
+    const prints = [fingerprint(1n), fingerprint("1"), fingerprint(1), fingerprint({ amount: 10n }), fingerprint({ amount: "10" }), fingerprint({ amount: 10 })];
+    expect(new Set(prints).size).toBe(prints.length);
+    expect(fingerprint({ amount: 10n })).toBe(fingerprint({ amount: BigInt(10) }));
+  });
+
+  it("compares Dates by their time, apart from their ISO string; an invalid Date is stable", () => {
+    const at = "2026-01-01T00:00:00.000Z";
+    expect(fingerprint({ at: new Date(at) })).toBe(fingerprint({ at: new Date(Date.parse(at)) }));
+    expect(fingerprint({ at: new Date(at) })).not.toBe(fingerprint({ at: new Date("2026-01-01T00:00:00.001Z") }));
+    expect(fingerprint({ at: new Date(at) })).not.toBe(fingerprint({ at }));
+    expect(fingerprint({ at: new Date("not a date") })).toBe(fingerprint({ at: new Date(Number.NaN) }));
+    expect(fingerprint({ at: new Date("not a date") })).not.toBe(fingerprint({ at: null }));
+  });
+
+  it("compares typed arrays, ArrayBuffers and DataViews by type and content", () => {
+    const prints = [
+      fingerprint(Uint8Array.of(1, 2)),
+      fingerprint(Uint8Array.of(1, 3)),
+      fingerprint(Int16Array.of(1, 2)),
+      fingerprint(Float64Array.of(1, 2)),
+      fingerprint([1, 2]),
+      fingerprint(Uint8Array.of(1, 2).buffer),
+      fingerprint(new DataView(Uint8Array.of(1, 2).buffer)),
+    ];
+    expect(new Set(prints).size).toBe(prints.length);
+    expect(fingerprint(Uint8Array.of(1, 2))).toBe(fingerprint(new Uint8Array([1, 2])));
+    expect(fingerprint(Uint8Array.of(1, 2).buffer)).not.toBe(fingerprint(Uint8Array.of(1, 3).buffer));
+    // A view counts only the bytes it sees.
+    const window = new Uint8Array(Uint8Array.of(9, 1, 2, 9).buffer, 1, 2);
+    expect(fingerprint(window)).toBe(fingerprint(Uint8Array.of(1, 2)));
+    expect(fingerprint(new DataView(Uint8Array.of(9, 1, 2, 9).buffer, 1, 2))).toBe(fingerprint(new DataView(Uint8Array.of(1, 2).buffer)));
+  });
+
+  it("tells NaN, Infinity and -Infinity from null and from each other", () => {
+    const prints = [null, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY].map((value) => fingerprint({ value }));
+    expect(new Set(prints).size).toBe(4);
+    expect(fingerprint({ value: Number.NaN })).toBe(fingerprint({ value: 0 / 0 }));
+  });
+
+  it("drops undefined object members, as JSON does", () => {
+    expect(fingerprint({ to: "a@example.com", cc: undefined })).toBe(fingerprint({ to: "a@example.com" }));
+  });
+
+  it("uses a user toJSON, so a value object counts as what it serialises to", () => {
+    class Money {
+      constructor(readonly cents: number) {}
+      toJSON(): string {
+        return `EUR ${this.cents / 100}`;
+      }
+    }
+    expect(fingerprint({ price: new Money(1000) })).toBe(fingerprint({ price: "EUR 10" }));
+    expect(fingerprint({ price: new Money(1000) })).not.toBe(fingerprint({ price: new Money(1001) }));
+  });
+
+  it("survives circular references in Maps and Sets", () => {
+    const registry = new Map<string, unknown>();
+    registry.set("self", registry);
+    const group = new Set<unknown>();
+    group.add(group);
+    expect(fingerprint({ registry, group })).toMatch(/^[0-9a-f]{28}$/);
+    expect(canonicalJson({ registry, group })).toBe('{"group":["[Circular]"],"registry":{"self":"[Circular]"}}');
+  });
+});
+
+describe("canonicalJson: display of Maps, Sets, BigInts, Dates and binary data", () => {
+  it("writes a Map with string keys as an object with sorted keys", () => {
+    expect(canonicalJson(new Map<string, unknown>([["b", 1], ["a", [2]]]))).toBe('{"a":[2],"b":1}');
+  });
+
+  it("writes a Map with other keys as sorted [key, value] pairs", () => {
+    const text = canonicalJson(new Map<unknown, string>([[2, "two"], [{ id: 1 }, "object"], [1, "one"]]));
+    expect(JSON.parse(text)).toEqual([[1, "one"], [2, "two"], [{ id: 1 }, "object"]]);
+  });
+
+  it("writes a Set as a sorted array, whatever the insertion order", () => {
+    expect(canonicalJson({ tags: new Set(["b", "a"]) })).toBe('{"tags":["a","b"]}');
+    expect(canonicalJson(new Set(["a", "b"]))).toBe(canonicalJson(new Set(["b", "a"])));
+  });
+
+  it("writes typed arrays and buffers as arrays of numbers", () => {
+    expect(canonicalJson({ bytes: Uint8Array.of(1, 2), samples: Float32Array.of(0.5), big: BigInt64Array.of(3n) })).toBe(
+      '{"big":["3"],"bytes":[1,2],"samples":[0.5]}',
+    );
+    expect(canonicalJson(Uint8Array.of(7, 8).buffer)).toBe("[7,8]");
+    expect(canonicalJson(new DataView(Uint8Array.of(7, 8, 9).buffer, 1))).toBe("[8,9]");
+  });
+
+  it("writes an invalid Date as null, like JSON.stringify", () => {
+    expect(canonicalJson({ at: new Date("not a date") })).toBe('{"at":null}');
+  });
+
+  it("always writes valid JSON", () => {
+    const value = {
+      map: new Map<unknown, unknown>([[1n, new Set([Number.NaN])], ["k", new Date(0)]]),
+      set: new Set([undefined, Number.NEGATIVE_INFINITY]),
+      buffer: new ArrayBuffer(2),
+    };
+    expect(() => JSON.parse(canonicalJson(value))).not.toThrow();
+  });
+});
+
+describe("deeply nested arguments", () => {
+  /** `levels` objects, each the only member of the one outside it. Built without recursion. */
+  const nestedObjects = (levels: number): unknown => {
+    let value: unknown = { leaf: true };
+    for (let level = 1; level < levels; level++) value = { child: value };
+    return value;
+  };
+  const nestedArrays = (levels: number): unknown => {
+    let value: unknown = ["leaf"];
+    for (let level = 1; level < levels; level++) value = [value];
+    return value;
+  };
+
+  const expectDepthError = (run: () => unknown) => {
+    let thrown: unknown;
+    try {
+      run();
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ArgumentDepthError);
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect(thrown).not.toBeInstanceOf(RangeError);
+    const depthError = thrown as ArgumentDepthError;
+    expect(depthError.name).toBe("ArgumentDepthError");
+    expect(depthError.maxDepth).toBe(1000);
+    expect(depthError.message).toBe("Arguments are nested deeper than 1000 levels.");
+  };
+
+  it("allows 1000 levels", () => {
+    expect(MAX_ARGUMENT_DEPTH).toBe(1000);
+    for (const value of [nestedObjects(1000), nestedArrays(1000)]) {
+      expect(argumentsFingerprint(value)).toMatch(/^[0-9a-f]{28}$/);
+      expect(() => JSON.parse(canonicalJson(value))).not.toThrow();
+    }
+  });
+
+  it("throws ArgumentDepthError, not a stack overflow, past 1000 levels", () => {
+    for (const value of [nestedObjects(1001), nestedArrays(1001), nestedObjects(20_000), nestedArrays(20_000)]) {
+      expectDepthError(() => argumentsFingerprint(value));
+      expectDepthError(() => canonicalJson(value));
+    }
+  });
+
+  it("counts levels through Maps, Sets and toJSON too", () => {
+    let throughMaps: unknown = "leaf";
+    for (let level = 0; level < 20_000; level++) throughMaps = level % 2 === 0 ? new Map([["next", throughMaps]]) : new Set([throughMaps]);
+    expectDepthError(() => argumentsFingerprint(throughMaps));
+    expectDepthError(() => canonicalJson(throughMaps));
+    // A toJSON that always returns a new object with the same toJSON never ends on its own.
+    const endless = (): unknown => ({ toJSON: endless });
+    expectDepthError(() => argumentsFingerprint(endless()));
+    expectDepthError(() => canonicalJson(endless()));
   });
 });

@@ -1,57 +1,196 @@
+/** How deeply arguments may nest (objects, arrays, Maps, Sets, toJSON replacements) before they are refused. */
+export const MAX_ARGUMENT_DEPTH = 1000;
+
 /**
- * Canonical JSON: object keys sorted, `undefined` members dropped, BigInts as strings, circular
- * references as "[Circular]". Two argument objects that mean the same give the same text.
+ * Thrown by `canonicalJson` and `argumentsFingerprint` for arguments nested deeper than
+ * `MAX_ARGUMENT_DEPTH` levels, instead of a stack overflow (`RangeError`) deep inside the walk.
  */
-export function canonicalJson(value: unknown): string {
-  const stack = new Set<object>();
-  const write = (item: unknown): string => {
-    if (item === null || typeof item === "number" || typeof item === "boolean") return JSON.stringify(item) ?? "null";
-    if (typeof item === "string") return JSON.stringify(item);
-    if (typeof item === "bigint") return JSON.stringify(item.toString());
-    if (typeof item !== "object") return "null";
-    if (stack.has(item)) return '"[Circular]"';
-    const toJSON = (item as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") {
-      const replaced: unknown = toJSON.call(item);
-      // A toJSON that returns its own object (or one that leads back to it) would recurse forever.
-      if (replaced !== item) {
-        stack.add(item);
-        const out = write(replaced);
-        stack.delete(item);
-        return out;
-      }
-    }
-    stack.add(item);
-    let out: string;
-    if (Array.isArray(item)) {
-      out = `[${item.map((element) => (element === undefined || typeof element === "function" ? "null" : write(element))).join(",")}]`;
-    } else {
-      const parts: string[] = [];
-      for (const key of Object.keys(item).sort()) {
-        const member = (item as Record<string, unknown>)[key];
-        if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-        parts.push(`${JSON.stringify(key)}:${write(member)}`);
-      }
-      out = `{${parts.join(",")}}`;
-    }
-    stack.delete(item);
-    return out;
-  };
-  return write(value);
+export class ArgumentDepthError extends TypeError {
+  /** The deepest nesting allowed. */
+  readonly maxDepth: number;
+
+  constructor(maxDepth: number = MAX_ARGUMENT_DEPTH) {
+    super(`Arguments are nested deeper than ${maxDepth} levels.`);
+    this.name = "ArgumentDepthError";
+    this.maxDepth = maxDepth;
+  }
 }
 
-/** cyrb53: a fast 53-bit string hash (not cryptographic). */
-function cyrb53(text: string, seed: number): number {
-  let h1 = 0xdeadbeef ^ seed;
-  let h2 = 0x41c6ce57 ^ seed;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
+type TypedArray =
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array;
+
+/**
+ * One walk over a value. `tagged: false` writes JSON for display; `tagged: true` writes the text that
+ * is hashed: JSON data exactly as for display, every other kind of value as a `!`-tagged token
+ * (`!bigint(1)`, `!Date(0)`, `!Map[...]`, `!NaN`, ...). A `!` never starts a JSON value, and every
+ * token ends unambiguously, so two different values never give the same tagged text.
+ */
+interface Walk {
+  readonly tagged: boolean;
+  /** The containers being written, each with its depth: meeting one again is a circular reference. */
+  readonly ancestors: Map<object, number>;
+}
+
+/** The text of `item`, found `depth` containers deep (0: the top level). */
+function write(walk: Walk, item: unknown, depth: number): string {
+  switch (typeof item) {
+    case "string":
+      return JSON.stringify(item);
+    case "number":
+      return writeNumber(walk, item);
+    case "boolean":
+      return item ? "true" : "false";
+    case "bigint":
+      return walk.tagged ? `!bigint(${item})` : `"${item}"`;
+    case "object":
+      return item === null ? "null" : writeObject(walk, item, depth + 1);
+    default:
+      // undefined, functions and symbols: not data (JSON writes null for them in an array).
+      return walk.tagged ? "!undefined" : "null";
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+function writeNumber(walk: Walk, value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  if (!walk.tagged) return "null";
+  if (Number.isNaN(value)) return "!NaN";
+  return value > 0 ? "!Infinity" : "!-Infinity";
+}
+
+function writeObject(walk: Walk, item: object, depth: number): string {
+  const ancestorDepth = walk.ancestors.get(item);
+  if (ancestorDepth !== undefined) return walk.tagged ? `!circular(${depth - ancestorDepth})` : '"[Circular]"';
+  if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentDepthError(MAX_ARGUMENT_DEPTH);
+  walk.ancestors.set(item, depth);
+  const text = writeContainer(walk, item, depth);
+  walk.ancestors.delete(item);
+  return text;
+}
+
+function writeContainer(walk: Walk, item: object, depth: number): string {
+  const isArray = Array.isArray(item);
+  if (!isArray) {
+    const prototype: unknown = Object.getPrototypeOf(item);
+    // Plain objects (the usual arguments) skip the built-in type checks.
+    if (prototype !== Object.prototype && prototype !== null) {
+      const builtIn = writeBuiltIn(walk, item, depth);
+      if (builtIn !== undefined) return builtIn;
+    }
+  }
+  const toJSON = (item as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") {
+    const replaced: unknown = toJSON.call(item);
+    // A toJSON that returns its own object is ignored; one that leads back to it meets it as an ancestor.
+    if (replaced !== item) return write(walk, replaced, depth);
+  }
+  return isArray ? writeArray(walk, item, depth) : writeMembers(walk, item, depth);
+}
+
+function writeArray(walk: Walk, items: readonly unknown[], depth: number): string {
+  let text = "[";
+  for (let index = 0; index < items.length; index++) {
+    if (index > 0) text += ",";
+    text += write(walk, items[index], depth);
+  }
+  return text + "]";
+}
+
+/** Own enumerable string-keyed members, keys sorted, `undefined`/function/symbol members dropped. */
+function writeMembers(walk: Walk, item: object, depth: number): string {
+  const members = item as Record<string, unknown>;
+  let text = "{";
+  let first = true;
+  for (const key of Object.keys(item).sort()) {
+    const member = members[key];
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    text += (first ? "" : ",") + JSON.stringify(key) + ":" + write(walk, member, depth);
+    first = false;
+  }
+  return text + "}";
+}
+
+/** Dates, Maps, Sets, typed arrays, DataViews and ArrayBuffers; `undefined` for anything else. */
+function writeBuiltIn(walk: Walk, item: object, depth: number): string | undefined {
+  if (item instanceof Date) return writeDate(walk, item);
+  if (item instanceof Map) return writeMap(walk, item, depth);
+  if (item instanceof Set) return writeSet(walk, item, depth);
+  if (ArrayBuffer.isView(item)) {
+    if (item instanceof DataView) return writeBytes(walk, "DataView", new Uint8Array(item.buffer, item.byteOffset, item.byteLength));
+    return writeTypedArray(walk, item as TypedArray);
+  }
+  if (item instanceof ArrayBuffer) return writeBytes(walk, "ArrayBuffer", new Uint8Array(item));
+  if (typeof SharedArrayBuffer === "function" && item instanceof SharedArrayBuffer) {
+    return writeBytes(walk, "SharedArrayBuffer", new Uint8Array(item));
+  }
+  return undefined;
+}
+
+function writeDate(walk: Walk, date: Date): string {
+  const time = date.getTime();
+  if (walk.tagged) return `!Date(${time})`;
+  return Number.isNaN(time) ? "null" : JSON.stringify(date.toISOString());
+}
+
+function writeMap(walk: Walk, map: ReadonlyMap<unknown, unknown>, depth: number): string {
+  const entries: Array<readonly [key: string, value: string]> = [];
+  let allKeysAreStrings = true;
+  for (const [key, value] of map) {
+    if (typeof key !== "string") allKeysAreStrings = false;
+    entries.push([write(walk, key, depth), write(walk, value, depth)]);
+  }
+  entries.sort(compareEntries);
+  if (walk.tagged) return `!Map[${entries.map(([key, value]) => `${key}:${value}`).join(",")}]`;
+  if (allKeysAreStrings) return `{${entries.map(([key, value]) => `${key}:${value}`).join(",")}}`;
+  return `[${entries.map(([key, value]) => `[${key},${value}]`).join(",")}]`;
+}
+
+function compareEntries(left: readonly [string, string], right: readonly [string, string]): number {
+  if (left[0] !== right[0]) return left[0] < right[0] ? -1 : 1;
+  if (left[1] !== right[1]) return left[1] < right[1] ? -1 : 1;
+  return 0;
+}
+
+function writeSet(walk: Walk, set: ReadonlySet<unknown>, depth: number): string {
+  const elements: string[] = [];
+  for (const element of set) elements.push(write(walk, element, depth));
+  elements.sort();
+  return walk.tagged ? `!Set[${elements.join(",")}]` : `[${elements.join(",")}]`;
+}
+
+function writeTypedArray(walk: Walk, typed: TypedArray): string {
+  if (walk.tagged) return `!${Object.prototype.toString.call(typed).slice(8, -1)}[${typed.join(",")}]`;
+  const elements: string[] = [];
+  for (const element of typed) elements.push(typeof element === "bigint" ? `"${element}"` : writeNumber(walk, element));
+  return `[${elements.join(",")}]`;
+}
+
+function writeBytes(walk: Walk, typeName: string, bytes: Uint8Array): string {
+  return walk.tagged ? `!${typeName}[${bytes.join(",")}]` : `[${bytes.join(",")}]`;
+}
+
+/**
+ * Canonical JSON, for display: object keys sorted, `undefined` members dropped, circular references
+ * as "[Circular]". Other values as JSON can hold them: BigInts as strings, Dates as ISO strings
+ * (invalid ones as null), non-finite numbers as null, Maps as objects (string keys) or as arrays of
+ * `[key, value]` pairs sorted by key, Sets as sorted arrays, typed arrays, DataViews and ArrayBuffers
+ * as arrays of numbers; other objects through their `toJSON` if they have one. Two argument objects
+ * that mean the same give the same text, but different values may too (`1n` and `"1"`): the
+ * fingerprint (`argumentsFingerprint`) tells them apart.
+ *
+ * @throws ArgumentDepthError for values nested deeper than `MAX_ARGUMENT_DEPTH` levels.
+ */
+export function canonicalJson(value: unknown): string {
+  return write({ tagged: false, ancestors: new Map() }, value, 0);
 }
 
 /** The arguments without one member (the idempotency key): a copy when it is there, else `args` itself. */
@@ -61,8 +200,40 @@ export function withoutField(args: unknown, field: string): unknown {
   return rest;
 }
 
-/** A stable 106-bit hash (hex) of the canonical JSON of `args` without the `omit` field. */
+/**
+ * A stable 106-bit hash (28 hex characters) of `args` without the `omit` field: the same for the
+ * same content (object keys, Map entries and Set elements in any order), different for different
+ * content or type: a Map's entries, a Set's elements, `1n` / `1` / `"1"`, a Date's time / its ISO
+ * string, a typed array's type and elements, NaN / Infinity / null all count. JSON arguments keep
+ * the fingerprint they had before these types were told apart. Objects with a `toJSON` (other than
+ * Dates) count as what it returns; `undefined` members are dropped.
+ *
+ * @throws ArgumentDepthError for arguments nested deeper than `MAX_ARGUMENT_DEPTH` levels.
+ */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
-  const text = canonicalJson(omit === undefined ? args : withoutField(args, omit));
-  return cyrb53(text, 1).toString(16).padStart(14, "0") + cyrb53(text, 2).toString(16).padStart(14, "0");
+  const text = write({ tagged: true, ancestors: new Map() }, omit === undefined ? args : withoutField(args, omit), 0);
+  return hash106(text);
+}
+
+/** Two cyrb53 hashes (seeds 1 and 2) of `text` in one pass, as 14 + 14 hex characters (not cryptographic). */
+function hash106(text: string): string {
+  let first1 = 0xdeadbeef ^ 1;
+  let first2 = 0x41c6ce57 ^ 1;
+  let second1 = 0xdeadbeef ^ 2;
+  let second2 = 0x41c6ce57 ^ 2;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    first1 = Math.imul(first1 ^ code, 2654435761);
+    first2 = Math.imul(first2 ^ code, 1597334677);
+    second1 = Math.imul(second1 ^ code, 2654435761);
+    second2 = Math.imul(second2 ^ code, 1597334677);
+  }
+  return cyrb53Hex(first1, first2) + cyrb53Hex(second1, second2);
+}
+
+/** cyrb53's final mix of its two 32-bit states into 53 bits, as 14 hex characters. */
+function cyrb53Hex(state1: number, state2: number): string {
+  const mixed1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
+  const mixed2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(mixed1 ^ (mixed1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & mixed2) + (mixed1 >>> 0)).toString(16).padStart(14, "0");
 }
