@@ -59,6 +59,64 @@ describe("arguments that fail the tool's zod schema (ToolInputParsingException)"
     expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
   });
 
+  it("tell the model the type it sent when the schema wanted another", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    let calls = 0;
+    const pay = tool(
+      async ({ amount }) => {
+        calls += 1;
+        return `paid ${amount}`;
+      },
+      {
+        name: "pay",
+        description: "Pays an amount.",
+        schema: z.object({
+          amount: z.number(),
+          confirm: z.boolean(),
+          note: z.string(),
+          tags: z.array(z.string()),
+          units: z.enum(["celsius", "fahrenheit"]),
+        }),
+      },
+    );
+    const model = fakeModel()
+      .respond(callTools({ name: "pay", args: { amount: "123", confirm: "true", note: 5, tags: { a: 1 }, units: 5 }, id: "call_1" }))
+      .respond(callTools({ name: "pay", args: { amount: 123, confirm: true, note: "rent", tags: [], units: "celsius" }, id: "call_2" }))
+      .respond(new AIMessage("paid"));
+    const agent = createAgent({ model, tools: [pay], middleware: [retryReflectMiddleware(plugin)] });
+
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "pay 123" }] }));
+
+    const message = result.messages[2] as ToolMessage;
+    expect(message.status).toBe("error");
+    const expectedError = [
+      'amount: expected number; received string "123"',
+      'confirm: expected boolean; received string "true"',
+      "note: expected string; received number 5",
+      'tags: expected array; received object {"a":1}',
+      "units: expected one of celsius, fahrenheit; received number 5",
+    ].join("\n");
+    expect(String(message.content).split("\n\n")[0]).toBe(
+      `The tool 'pay' failed with: ${JSON.stringify(expectedError)}. Analyze what went wrong and provide corrected arguments.`,
+    );
+    expect(message.artifact).toMatchObject({
+      error_code: "INVALID_ARGUMENTS",
+      message: expectedError,
+      details: {
+        fields: [
+          { field: "amount", expected: "number", received: 'string "123"' },
+          { field: "confirm", expected: "boolean", received: 'string "true"' },
+          { field: "note", expected: "string", received: "number 5" },
+          { field: "tags", expected: "array", received: 'object {"a":1}' },
+          { field: "units", allowed: ["celsius", "fahrenheit"], received: "number 5" },
+        ],
+      },
+    });
+    expect(calls).toBe(1);
+    expect((result.messages[4] as ToolMessage).content).toBe("paid 123");
+  });
+
   it("a call of a tool that does not exist is reflected to the model with the list of valid tools", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock });
