@@ -67,9 +67,9 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
     const events = named("execute_tool broken_api").flatMap((span) => span.events.map((event) => event.name));
     expect(events.filter((name) => name === "circuit breaker opened")).toHaveLength(1);
     expect(events.filter((name) => name === "call rejected, circuit open")).toHaveLength(1);
-    expect(events).toContain("circuit breaker closed");
-    const root = named("scenario 3:")[0];
-    expect(root?.events.map((event) => event.name)).toContain("circuit breaker half-open");
+    // The breaker turns half-open when the probe is let through: its events are on the probe's span.
+    expect(events.filter((name) => name === "circuit breaker half-open")).toHaveLength(1);
+    expect(events.indexOf("circuit breaker half-open")).toBeLessThan(events.indexOf("circuit breaker closed"));
   });
 
   it("opens no span for the excluded exit_loop", () => {

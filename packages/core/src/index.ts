@@ -39,7 +39,7 @@ export { classifyError, isReturnedFailure, retryAfterMsOf, DEFAULT_SUGGESTED_ACT
 
 export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
-export { argumentsFingerprint, canonicalJson } from "./idempotency/fingerprint.js";
+export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
 
 export {
   EVENT_MESSAGES,
@@ -62,6 +62,8 @@ export {
   type RetryReflectEventType,
   type RetryReflectObserver,
   type RetrySucceededEvent,
+  type StoreErrorEvent,
+  type StoreOperation,
   type ToolEffect,
 } from "./events/events.js";
 export { consoleLogger, formatEvent, type ConsoleLoggerOptions } from "./events/console-logger.js";

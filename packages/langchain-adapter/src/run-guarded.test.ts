@@ -41,17 +41,18 @@ describe("runGuarded", () => {
     expect(plugin.breaker.size).toBe(0);
   });
 
-  it("rethrows what a tool throws once the run's signal aborted, untouched", async () => {
+  it("rejects with the run's abort reason when the tool fails after the signal aborted, counting nothing", async () => {
     const { call, events } = setup();
     const controller = new AbortController();
+    const reason = new Error("stop");
     const thrown = Object.assign(new Error("aborted"), { name: "AbortError" });
     const result = runGuarded(
       call(async () => {
-        controller.abort(new Error("stop"));
+        controller.abort(reason);
         throw thrown;
       }, { signal: controller.signal }),
     );
-    await expect(result).rejects.toBe(thrown);
+    await expect(result).rejects.toBe(reason);
     expect(events).toEqual([]);
   });
 

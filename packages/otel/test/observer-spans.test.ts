@@ -227,6 +227,22 @@ describe("span events carry the documented fields", () => {
     ]);
   });
 
+  it("a store error is a span event naming the operation, and does not fail the span", () => {
+    const observer = openTelemetryObserver({ tracerProvider: telemetry.tracerProvider });
+    const call = makeCall("send_email", { effect: "write" });
+    observer.onCallStart?.(call);
+    observer.onEvent?.(makeEvent("store_error", { call, fields: { tool_name: "send_email", operation: "complete", error: "connection reset" } }));
+    observer.onCallEnd?.(call, makeEnd({ status: "success" }));
+    const span = telemetry.span("execute_tool send_email");
+    expect(spanEvents(span)).toEqual([
+      {
+        name: "store error",
+        attributes: { "gen_ai.tool.name": "send_email", "retry_reflect.operation": "complete", "retry_reflect.error": "connection reset" },
+      },
+    ]);
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
   it("breaker events outside a call go to the active span, or nowhere when none is active", () => {
     const observer = openTelemetryObserver({ tracerProvider: telemetry.tracerProvider });
     const agent = telemetry.tracerProvider.getTracer("test").startSpan("agent run");

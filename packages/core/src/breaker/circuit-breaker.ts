@@ -15,6 +15,9 @@ export interface CircuitPermit {
   readonly probe: number;
 }
 
+/**
+ * `retryAfterMs` is `Infinity` for an isolated circuit: it opens again only with `reset()`.
+ */
 export type CircuitDecision =
   | { readonly admitted: true; readonly permit: CircuitPermit }
   | { readonly admitted: false; readonly retryAfterMs: number; readonly state: CircuitState };
@@ -53,9 +56,11 @@ const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit:
 
 /**
  * Circuit breakers, one per key (a tool name), without timers: an open circuit turns half-open
- * lazily when it is next looked at after `resetMs`. Half-open admits exactly one probe; every other
- * call is rejected at once with `retryAfterMs`. A probe that outlives `resetMs` loses its slot and
- * its late result is ignored (generation counter).
+ * lazily when the next call is admitted after `resetMs` (reading `state()` reports it, and changes
+ * nothing). Half-open admits exactly one probe; every other call is rejected at once with
+ * `retryAfterMs`. A probe holds its slot for at most `resetMs` (its lease): once the lease ran out,
+ * its result is stale and never changes the breaker, in any state (generation counter and lease).
+ * Every read and rejection of a key counts as a use of it for the LRU bound.
  */
 export class CircuitBreaker<C = unknown> {
   readonly threshold: number;
@@ -83,14 +88,20 @@ export class CircuitBreaker<C = unknown> {
     return this.entries.size;
   }
 
-  /** The state of `key`; an open circuit past `resetMs` reads (and becomes) `half-open`. */
-  state(key: string, context?: C): CircuitState {
+  /**
+   * The state of `key`, without side effects: an open circuit past `resetMs` reads `half-open`
+   * (the next call is the probe); an isolated one reads `open` (see `isIsolated`).
+   */
+  state(key: string): CircuitState {
     const entry = this.entries.get(key);
     if (entry === undefined) return "closed";
-    if (entry.state === "open" && this.clock.now() - entry.openedAt >= this.resetMs) {
-      return this.halfOpen(key, entry.failures, context).state;
-    }
+    if (entry.state === "open") return this.clock.now() - entry.openedAt >= this.resetMs ? "half-open" : "open";
     return entry.state === "isolated" ? "open" : entry.state;
+  }
+
+  /** Is `key` held open by `isolate()` (until `reset()`)? */
+  isIsolated(key: string): boolean {
+    return this.entries.peek(key)?.state === "isolated";
   }
 
   /** Without side effects: is `key`'s circuit closed (calls run freely)? */
@@ -100,7 +111,7 @@ export class CircuitBreaker<C = unknown> {
     return entry === undefined || entry.state === "closed";
   }
 
-  /** Without side effects: would a call be rejected now, and for how long? */
+  /** Would a call be rejected now, and for how long (`Infinity` while isolated)? Changes no state. */
   peek(key: string): number | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined || entry.state === "closed") return undefined;
@@ -109,7 +120,7 @@ export class CircuitBreaker<C = unknown> {
       const remaining = entry.openedAt + this.resetMs - now;
       return remaining > 0 ? remaining : undefined;
     }
-    if (entry.state === "isolated") return this.resetMs;
+    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
     return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs ? Math.max(1, entry.probeStartedAt + this.resetMs - now) : undefined;
   }
 
@@ -117,9 +128,8 @@ export class CircuitBreaker<C = unknown> {
   acquire(key: string, context?: C): CircuitDecision {
     const entry = this.entries.get(key);
     if (entry === undefined || entry.state === "closed") return CLOSED_DECISION;
-    this.touch(key, entry);
     const now = this.clock.now();
-    if (entry.state === "isolated") return { admitted: false, retryAfterMs: this.resetMs, state: "open" };
+    if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
     if (entry.state === "open") {
       const remaining = entry.openedAt + this.resetMs - now;
       if (remaining > 0) return { admitted: false, retryAfterMs: remaining, state: "open" };
@@ -131,21 +141,24 @@ export class CircuitBreaker<C = unknown> {
     return this.takeProbe(key, entry, now);
   }
 
-  /** The call succeeded: a closed circuit forgets its failures; the current probe closes the circuit. */
+  /**
+   * The call succeeded: a closed circuit forgets its failures (for a call admitted while closed);
+   * the live probe closes the circuit. A stale probe's success changes nothing.
+   */
   onSuccess(key: string, permit: CircuitPermit, context?: C): void {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     if (entry === undefined) return;
     if (entry.state === "closed") {
-      this.entries.delete(key);
-    } else if (entry.state === "half-open" && permit.probe !== 0 && entry.probe === permit.probe) {
+      if (permit.probe === 0) this.entries.delete(key);
+    } else if (this.isLiveProbe(entry, permit)) {
       this.entries.delete(key);
       this.emit(key, "half-open", "closed", entry.failures, context);
     }
   }
 
-  /** The call failed: counts towards opening; the current probe re-opens the circuit (timer restarted). */
+  /** The call failed: counts towards opening; the live probe re-opens the circuit (timer restarted). */
   onFailure(key: string, permit: CircuitPermit, context?: C): void {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     const now = this.clock.now();
     if (entry === undefined || entry.state === "closed") {
       if (permit.probe !== 0) return; // a stale probe's late result
@@ -161,24 +174,24 @@ export class CircuitBreaker<C = unknown> {
       }
       return;
     }
-    if (entry.state === "half-open" && permit.probe !== 0 && entry.probe === permit.probe) {
+    if (this.isLiveProbe(entry, permit)) {
       const failures = entry.failures + 1;
       this.set(key, { state: "open", failures, openedAt: now });
       this.emit(key, "half-open", "open", failures, context);
     }
   }
 
-  /** The call ended in a way that says nothing about the tool's health (bad arguments): frees a probe slot. */
+  /** The call ended in a way that says nothing about the tool's health (bad arguments): frees the live probe's slot. */
   onNeutral(key: string, permit: CircuitPermit): void {
     if (permit.probe === 0) return;
-    const entry = this.entries.get(key);
-    if (entry?.state === "half-open" && entry.probe === permit.probe) entry.probe = 0;
+    const entry = this.entries.peek(key);
+    if (entry !== undefined && this.isLiveProbe(entry, permit)) entry.probe = 0;
   }
 
-  /** Holds the circuit open until `reset(key)`. */
+  /** Holds the circuit open until `reset(key)`: calls are rejected with no promised time. */
   isolate(key: string, context?: C): void {
     const from = this.state(key);
-    const failures = this.entries.get(key)?.failures ?? 0;
+    const failures = this.entries.peek(key)?.failures ?? 0;
     this.set(key, { state: "isolated", failures });
     if (from !== "open") this.emit(key, from, "open", failures, context);
   }
@@ -188,7 +201,7 @@ export class CircuitBreaker<C = unknown> {
     const keys = key === undefined ? [...this.entries.keys()] : [key];
     for (const each of keys) {
       const from = this.state(each);
-      const failures = this.entries.get(each)?.failures ?? 0;
+      const failures = this.entries.peek(each)?.failures ?? 0;
       this.entries.delete(each);
       if (from !== "closed") this.emit(each, from, "closed", failures, context);
     }
@@ -208,32 +221,39 @@ export class CircuitBreaker<C = unknown> {
     return { version: 1, breakers };
   }
 
-  /** Replaces the tracked state with a snapshot's. A half-open key comes back half-open with no probe running. */
+  /**
+   * Replaces the tracked state with a snapshot's. A half-open key comes back half-open with no probe
+   * running. The whole snapshot is checked first: an invalid one throws `TypeError` and changes nothing.
+   */
   restore(snapshot: CircuitSnapshot): void {
-    if (typeof snapshot !== "object" || snapshot === null || snapshot.version !== 1 || typeof snapshot.breakers !== "object") {
-      throw new TypeError(`CircuitBreaker.restore: expected a snapshot with version 1, received ${JSON.stringify((snapshot as { version?: unknown } | null)?.version)}`);
-    }
     const now = this.clock.now();
-    this.entries.clear();
-    for (const [key, saved] of Object.entries(snapshot.breakers)) {
-      const failures = Number.isFinite(saved.failures) ? saved.failures : 0;
+    const restored = parseSnapshot(snapshot).map(([key, saved]): [string, Entry | undefined] => {
+      const { failures } = saved;
       switch (saved.state) {
         case "closed":
-          if (failures > 0) this.set(key, { state: "closed", failures });
-          break;
-        case "open":
-          this.set(key, { state: "open", failures, openedAt: now - this.resetMs + Math.min(this.resetMs, Math.max(0, saved.remainingMs ?? this.resetMs)) });
-          break;
+          return [key, failures > 0 ? { state: "closed", failures } : undefined];
+        case "open": {
+          const remaining = Math.min(this.resetMs, saved.remainingMs ?? this.resetMs);
+          return [key, { state: "open", failures, openedAt: now - this.resetMs + remaining }];
+        }
         case "half-open":
-          this.set(key, { state: "half-open", failures, probe: 0, probeStartedAt: now });
-          break;
-        case "isolated":
-          this.set(key, { state: "isolated", failures });
-          break;
+          return [key, { state: "half-open", failures, probe: 0, probeStartedAt: now }];
         default:
-          throw new TypeError(`CircuitBreaker.restore: unknown state ${JSON.stringify(saved.state)} for key ${JSON.stringify(key)}`);
+          return [key, { state: "isolated", failures }];
       }
-    }
+    });
+    this.entries.clear();
+    for (const [key, entry] of restored) if (entry !== undefined) this.set(key, entry);
+  }
+
+  /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
+  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is Extract<Entry, { state: "half-open" }> {
+    return (
+      entry.state === "half-open" &&
+      permit.probe !== 0 &&
+      entry.probe === permit.probe &&
+      this.clock.now() - entry.probeStartedAt < this.resetMs
+    );
   }
 
   private halfOpen(key: string, failures: number, context: C | undefined): Extract<Entry, { state: "half-open" }> {
@@ -266,4 +286,32 @@ export class CircuitBreaker<C = unknown> {
       // An observer's error never changes the breaker.
     }
   }
+}
+
+const SNAPSHOT_STATES = new Set(["closed", "open", "half-open", "isolated"]);
+
+type SavedBreaker = { state: CircuitState | "isolated"; failures: number; remainingMs?: number };
+
+/** Checks every entry of a snapshot, naming the first bad one; returns the entries to apply. */
+function parseSnapshot(snapshot: unknown): Array<[string, SavedBreaker]> {
+  const fail = (what: string): never => {
+    throw new TypeError(`CircuitBreaker.restore: ${what}`);
+  };
+  if (typeof snapshot !== "object" || snapshot === null) fail(`expected a snapshot object, received ${snapshot === null ? "null" : typeof snapshot}`);
+  const { version, breakers } = snapshot as { version?: unknown; breakers?: unknown };
+  if (version !== 1) fail(`expected a snapshot with version 1, received ${JSON.stringify(version) ?? String(version)}`);
+  if (typeof breakers !== "object" || breakers === null || Array.isArray(breakers)) fail("expected `breakers` to be an object of breaker entries");
+  const entries: Array<[string, SavedBreaker]> = [];
+  for (const [key, saved] of Object.entries(breakers as Record<string, unknown>)) {
+    const where = `for key ${JSON.stringify(key)}`;
+    if (typeof saved !== "object" || saved === null) fail(`expected an entry object ${where}, received ${saved === null ? "null" : typeof saved}`);
+    const { state, failures, remainingMs } = saved as { state?: unknown; failures?: unknown; remainingMs?: unknown };
+    if (typeof state !== "string" || !SNAPSHOT_STATES.has(state)) fail(`unknown state ${JSON.stringify(state) ?? String(state)} ${where}`);
+    if (typeof failures !== "number" || !Number.isInteger(failures) || failures < 0) fail(`expected \`failures\` to be an integer >= 0 ${where}, received ${JSON.stringify(failures) ?? String(failures)}`);
+    if (remainingMs !== undefined && (typeof remainingMs !== "number" || !Number.isFinite(remainingMs) || remainingMs < 0)) {
+      fail(`expected \`remainingMs\` to be a finite number >= 0 ${where}, received ${JSON.stringify(remainingMs) ?? String(remainingMs)}`);
+    }
+    entries.push([key, { state: state as SavedBreaker["state"], failures: failures as number, ...(remainingMs === undefined ? {} : { remainingMs: remainingMs as number }) }]);
+  }
+  return entries;
 }

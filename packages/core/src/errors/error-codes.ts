@@ -10,6 +10,7 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_REQUIRED: "IDEMPOTENCY_KEY_REQUIRED",
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED",
   IN_PROGRESS: "IN_PROGRESS",
+  STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
 } as const;
 
 export type StandardErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -74,12 +74,18 @@ export type RetrySucceededEvent = EventOf<"retry_succeeded", "INFO", "retry succ
 export type CircuitOpenedEvent = EventOf<"circuit_opened", "WARN", "circuit breaker opened", { tool_name: string; failures: number; reset_ms: number }>;
 export type CircuitHalfOpenedEvent = EventOf<"circuit_half_opened", "INFO", "circuit breaker half-open", { tool_name: string }>;
 export type CircuitClosedEvent = EventOf<"circuit_closed", "INFO", "circuit breaker closed", { tool_name: string }>;
-export type CallRejectedEvent = EventOf<"call_rejected", "WARN", "call rejected, circuit open", { tool_name: string; retry_after_ms: number }>;
+/** `retry_after_ms` is absent for an isolated circuit (`isolated: true`): it opens only on `reset()`. */
+export type CallRejectedEvent = EventOf<"call_rejected", "WARN", "call rejected, circuit open", { tool_name: string; retry_after_ms?: number; isolated?: true }>;
 export type RetriesExhaustedEvent = EventOf<"retries_exhausted", "WARN", "retries exhausted", { tool_name: string; attempts: number; error: string }>;
 export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
 export type IdempotencyConflictEvent = EventOf<"idempotency_conflict", "WARN", "idempotency conflict", {
   tool_name: string; reason: "key_required" | "key_reused" | "in_progress";
 }>;
+
+/** Where a store call failed; `acquire`/`record` are the circuit-breaker store's (shared state). */
+export type StoreOperation = "begin" | "complete" | "release" | "acquire" | "record";
+/** A store call threw, rejected or answered nonsense. `error` is its cleaned message. */
+export type StoreErrorEvent = EventOf<"store_error", "WARN", "store error", { tool_name: string; operation: StoreOperation; error: string }>;
 
 export type RetryReflectEvent =
   | RetryEvent
@@ -90,7 +96,8 @@ export type RetryReflectEvent =
   | CallRejectedEvent
   | RetriesExhaustedEvent
   | IdempotentReplayEvent
-  | IdempotencyConflictEvent;
+  | IdempotencyConflictEvent
+  | StoreErrorEvent;
 
 export type RetryReflectEventType = RetryReflectEvent["type"];
 
@@ -105,11 +112,13 @@ export const EVENT_MESSAGES = {
   retries_exhausted: { level: "WARN", message: "retries exhausted" },
   idempotent_replay: { level: "INFO", message: "idempotent replay" },
   idempotency_conflict: { level: "WARN", message: "idempotency conflict" },
+  store_error: { level: "WARN", message: "store error" },
 } as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
 
 /**
- * Subscribes to what the engine decides. Every hook is optional. A hook that throws is
- * ignored (it never breaks a tool call). With no observer, no event object is built.
+ * Subscribes to what the engine decides. Every hook is optional. A hook that throws, or returns a
+ * promise that rejects, is ignored: it never breaks a tool call, never changes its outcome, and
+ * never becomes an unhandled rejection. With no observer, no event object is built.
  */
 export interface RetryReflectObserver {
   /** Every event of the table in the README (`retry`, `retry_succeeded`, `circuit_opened`, ...). */
@@ -118,8 +127,10 @@ export interface RetryReflectObserver {
   onCallStart?(call: CallInfo): void;
   /**
    * Wraps each run of the tool (each attempt), so that the tool runs inside a context this
-   * observer controls (OpenTelemetry: the call's span is active while the tool runs). Must call
-   * `run` exactly once and return its result.
+   * observer controls (OpenTelemetry: the call's span is active while the tool runs). Should call
+   * `run` once and return its result. The tool's own result is the attempt's result whatever this
+   * hook returns or throws: `run` runs the tool at most once, and a hook that never calls it
+   * gets the tool run without its context.
    */
   runInContext?<T>(call: CallInfo, run: () => T): T;
   /** The logical call ended (any outcome, including a thrown abort). */

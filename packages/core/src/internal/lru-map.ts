@@ -1,5 +1,7 @@
 /**
- * A Map bounded to `max` entries, evicting the least recently set (or touched) one.
+ * A Map bounded to `max` entries, evicting the least recently used one: `get`, `set` and `touch`
+ * count as a use (`peek` does not), so that an entry read often (an open circuit rejecting calls)
+ * is never the one dropped.
  *
  * Eviction uses one long-lived iterator instead of `keys().next()` on a fresh one: a V8 Map keeps
  * deleted entries as holes until it rehashes, and a fresh iterator walks every hole from the start
@@ -10,6 +12,8 @@
 export class LruMap<K, V> {
   private readonly map = new Map<K, V>();
   private cursor: Iterator<K> | undefined;
+  /** The most recent key (set or touched last): using it again moves nothing. */
+  private newest: K | undefined;
 
   constructor(readonly max: number) {}
 
@@ -17,14 +21,23 @@ export class LruMap<K, V> {
     return this.map.size;
   }
 
-  get(key: K): V | undefined {
+  /** Reads without counting as a use (for snapshots and checks that must not change the order). */
+  peek(key: K): V | undefined {
     return this.map.get(key);
+  }
+
+  /** Reads `key` and counts the read as a use: the entry becomes the most recent. */
+  get(key: K): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined && key !== this.newest) this.touch(key, value);
+    return value;
   }
 
   /** Sets `key` as the most recent entry, evicting the oldest beyond `max`. */
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
+    this.newest = key;
     if (this.map.size > this.max) this.evictOldest();
   }
 
@@ -32,15 +45,33 @@ export class LruMap<K, V> {
   touch(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
+    this.newest = key;
   }
 
   delete(key: K): boolean {
+    if (key === this.newest) this.newest = undefined;
     return this.map.delete(key);
   }
 
   clear(): void {
     this.map.clear();
     this.cursor = undefined;
+    this.newest = undefined;
+  }
+
+  /** Drops the least recently used entry; false when the map is empty. */
+  evictOldest(): boolean {
+    for (let tries = 0; tries < 2; tries++) {
+      this.cursor ??= this.map.keys();
+      const next = this.cursor.next();
+      if (!next.done) {
+        if (next.value === this.newest) this.newest = undefined;
+        this.map.delete(next.value);
+        return true;
+      }
+      this.cursor = undefined;
+    }
+    return false;
   }
 
   keys(): IterableIterator<K> {
@@ -49,17 +80,5 @@ export class LruMap<K, V> {
 
   entries(): IterableIterator<[K, V]> {
     return this.map.entries();
-  }
-
-  private evictOldest(): void {
-    for (let tries = 0; tries < 2; tries++) {
-      this.cursor ??= this.map.keys();
-      const next = this.cursor.next();
-      if (!next.done) {
-        this.map.delete(next.value);
-        return;
-      }
-      this.cursor = undefined;
-    }
   }
 }

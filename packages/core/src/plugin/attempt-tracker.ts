@@ -8,13 +8,14 @@ export interface TrackedAttempts {
   /** The last delay used, for decorrelated jitter. */
   lastDelayMs: number | undefined;
   /** Set once retries are exhausted in this scope: later calls stop at once with this outcome's text. */
-  exhausted: { readonly message: string; readonly lastErrorCode: string } | undefined;
+  exhausted: { readonly message: string; readonly lastErrorCode: string; readonly lastError: unknown } | undefined;
 }
 
 const SEPARATOR = "\u0000";
 
 /**
- * Attempt counters per (scope, tool), at most `max` of them in all (least recently used dropped).
+ * Attempt counters per (scope, tool), at most `max` of them in all (least recently used dropped;
+ * every read counts as a use, so an exhausted scope that keeps being refused keeps its stop).
  * Nothing is stored for a tool that has not failed, so the success path only reads, and not even
  * that while no counter exists.
  */
@@ -40,8 +41,6 @@ export class AttemptTracker {
     if (tracked === undefined) {
       tracked = { failures: 0, readyAt: 0, lastDelayMs: undefined, exhausted: undefined };
       this.counters.set(key, tracked);
-    } else {
-      this.counters.touch(key, tracked);
     }
     return tracked;
   }
@@ -49,6 +48,13 @@ export class AttemptTracker {
   /** A success: the tool's count starts again. */
   clear(scope: string, toolName: string): void {
     if (this.counters.size !== 0) this.counters.delete(scope + SEPARATOR + toolName);
+  }
+
+  /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope). */
+  clearUnlessExhausted(scope: string, toolName: string): void {
+    if (this.counters.size === 0) return;
+    const key = scope + SEPARATOR + toolName;
+    if (this.counters.peek(key)?.exhausted === undefined) this.counters.delete(key);
   }
 
   /** Forgets every counter of a scope (an agent run that ended). */

@@ -1,3 +1,4 @@
+import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
 import { safeJson } from "../reflection/clean-error-text.js";
 
@@ -88,16 +89,96 @@ export const KEY_REUSED_ACTION =
 
 export const IN_PROGRESS_ACTION = "The same operation is still running: wait, then call again with the same arguments and key.";
 
-/** Returns a copy of `error` whose message and action are the cleaned text (what the model may see). */
-export function sanitizedError(error: ToolError, message: string, suggestedAction: string = error.suggestedAction): ToolError {
-  if (message === error.message && suggestedAction === error.suggestedAction) return error;
+/** A store full of in-flight writes: back pressure, the write did not run. */
+export function storeBusyMessage(toolName: string): string {
+  return `Too many '${toolName}' operations are in flight at once; this one was not performed.`;
+}
+
+export const STORE_BUSY_ACTION = "Wait, then call the tool again with the same arguments and key.";
+
+export function storeUnavailableMessage(toolName: string): string {
+  return `The idempotency store of '${toolName}' is unavailable, so the operation was not performed.`;
+}
+
+export const STORE_UNAVAILABLE_ACTION =
+  "The operation was not performed. Call the tool again later with the same arguments and key, or tell the user it could not be done now.";
+
+export function argumentsTooDeepMessage(maxDepth: number): string {
+  return `The arguments are nested deeper than ${maxDepth} levels.`;
+}
+
+export const ARGUMENTS_TOO_DEEP_ACTION = "Call the tool again with flatter arguments, as its schema describes them.";
+
+/** The stop instruction of a circuit isolated by an operator: no promised time. */
+export function isolatedText(toolName: string): string {
+  return `The tool '${toolName}' has been disabled by an operator (its circuit breaker is isolated until it is reset). Do not call it again for this task; continue without it or tell the user it is unavailable.`;
+}
+
+export function isolatedMessage(toolName: string): string {
+  return `The circuit breaker of '${toolName}' is isolated: the tool is disabled until an operator resets it.`;
+}
+
+export function isolatedAction(toolName: string): string {
+  return `Do not call '${toolName}' again for this task; continue without it or tell the user it is unavailable.`;
+}
+
+/** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
+export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** The cleaned parts of a failure: what the model, the logs and the spans may see. */
+export interface CleanedParts {
+  readonly message: string;
+  readonly suggestedAction: string;
+  /** `details` after cleaning; `undefined` when there were none. */
+  readonly details: Record<string, unknown> | undefined;
+}
+
+/**
+ * `details` as the model may see them: cleaned as one JSON text (redacted, the key masked), and
+ * replaced by `{ truncated: "<the cleaned start>… [truncated]" }` when longer than `maxLength`
+ * (`clean` caps its result at `maxLength` and marks the cut).
+ */
+export function cleanDetails(details: Record<string, unknown> | undefined, clean: (text: string) => string, maxLength: number): Record<string, unknown> | undefined {
+  if (details === undefined) return undefined;
+  const json = safeJson(details);
+  const cleaned = clean(json);
+  if (cleaned === json && json.length <= maxLength) return details;
+  if (json.length <= maxLength) {
+    try {
+      const parsed: unknown = JSON.parse(cleaned);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // The redactor left text that is not JSON: keep its cleaned text.
+    }
+  }
+  return { truncated: clean(json) };
+}
+
+/**
+ * Returns `error` as the model may see it: the cleaned message, action and details, a finite
+ * `retryAfterMs`, and an `error_code` that matches `ERROR_CODE_PATTERN` (else `TOOL_FAILED`).
+ * The original stays reachable as `cause`.
+ */
+export function sanitizedError(error: ToolError, parts: CleanedParts): ToolError {
+  const code = ERROR_CODE_PATTERN.test(error.code) ? error.code : ErrorCodes.TOOL_FAILED;
+  const retry = error.retryAfterMs;
+  const retryAfterMs = typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined;
+  if (
+    code === error.code &&
+    parts.message === error.message &&
+    parts.suggestedAction === error.suggestedAction &&
+    parts.details === error.details &&
+    retryAfterMs === error.retryAfterMs
+  ) {
+    return error;
+  }
   return createToolError({
-    code: error.code,
-    message,
+    code,
+    message: parts.message,
     recoverable: error.recoverable,
-    suggestedAction,
-    retryAfterMs: error.retryAfterMs,
-    details: error.details,
+    suggestedAction: parts.suggestedAction,
+    retryAfterMs,
+    details: parts.details,
     kind: error.kind,
     cause: error.cause ?? error,
   });

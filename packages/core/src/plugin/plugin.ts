@@ -14,28 +14,40 @@ import {
   type RetryReflectObserver,
   type ToolEffect,
 } from "../events/events.js";
-import { argumentsFingerprint, canonicalJson, withoutField } from "../idempotency/fingerprint.js";
+import { ArgumentDepthError, argumentsFingerprint, canonicalJson, withoutField } from "../idempotency/fingerprint.js";
+import type { IdempotencyBeginResult } from "../idempotency/idempotency-store.js";
 import { cleanErrorText, errorMessageOf } from "../reflection/clean-error-text.js";
 import { LruMap } from "../internal/lru-map.js";
 import { AttemptTracker, type TrackedAttempts } from "./attempt-tracker.js";
 import {
+  ARGUMENTS_TOO_DEEP_ACTION,
+  argumentsTooDeepMessage,
   circuitOpenAction,
   circuitOpenMessage,
   circuitOpenTemplate,
   circuitOpenText,
   type CircuitOpenTemplate,
+  cleanDetails,
   exhaustedAction,
   exhaustedText,
   IN_PROGRESS_ACTION,
+  isolatedAction,
+  isolatedMessage,
+  isolatedText,
   KEY_REUSED_ACTION,
   keyRequiredAction,
   notRecoverableText,
   sanitizedError,
+  STORE_BUSY_ACTION,
+  STORE_UNAVAILABLE_ACTION,
+  storeBusyMessage,
+  storeUnavailableMessage,
   structuredErrorJson,
   UNKNOWN_OUTCOME_ACTION,
 } from "./messages.js";
 import type { RetryReflectOptions, ToolCall, ToolContext } from "./options.js";
 import type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./outcome.js";
+import type { StoreOperation } from "../events/events.js";
 import { RetryReflectPluginBuilder } from "./plugin-builder.js";
 import { resolveOptions, type ResolvedOptions } from "./validate-options.js";
 
@@ -71,6 +83,10 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
+const KEY_MASK = "[REDACTED]";
+/** Keys shorter than this are masked only where they stand alone (a key "42" is not cut out of "HTTP 420"). */
+const SHORT_KEY = 4;
+const noop = (): void => {};
 
 /**
  * Decides, per tool failure, between an in-place retry after backoff, a reflection prompt for the
@@ -186,6 +202,7 @@ export class RetryReflectPlugin {
         if (tracked === undefined && effect !== "write" && this.breaker.isClosed(breakerKey)) {
           return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
         }
+        // An exhausted scope's stop beats an open circuit: the slow path answers it.
         const openFor = tracked?.exhausted ? undefined : this.breaker.peek(breakerKey);
         if (openFor !== undefined) return Promise.resolve(this.rejected(this.newRun(call as ToolCall, scope, effect, breakerKey), openFor));
       }
@@ -211,6 +228,8 @@ export class RetryReflectPlugin {
       const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
       if (!isReturnedFailure(value)) {
         this.breaker.onSuccess(breakerKey, CLOSED_PERMIT);
+        if (this.tracker.size !== 0) this.tracker.clearUnlessExhausted(scope, call.toolName);
+        if (call.signal?.aborted) return Promise.reject(abortReason(call.signal)); // the caller's abort wins
         return { status: "success", value, attempt: 1, replayed: false };
       }
       failure = value;
@@ -218,7 +237,6 @@ export class RetryReflectPlugin {
       failure = error;
     }
     const run = this.newRun(call, scope, effect, breakerKey);
-    run.attempt = 1;
     run.attempts = 1;
     const next = this.afterFailure(run, CLOSED_PERMIT, failure);
     if (typeof next !== "number") return this.finish(next, run.toolName);
@@ -284,16 +302,17 @@ export class RetryReflectPlugin {
   private async guarded<T>(run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
     const { clock } = this.options;
     throwIfAborted(run.signal);
+    const stop = this.admission(run);
+    if (stop !== undefined) return stop;
     const tracked = this.tracker.get(run.scope, run.toolName);
-    if (tracked?.exhausted) {
-      run.attempt = tracked.failures;
-      return this.failed(run, this.exhaustedError(run, tracked.exhausted.message, tracked.exhausted.lastErrorCode), "exhausted");
-    }
-    const rejectedFor = this.breaker.peek(run.breakerKey);
-    if (rejectedFor !== undefined) return this.rejected(run, rejectedFor);
     if (tracked !== undefined) {
       const wait = tracked.readyAt - clock.now();
-      if (wait > 0) await clock.sleep(wait, run.signal);
+      if (wait > 0) {
+        await clock.sleep(wait, run.signal);
+        // The budget may have been spent, or the circuit opened, while this call waited.
+        const late = this.admission(run);
+        if (late !== undefined) return late;
+      }
     }
     if (run.effect !== "write") return this.attempts(run, fn);
 
@@ -306,7 +325,19 @@ export class RetryReflectPlugin {
     }
     run.idempotencyKey = key;
     run.storeKey = run.toolName + KEY_SEPARATOR + key;
-    run.fingerprint = argumentsFingerprint(run.call.args, idempotency.key ? undefined : idempotency.keyField);
+    try {
+      run.fingerprint = argumentsFingerprint(run.call.args, idempotency.key ? undefined : idempotency.keyField);
+    } catch (error) {
+      if (!(error instanceof ArgumentDepthError)) throw error;
+      // The model's arguments, not the tool: an attempt, never a breaker failure.
+      return this.refused(run, createToolError({
+        code: ErrorCodes.INVALID_ARGUMENTS,
+        message: argumentsTooDeepMessage(error.maxDepth),
+        recoverable: true,
+        suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
+        kind: "invalid_arguments",
+      }));
+    }
 
     for (;;) {
       const leader = this.inFlight.get(run.storeKey);
@@ -368,6 +399,9 @@ export class RetryReflectPlugin {
     const { store, leaseMs, ttlMs } = this.options.idempotency;
     for (;;) {
       const tracked = this.tracker.get(run.scope, run.toolName);
+      // No attempt, first or in place, starts once the budget is spent (by this call or a parallel one).
+      if (tracked?.exhausted) return this.stopExhausted(run, tracked);
+      // Provisional: the number this attempt's failure would take, were it recorded next.
       run.attempt = (tracked?.failures ?? 0) + 1;
       const decision = this.breaker.acquire(run.breakerKey, run.info);
       if (!decision.admitted) return this.rejected(run, decision.retryAfterMs);
@@ -375,12 +409,18 @@ export class RetryReflectPlugin {
 
       let token: string | undefined;
       if (run.storeKey !== undefined && run.fingerprint !== undefined) {
-        const begun = await store.begin(run.storeKey, run.fingerprint, leaseMs);
-        if (begun.status !== "acquired") {
+        const storeKey = run.storeKey;
+        const fingerprint = run.fingerprint;
+        const begun = await this.storeCall(run, "begin", () => store.begin(storeKey, fingerprint, leaseMs), checkBegin);
+        if (begun === undefined || begun.status !== "acquired") {
           this.breaker.onNeutral(run.breakerKey, permit);
+          if (begun === undefined) return this.storeUnavailable(run);
+          if (begun.status === "busy") {
+            return this.conflict(run, "in_progress", ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs);
+          }
           if (begun.fingerprint !== run.fingerprint) return this.keyReused(run);
           if (begun.status === "completed") {
-            this.tracker.clear(run.scope, run.toolName);
+            this.tracker.clearUnlessExhausted(run.scope, run.toolName);
             this.emit("idempotent_replay", run, { tool_name: run.toolName });
             return { status: "success", value: begun.value as T, attempt: run.attempt, replayed: true };
           }
@@ -407,13 +447,23 @@ export class RetryReflectPlugin {
 
       if (!failed) {
         this.breaker.onSuccess(run.breakerKey, permit, run.info);
-        if (token !== undefined) await store.complete(run.storeKey as string, token, value, ttlMs);
-        if (tracked !== undefined) this.tracker.clear(run.scope, run.toolName);
+        if (token !== undefined) {
+          const storeKey = run.storeKey as string;
+          const held = token;
+          // The write ran: a store fault now loses only the replay, never the result.
+          await this.storeCall(run, "complete", () => store.complete(storeKey, held, value, ttlMs));
+        }
+        this.tracker.clearUnlessExhausted(run.scope, run.toolName);
+        throwIfAborted(run.signal); // the caller's abort wins, even over a late success (stored above)
         if (run.attempt > 1) this.emit("retry_succeeded", run, { tool_name: run.toolName, attempt: run.attempt });
         return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
       }
 
-      if (token !== undefined) await store.release(run.storeKey as string, token);
+      if (token !== undefined) {
+        const storeKey = run.storeKey as string;
+        const held = token;
+        await this.storeCall(run, "release", () => store.release(storeKey, held));
+      }
       const next = this.afterFailure(run, permit, failure);
       if (typeof next !== "number") return next;
       await this.options.clock.sleep(next, run.signal);
@@ -426,24 +476,31 @@ export class RetryReflectPlugin {
    */
   private afterFailure(run: CallRun, permit: CircuitPermit, failure: unknown): ReflectOutcome | FailedOutcome | number {
     const options = this.options;
-    if (run.signal?.aborted || this.passesThrough(run.call, failure)) {
+    if (run.signal?.aborted) {
+      // The caller's abort wins over whatever the tool did after it (a tool that ignores its signal).
+      this.breaker.onNeutral(run.breakerKey, permit);
+      throw abortReason(run.signal);
+    }
+    if (this.passesThrough(run.call, failure)) {
       this.breaker.onNeutral(run.breakerKey, permit);
       throw failure;
     }
-    const error = this.classify(failure, run);
-    if (error.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) {
+    const classified = this.classify(failure, run);
+    if (classified.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) {
       this.breaker.onNeutral(run.breakerKey, permit);
     } else {
       this.breaker.onFailure(run.breakerKey, permit, run.info);
     }
+    // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
     const tracked = this.tracker.entry(run.scope, run.toolName);
-    tracked.failures = run.attempt;
-    const message = this.clean(error.message);
-    // A tool's own suggested action is untrusted text too: redacted and capped like the message.
-    const suggestedAction = this.clean(error.suggestedAction);
+    tracked.failures += 1;
+    run.attempt = tracked.failures;
+    // Every field of the failure is untrusted text: redacted, the key masked, capped; a bad code replaced.
+    const error = this.sanitize(classified, run);
+    const message = error.message;
 
-    if (!error.recoverable) return this.failed(run, sanitizedError(error, message, suggestedAction), "not_recoverable");
-    if (run.attempt > options.maxRetries) return this.exhausted(run, tracked, error, message);
+    if (!error.recoverable) return this.failed(run, error, "not_recoverable");
+    if (tracked.exhausted !== undefined || run.attempt > options.maxRetries) return this.exhausted(run, tracked, error);
     // This failure opened the circuit: stop now rather than wait for a retry that would be rejected.
     const openFor = this.breaker.peek(run.breakerKey);
     if (openFor !== undefined) return this.circuitOpen(run, openFor, { last_error_code: error.code, last_error: message });
@@ -463,8 +520,20 @@ export class RetryReflectPlugin {
     });
     if (inPlace) return delay;
     tracked.readyAt = options.clock.now() + delay;
-    const action = unguardedWrite && error.kind === "transient" ? UNKNOWN_OUTCOME_ACTION : suggestedAction;
-    return this.reflect(run, sanitizedError(error, message, action));
+    if (unguardedWrite && error.kind === "transient") {
+      return this.reflect(run, sanitizedError(error, { message, suggestedAction: UNKNOWN_OUTCOME_ACTION, details: error.details }));
+    }
+    return this.reflect(run, error);
+  }
+
+  /** The failure as the model, the logs and the spans may see it. */
+  private sanitize(error: ToolError, run: CallRun): ToolError {
+    const clean = (text: string) => this.clean(text, run);
+    return sanitizedError(error, {
+      message: clean(error.message),
+      suggestedAction: clean(error.suggestedAction),
+      details: cleanDetails(error.details, (text) => this.clean(text, run, this.options.maxErrorLength * 4), this.options.maxErrorLength * 4),
+    });
   }
 
   private passesThrough(call: ToolCall, failure: unknown): boolean {
@@ -497,19 +566,20 @@ export class RetryReflectPlugin {
     const info = run.info;
     if (info !== undefined) {
       for (const observer of this.observers) {
-        if (typeof observer.runInContext !== "function") continue;
+        const hook = observer.runInContext;
+        if (typeof hook !== "function") continue;
         const inner = runTool;
         runTool = () => {
-          let started = false;
+          // The tool runs at most once, and its own promise is the attempt's result: whatever the
+          // hook returns, throws or rejects afterwards never changes the outcome.
+          let started: Promise<T> | undefined;
+          const runOnce = () => (started ??= inner());
           try {
-            return observer.runInContext!(info, () => {
-              started = true;
-              return inner();
-            });
-          } catch (error) {
-            if (started) throw error;
-            return inner(); // the observer failed before running the tool: run it without that context
+            swallow(hook.call(observer, info, runOnce), started);
+          } catch {
+            // An observer's own failure: ignored.
           }
+          return started ?? runOnce(); // a hook that did not run the tool: run it without that context
         };
       }
     }
@@ -529,8 +599,16 @@ export class RetryReflectPlugin {
     return classifyError(failure);
   }
 
-  private clean(text: string): string {
-    return cleanErrorText(text, { maxLength: this.options.maxErrorLength, redact: this.options.redact });
+  /** Untrusted text as every sink may see it: no stack, redacted, capped, the call's idempotency key masked. */
+  private clean(text: string, run?: CallRun, maxLength = this.options.maxErrorLength): string {
+    const key = run?.idempotencyKey;
+    let source = text;
+    if (key !== undefined && source.includes(key)) {
+      // Masked before cleaning, on a prefix a little longer than the cleaner reads (linear work).
+      const window = maxLength * 4 + 256 + key.length + 1;
+      source = maskKey(source.length > window ? source.slice(0, window) : source, key);
+    }
+    return cleanErrorText(source, { maxLength, redact: this.options.redact });
   }
 
   private reflect(run: CallRun, error: ToolError): ReflectOutcome {
@@ -570,33 +648,51 @@ export class RetryReflectPlugin {
     };
   }
 
-  private exhausted(run: CallRun, tracked: TrackedAttempts, last: ToolError, message: string): FailedOutcome {
-    const error = this.exhaustedError(run, message, last.code);
+  /** This failure spent the budget (or found it spent): the scope stops using the tool. */
+  private exhausted(run: CallRun, tracked: TrackedAttempts, last: ToolError): FailedOutcome {
+    const exhausted = { message: last.message, lastErrorCode: last.code, lastError: last };
     if (this.options.trackingScope === "global") this.tracker.clear(run.scope, run.toolName);
-    else tracked.exhausted = { message, lastErrorCode: last.code };
-    this.emit("retries_exhausted", run, { tool_name: run.toolName, attempts: run.attempt, error: message });
-    return this.failed(run, error, "exhausted");
+    else tracked.exhausted = exhausted;
+    this.emit("retries_exhausted", run, { tool_name: run.toolName, attempts: run.attempt, error: last.message });
+    return this.failed(run, this.exhaustedError(run, exhausted), "exhausted");
   }
 
-  private exhaustedError(run: CallRun, message: string, lastErrorCode: string): ToolError {
+  /** A call of a tool whose budget is spent in this scope: stopped without running. */
+  private stopExhausted(run: CallRun, tracked: TrackedAttempts): FailedOutcome {
+    run.attempt = tracked.failures;
+    return this.failed(run, this.exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
+  }
+
+  /** The exhausted scope's stop beats an open circuit; both are checked before any wait and after it. */
+  private admission(run: CallRun): FailedOutcome | undefined {
+    const tracked = this.tracker.get(run.scope, run.toolName);
+    if (tracked?.exhausted) return this.stopExhausted(run, tracked);
+    const openFor = this.breaker.peek(run.breakerKey);
+    return openFor === undefined ? undefined : this.rejected(run, openFor);
+  }
+
+  private exhaustedError(run: CallRun, exhausted: NonNullable<TrackedAttempts["exhausted"]>): ToolError {
     return createToolError({
       code: ErrorCodes.RETRIES_EXHAUSTED,
-      message,
+      message: exhausted.message,
       recoverable: false,
       suggestedAction: exhaustedAction(run.toolName),
-      details: { last_error_code: lastErrorCode },
+      details: { last_error_code: exhausted.lastErrorCode },
+      cause: exhausted.lastError, // the last failure, whose own cause is what the tool threw or returned
     });
   }
 
   /** A call turned away by an open circuit, without running the tool. */
   private rejected(run: CallRun, retryAfterMs: number): FailedOutcome {
     run.attempt = (this.tracker.get(run.scope, run.toolName)?.failures ?? 0) + 1;
-    this.emit("call_rejected", run, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
+    if (retryAfterMs === Number.POSITIVE_INFINITY) this.emit("call_rejected", run, { tool_name: run.toolName, isolated: true });
+    else this.emit("call_rejected", run, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
     return this.circuitOpen(run, retryAfterMs);
   }
 
   /** `failed` with `CIRCUIT_OPEN`; `lastError` when this call's own failure opened the circuit. */
   private circuitOpen(run: CallRun, retryAfterMs: number, lastError?: { last_error_code: string; last_error: string }): FailedOutcome {
+    if (retryAfterMs === Number.POSITIVE_INFINITY) return this.isolated(run, lastError);
     const wait = Math.max(0, Math.ceil(retryAfterMs));
     const error = createToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
@@ -616,6 +712,24 @@ export class RetryReflectPlugin {
     return { status: "failed", message: template.message(wait, run.attempt, this.options.maxRetries), error, reason: "circuit_open", attempt: run.attempt };
   }
 
+  /** `failed` with `CIRCUIT_OPEN` for a circuit isolated by an operator: no time is promised. */
+  private isolated(run: CallRun, lastError?: { last_error_code: string; last_error: string }): FailedOutcome {
+    const error = createToolError({
+      code: ErrorCodes.CIRCUIT_OPEN,
+      message: isolatedMessage(run.toolName),
+      recoverable: false,
+      suggestedAction: isolatedAction(run.toolName),
+      details: { isolated: true, ...lastError },
+    });
+    return {
+      status: "failed",
+      message: `${isolatedText(run.toolName)}\n\n${structuredErrorJson(error, run.attempt, this.options.maxRetries)}`,
+      error,
+      reason: "circuit_open",
+      attempt: run.attempt,
+    };
+  }
+
   private keyReused(run: CallRun): ReflectOutcome | FailedOutcome {
     return this.conflict(run, "key_reused", ErrorCodes.IDEMPOTENCY_KEY_REUSED,
       `The idempotency key given to '${run.toolName}' was already used with different arguments.`, KEY_REUSED_ACTION);
@@ -630,14 +744,54 @@ export class RetryReflectPlugin {
     suggestedAction: string,
     retryAfterMs?: number,
   ): ReflectOutcome | FailedOutcome {
+    this.emit("idempotency_conflict", run, { tool_name: run.toolName, reason });
+    return this.refused(run, createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs }));
+  }
+
+  /** The store failed before the write ran: the write did not run, and the model may try again. */
+  private storeUnavailable(run: CallRun): ReflectOutcome | FailedOutcome {
+    return this.refused(run, createToolError({
+      code: ErrorCodes.STORE_UNAVAILABLE,
+      message: storeUnavailableMessage(run.toolName),
+      recoverable: true,
+      suggestedAction: STORE_UNAVAILABLE_ACTION,
+    }));
+  }
+
+  /** A call turned away before the tool ran (a conflict, bad arguments, the store): an attempt, never a breaker failure. */
+  private refused(run: CallRun, error: ToolError): ReflectOutcome | FailedOutcome {
     const tracked = this.tracker.entry(run.scope, run.toolName);
     tracked.failures += 1;
     run.attempt = tracked.failures;
-    this.emit("idempotency_conflict", run, { tool_name: run.toolName, reason });
-    const error = createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
-    if (run.attempt > this.options.maxRetries) return this.exhausted(run, tracked, error, message);
-    if (retryAfterMs !== undefined) tracked.readyAt = this.options.clock.now() + Math.min(retryAfterMs, this.options.maxBackoffMs);
+    if (tracked.exhausted !== undefined || run.attempt > this.options.maxRetries) return this.exhausted(run, tracked, error);
+    if (error.retryAfterMs !== undefined) tracked.readyAt = this.options.clock.now() + Math.min(error.retryAfterMs, this.options.maxBackoffMs);
     return this.reflect(run, error);
+  }
+
+  /**
+   * Runs one store call; a throw, a rejection, or (with `check`) an answer of the wrong shape is a
+   * `store_error` event and `undefined`, never a rejection of `execute`.
+   */
+  private async storeCall<R>(
+    run: CallRun,
+    operation: StoreOperation,
+    call: () => R | Promise<R>,
+    check?: (value: unknown) => R | undefined,
+  ): Promise<R | undefined> {
+    try {
+      const value = await call();
+      if (check === undefined) return value;
+      const checked = check(value);
+      if (checked === undefined) this.storeError(run, operation, new TypeError(`${operation} returned ${describeValue(value)}`));
+      return checked;
+    } catch (error) {
+      this.storeError(run, operation, error);
+      return undefined;
+    }
+  }
+
+  private storeError(run: CallRun, operation: StoreOperation, error: unknown): void {
+    this.emit("store_error", run, { tool_name: run.toolName, operation, error: this.clean(errorMessageOf(error), run) });
   }
 
   private end(run: CallRun, outcome: ExecuteOutcome<unknown> | { status: "aborted" | "interrupted" | "error"; thrown: unknown }): void {
@@ -696,10 +850,10 @@ export class RetryReflectPlugin {
     this.notify((observer) => observer.onEvent?.(event));
   }
 
-  private notify(each: (observer: RetryReflectObserver) => void): void {
+  private notify(each: (observer: RetryReflectObserver) => unknown): void {
     for (const observer of this.observers) {
       try {
-        each(observer);
+        swallow(each(observer));
       } catch {
         // An observer that throws never breaks a tool call.
       }
@@ -735,4 +889,52 @@ function safeCanonical(args: unknown): string {
   } catch (error) {
     return `(arguments could not be shown: ${errorMessageOf(error)})`;
   }
+}
+
+/** An observer's returned promise may reject: handled here, so that it never becomes an unhandled rejection. */
+function swallow(value: unknown, except?: unknown): void {
+  if (value === except || typeof value !== "object" || value === null) return;
+  try {
+    const then = (value as { then?: unknown }).then;
+    if (typeof then === "function") (then as (onFulfilled: unknown, onRejected: () => void) => unknown).call(value, undefined, noop);
+  } catch {
+    // A hostile thenable.
+  }
+}
+
+/** Replaces the key wherever it appears (a short key only where it stands alone). */
+function maskKey(text: string, key: string): string {
+  if (key.length >= SHORT_KEY) return text.split(key).join(KEY_MASK);
+  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "g"), KEY_MASK);
+}
+
+const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
+
+/** A store's `begin` answer, if it has the documented shape (a numeric token is taken as its text). */
+function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const result = value as Record<string, unknown>;
+  const status = result.status;
+  if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
+  const retryAfter = (fallback: number) =>
+    typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0 ? result.retryAfterMs : fallback;
+  switch (status) {
+    case "acquired":
+      if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };
+      return typeof result.token === "string" && result.token.length > 0 ? { status, token: result.token } : undefined;
+    case "completed":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, value: result.value } : undefined;
+    case "in_progress":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, retryAfterMs: retryAfter(1000) } : undefined;
+    default:
+      return { status: "busy", retryAfterMs: retryAfter(1000) };
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value !== "object") return typeof value;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === "string" ? `an object with status ${JSON.stringify(status.slice(0, 40))}` : "an object without a known status";
 }

@@ -41,6 +41,7 @@ export function makeEvent<T extends RetryReflectEvent["type"]>(
     retries_exhausted: ["WARN", "retries exhausted"],
     idempotent_replay: ["INFO", "idempotent replay"],
     idempotency_conflict: ["WARN", "idempotency conflict"],
+    store_error: ["WARN", "store error"],
   } as const;
   const [level, message] = table[type];
   return {

@@ -1,0 +1,230 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CircuitBreaker, RetryReflectPlugin, type CircuitPermit, type CircuitSnapshot } from "../src/index.js";
+import { createFakeClock } from "../src/testing.js";
+
+const THRESHOLD = 3;
+const RESET_MS = 100;
+
+/**
+ * The breaker as DESIGN.md states it, written plainly: consecutive failures open a closed circuit;
+ * after `resetMs` the next call is the one probe; the probe's result closes or re-opens it; a probe
+ * whose lease (`resetMs`) ran out is stale, and a stale result never changes anything.
+ */
+type ModelState =
+  | { kind: "closed"; failures: number }
+  | { kind: "open"; failures: number; openedAt: number }
+  | { kind: "half-open"; failures: number; probe: number | undefined; probeStartedAt: number };
+
+type ModelPermit = { probe: number | undefined };
+
+class ReferenceBreaker {
+  private states = new Map<string, ModelState>();
+  private probes = 0;
+  readonly transitions: string[] = [];
+
+  constructor(private readonly now: () => number) {}
+
+  private get(key: string): ModelState {
+    return this.states.get(key) ?? { kind: "closed", failures: 0 };
+  }
+
+  private move(key: string, next: ModelState): void {
+    const from = this.get(key).kind;
+    if (from !== next.kind) this.transitions.push(`${key}:${from}->${next.kind}`);
+    this.states.set(key, next);
+  }
+
+  state(key: string): string {
+    const state = this.get(key);
+    if (state.kind === "open" && this.now() - state.openedAt >= RESET_MS) return "half-open";
+    return state.kind;
+  }
+
+  failures(key: string): number {
+    return this.get(key).failures;
+  }
+
+  acquire(key: string): { admitted: true; permit: ModelPermit } | { admitted: false; retryAfterMs: number } {
+    const state = this.get(key);
+    const now = this.now();
+    if (state.kind === "closed") return { admitted: true, permit: { probe: undefined } };
+    if (state.kind === "open") {
+      if (now - state.openedAt < RESET_MS) return { admitted: false, retryAfterMs: state.openedAt + RESET_MS - now };
+      const probe = ++this.probes;
+      this.move(key, { kind: "half-open", failures: state.failures, probe, probeStartedAt: now });
+      return { admitted: true, permit: { probe } };
+    }
+    if (state.probe !== undefined && now - state.probeStartedAt < RESET_MS) {
+      return { admitted: false, retryAfterMs: Math.max(1, state.probeStartedAt + RESET_MS - now) };
+    }
+    const probe = ++this.probes;
+    this.states.set(key, { ...state, probe, probeStartedAt: now });
+    return { admitted: true, permit: { probe } };
+  }
+
+  private isLiveProbe(state: ModelState, permit: ModelPermit): boolean {
+    return state.kind === "half-open" && permit.probe !== undefined && state.probe === permit.probe && this.now() - state.probeStartedAt < RESET_MS;
+  }
+
+  success(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (permit.probe === undefined) {
+      if (state.kind === "closed") this.states.set(key, { kind: "closed", failures: 0 });
+      return;
+    }
+    if (this.isLiveProbe(state, permit)) this.move(key, { kind: "closed", failures: 0 });
+  }
+
+  failure(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (permit.probe === undefined) {
+      if (state.kind !== "closed") return;
+      const failures = state.failures + 1;
+      this.move(key, failures >= THRESHOLD ? { kind: "open", failures, openedAt: this.now() } : { kind: "closed", failures });
+      return;
+    }
+    if (this.isLiveProbe(state, permit)) this.move(key, { kind: "open", failures: state.failures + 1, openedAt: this.now() });
+  }
+
+  neutral(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (this.isLiveProbe(state, permit) && state.kind === "half-open") this.states.set(key, { ...state, probe: undefined });
+  }
+}
+
+type Command =
+  | { op: "acquire"; key: number }
+  | { op: "settle"; which: number; result: "success" | "failure" | "neutral" }
+  | { op: "advance"; ms: number };
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("acquire" as const), key: fc.integer({ min: 0, max: 1 }) }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("settle" as const), which: fc.nat(), result: fc.constantFrom("success" as const, "failure" as const, "neutral" as const) }) },
+  // Steps around resetMs, so that probes hang past their lease and finish late.
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.constantFrom(1, 10, 50, 99, 100, 101, 150) }) },
+);
+
+describe("the circuit breaker against a reference model", () => {
+  it("agrees on state, failures, rejections and transitions over 10,000 random sequences with concurrent calls and late probes", () => {
+    fc.assert(
+      fc.property(fc.array(command, { minLength: 1, maxLength: 40 }), (commands) => {
+        let now = 0;
+        const clock = { now: () => now, sleep: () => Promise.resolve() };
+        const transitions: string[] = [];
+        const breaker = new CircuitBreaker({
+          threshold: THRESHOLD,
+          resetMs: RESET_MS,
+          clock,
+          onTransition: (transition) => transitions.push(`${transition.key}:${transition.from}->${transition.to}`),
+        });
+        const model = new ReferenceBreaker(() => now);
+        // Calls in flight: admitted, not yet settled (concurrent calls; probes among them).
+        const inFlight: Array<{ key: string; real: CircuitPermit; model: ModelPermit }> = [];
+        for (const step of commands) {
+          if (step.op === "advance") {
+            now += step.ms;
+          } else if (step.op === "acquire") {
+            const key = `k${step.key}`;
+            const peeked = breaker.peek(key);
+            const real = breaker.acquire(key);
+            const expected = model.acquire(key);
+            expect(real.admitted).toBe(expected.admitted);
+            if (real.admitted && expected.admitted) {
+              expect(peeked).toBeUndefined();
+              inFlight.push({ key, real: real.permit, model: expected.permit });
+            } else if (!real.admitted && !expected.admitted) {
+              expect(real.retryAfterMs).toBe(expected.retryAfterMs);
+              expect(peeked).toBe(expected.retryAfterMs);
+            }
+          } else if (inFlight.length > 0) {
+            const [call] = inFlight.splice(step.which % inFlight.length, 1);
+            if (call === undefined) continue;
+            if (step.result === "success") {
+              breaker.onSuccess(call.key, call.real);
+              model.success(call.key, call.model);
+            } else if (step.result === "failure") {
+              breaker.onFailure(call.key, call.real);
+              model.failure(call.key, call.model);
+            } else {
+              breaker.onNeutral(call.key, call.real);
+              model.neutral(call.key, call.model);
+            }
+          }
+          for (const key of ["k0", "k1"]) {
+            expect(breaker.state(key)).toBe(model.state(key));
+            expect(breaker.snapshot().breakers[key]?.failures ?? 0).toBe(model.failures(key));
+          }
+        }
+        expect(transitions).toEqual(model.transitions);
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  it("a hung probe's late success does not reset the failure count of a later, closed circuit", async () => {
+    const clock = createFakeClock();
+    const breaker = new CircuitBreaker({ threshold: 2, resetMs: 100, clock });
+    breaker.onFailure("t", { probe: 0 });
+    breaker.onFailure("t", { probe: 0 });
+    expect(breaker.state("t")).toBe("open");
+    await clock.advance(100);
+    const hung = breaker.acquire("t"); // the probe, which hangs
+    if (!hung.admitted) throw new Error("the probe should be admitted");
+    await clock.advance(100); // its lease ran out
+    const second = breaker.acquire("t");
+    if (!second.admitted) throw new Error("a new probe should be admitted");
+    breaker.onSuccess("t", second.permit); // closes the circuit
+    breaker.onFailure("t", { probe: 0 }); // one failure of the closed circuit
+    breaker.onSuccess("t", hung.permit); // the hung probe finishes late
+    breaker.onFailure("t", { probe: 0 }); // the second failure opens at the threshold
+    expect(breaker.state("t")).toBe("open");
+  });
+
+  it("a probe whose lease ran out but whose slot nobody took is stale too", async () => {
+    const clock = createFakeClock();
+    const breaker = new CircuitBreaker({ threshold: 1, resetMs: 100, clock });
+    breaker.onFailure("t", { probe: 0 });
+    await clock.advance(100);
+    const probe = breaker.acquire("t");
+    if (!probe.admitted) throw new Error("the probe should be admitted");
+    await clock.advance(150);
+    breaker.onSuccess("t", probe.permit);
+    expect(breaker.state("t")).toBe("half-open");
+  });
+});
+
+describe("restore validates the whole snapshot before it changes anything", () => {
+  const bad: unknown[] = [
+    { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "weird", failures: 0 } } },
+    { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "closed", failures: -1 } } },
+    { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "open", failures: 1, remainingMs: "soon" } } },
+    { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: null } },
+    { version: 1, breakers: [] },
+    { version: 2, breakers: {} },
+  ];
+  for (const snapshot of bad) {
+    it(`rejects ${JSON.stringify(snapshot)} and keeps the open payments circuit`, () => {
+      const clock = createFakeClock();
+      const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
+      plugin.breaker.onFailure("payments", { probe: 0 });
+      const before = plugin.breaker.snapshot();
+      expect(plugin.circuitState("payments")).toBe("open");
+      expect(() => plugin.breaker.restore(snapshot as CircuitSnapshot)).toThrow(TypeError);
+      expect(plugin.circuitState("payments")).toBe("open");
+      expect(plugin.breaker.snapshot()).toEqual(before);
+    });
+  }
+
+  it("a valid snapshot round-trips", () => {
+    const clock = createFakeClock();
+    const breaker = new CircuitBreaker({ threshold: 2, resetMs: 1000, clock });
+    breaker.onFailure("a", { probe: 0 });
+    breaker.onFailure("b", { probe: 0 });
+    breaker.onFailure("b", { probe: 0 });
+    breaker.isolate("c");
+    const copy = new CircuitBreaker({ threshold: 2, resetMs: 1000, clock });
+    copy.restore(JSON.parse(JSON.stringify(breaker.snapshot())) as CircuitSnapshot);
+    expect(copy.snapshot()).toEqual(breaker.snapshot());
+  });
+});
