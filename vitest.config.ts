@@ -7,6 +7,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 // tested without a rebuild. `npm test` still builds first, so the dist outputs are checked too.
 const alias = {
   "@retry-reflect/core/testing": here("./packages/core/src/testing.ts"),
+  "@retry-reflect/core/primitives": here("./packages/core/src/primitives.ts"),
+  "@retry-reflect/core/adapter": here("./packages/core/src/adapter.ts"),
   "@retry-reflect/core": here("./packages/core/src/index.ts"),
   "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),
   "@retry-reflect/otel": here("./packages/otel/src/index.ts"),

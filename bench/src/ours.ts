@@ -1,6 +1,9 @@
 import type * as Core from "@retry-reflect/core";
+import type * as Adapter from "@retry-reflect/core/adapter";
+import type * as Primitives from "@retry-reflect/core/primitives";
 
-export type CoreModule = typeof Core;
+/** The core's three entries, merged: the main one, its building blocks, and the adapter seam. */
+export type CoreModule = typeof Core & typeof Primitives & typeof Adapter;
 
 /**
  * Loads `@retry-reflect/core` if its implementation has landed (the built `dist`), so that the
@@ -8,8 +11,11 @@ export type CoreModule = typeof Core;
  */
 export async function loadCore(): Promise<CoreModule | undefined> {
   try {
-    const core = (await import("@retry-reflect/core")) as Partial<CoreModule>;
-    return typeof core.RetryReflectPlugin === "function" ? (core as CoreModule) : undefined;
+    const core = (await import("@retry-reflect/core")) as Partial<typeof Core>;
+    if (typeof core.RetryReflectPlugin !== "function") return undefined;
+    const primitives = await import("@retry-reflect/core/primitives");
+    const adapter = await import("@retry-reflect/core/adapter");
+    return { ...primitives, ...adapter, ...core } as CoreModule;
   } catch {
     return undefined;
   }

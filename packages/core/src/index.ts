@@ -1,5 +1,11 @@
+// The main entry: the plugin and its builder, its options, outcomes and events, structured
+// errors and their codes, the idempotency stores, and the console logger. Building blocks
+// (the breaker, backoff, classification, cleaning, templates, fingerprints) are in
+// `@retry-reflect/core/primitives`; what framework adapters need is in `@retry-reflect/core/adapter`.
 export { RetryReflectPlugin, type ToolFunction } from "./plugin/plugin.js";
-export { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
+export type { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
+export type { Circuits } from "./breaker/circuits.js";
+export type { CircuitSnapshot } from "./breaker/circuit-breaker.js";
 export type {
   ClassifyContext,
   IdempotencyOptions,
@@ -9,37 +15,16 @@ export type {
   ToolContext,
 } from "./plugin/options.js";
 export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./plugin/outcome.js";
-export { DEFAULT_OPTIONS, resolveOptions, type ResolvedOptions } from "./plugin/validate-options.js";
-export { structuredErrorJson, type StructuredErrorJSON } from "./plugin/messages.js";
+export { DEFAULT_OPTIONS, type ResolvedOptions } from "./plugin/validate-options.js";
+export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";
 
-export { ToolError, isToolErrorShape, type ToolErrorInit, type ToolErrorJSON } from "./errors/tool-error.js";
+export { ToolError, type ToolErrorInit, type ToolErrorJSON } from "./errors/tool-error.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";
 export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
 export { InvalidOptionError } from "./errors/invalid-option-error.js";
 
-export {
-  CircuitBreaker,
-  type CircuitBreakerOptions,
-  type CircuitDecision,
-  type CircuitPermit,
-  type CircuitSnapshot,
-  type CircuitTransition,
-} from "./breaker/circuit-breaker.js";
-export { backoffDelay, withRetryAfter, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff/backoff.js";
-export {
-  compileReflectionTemplate,
-  DEFAULT_REFLECTION_PROMPT,
-  REFLECTION_PLACEHOLDERS,
-  type ReflectionPlaceholder,
-  type ReflectionTemplate,
-  type ReflectionValues,
-} from "./reflection/templater.js";
-export { cleanErrorText, defaultRedactor, errorMessageOf, type CleanOptions } from "./reflection/clean-error-text.js";
-export { classifyError, isReturnedFailure, retryAfterMsOf, DEFAULT_SUGGESTED_ACTIONS } from "./classify/classify-error.js";
-
 export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
-export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
 
 export {
   EVENT_MESSAGES,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LruMap } from "../src/internal/lru-map.js";
+import { canCallDirectly, runToolCall } from "../src/adapter.js";
 import { RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
@@ -65,7 +66,7 @@ describe("call.passThrough", () => {
       const interrupt = new Interrupt("needs human approval");
       const call = { toolName: "t", args: {}, scope: "run", passThrough: (error: unknown) => error instanceof Interrupt };
       await expect(plugin.execute(call, () => { throw interrupt; })).rejects.toBe(interrupt);
-      expect(plugin.breaker.size).toBe(0); // not even one failure counted
+      expect(plugin.circuits.size).toBe(0); // not even one failure counted
       expect(clock.sleeps).toEqual([]);
       expect((await plugin.execute(call, () => "ok")).attempt).toBe(1);
       // Other errors are still failures.
@@ -75,24 +76,25 @@ describe("call.passThrough", () => {
   });
 });
 
-describe("direct calls by adapters", () => {
-  it("allows a direct call only while the policy has nothing to do", async () => {
+describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
+  it("allows a direct call only while the policy has nothing to do for that tool", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, toolEffects: { send_email: "write" }, excludeTools: ["exit_loop"] });
-    expect(plugin.canCallDirectly("get_weather")).toBe(true);
-    expect(plugin.canCallDirectly("send_email")).toBe(false); // a write goes through the guard
-    expect(plugin.canCallDirectly("get_weather", "write")).toBe(false);
-    expect(plugin.canCallDirectly("exit_loop")).toBe(false); // out of scope: a plain call, not ours
+    expect(canCallDirectly(plugin, "get_weather")).toBe(true);
+    expect(canCallDirectly(plugin, "send_email")).toBe(false); // a write goes through the guard
+    expect(canCallDirectly(plugin, "get_weather", "write")).toBe(false);
+    expect(canCallDirectly(plugin, "exit_loop")).toBe(false); // out of scope: a plain call, not ours
     await plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, () => {
       throw new Error("Invalid query");
     });
-    expect(plugin.canCallDirectly("get_weather")).toBe(false); // a failure is tracked somewhere
+    expect(canCallDirectly(plugin, "api_call")).toBe(false); // its failure is tracked
+    expect(canCallDirectly(plugin, "get_weather")).toBe(true); // another tool's failure changes nothing here
     plugin.resetScope("run");
-    expect(plugin.canCallDirectly("get_weather")).toBe(true);
-    expect(RetryReflectPlugin.create({ observers: [{}] }).canCallDirectly("get_weather")).toBe(false);
+    expect(canCallDirectly(plugin, "api_call")).toBe(true);
+    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{}] }), "get_weather")).toBe(false);
   });
 
-  it("recordDirectSuccess resets a closed circuit's consecutive failures", async () => {
+  it("a direct success resets a closed circuit's consecutive failures", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, maxRetries: 0 });
     const down = () => {
@@ -100,7 +102,7 @@ describe("direct calls by adapters", () => {
     };
     await plugin.execute({ toolName: "t", args: {}, scope: "a" }, down);
     plugin.resetScope("a");
-    plugin.recordDirectSuccess("t");
+    expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" })).toEqual({ status: "success", value: "ok", attempt: 1, replayed: false });
     await plugin.execute({ toolName: "t", args: {}, scope: "b" }, down);
     expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
   });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CircuitBreaker, RetryReflectPlugin, type CircuitPermit, type CircuitSnapshot } from "../src/index.js";
+import { RetryReflectPlugin, type CircuitSnapshot } from "../src/index.js";
+import { CircuitBreaker, type CircuitPermit } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
 
 const THRESHOLD = 3;
@@ -204,15 +205,17 @@ describe("restore validates the whole snapshot before it changes anything", () =
     { version: 2, breakers: {} },
   ];
   for (const snapshot of bad) {
-    it(`rejects ${JSON.stringify(snapshot)} and keeps the open payments circuit`, () => {
+    it(`rejects ${JSON.stringify(snapshot)} and keeps the open payments circuit`, async () => {
       const clock = createFakeClock();
       const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
-      plugin.breaker.onFailure("payments", { probe: 0 });
-      const before = plugin.breaker.snapshot();
+      await plugin.execute({ toolName: "payments", args: {} }, () => {
+        throw new Error("upstream exploded");
+      });
+      const before = plugin.circuits.snapshot();
       expect(plugin.circuitState("payments")).toBe("open");
-      expect(() => plugin.breaker.restore(snapshot as CircuitSnapshot)).toThrow(TypeError);
+      expect(() => plugin.circuits.restore(snapshot as CircuitSnapshot)).toThrow(TypeError);
       expect(plugin.circuitState("payments")).toBe("open");
-      expect(plugin.breaker.snapshot()).toEqual(before);
+      expect(plugin.circuits.snapshot()).toEqual(before);
     });
   }
 

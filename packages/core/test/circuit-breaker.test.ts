@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CircuitBreaker, RetryReflectPlugin, structuredErrorJson, ToolError, type CircuitTransition, type RetryReflectEvent } from "../src/index.js";
+import { RetryReflectPlugin, ToolError, type RetryReflectEvent } from "../src/index.js";
+import { CircuitBreaker, type CircuitTransition } from "../src/primitives.js";
+import { structuredErrorJson } from "../src/texts/model-texts.js";
 import { createFakeClock } from "../src/testing.js";
 
 const broken = () => {

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { classifyError, DEFAULT_SUGGESTED_ACTIONS, isReturnedFailure, retryAfterMsOf, ToolError } from "../src/index.js";
+import { ToolError } from "../src/index.js";
+import { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "../src/primitives.js";
+import { isReturnedFailure } from "../src/classify/classify-error.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
 

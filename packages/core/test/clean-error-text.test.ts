@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanErrorText, defaultRedactor, errorMessageOf } from "../src/index.js";
+import { cleanErrorText, defaultRedactor, errorMessageOf } from "../src/primitives.js";
 
 const clean = (text: string, maxLength = 1000, redact: (text: string) => string = defaultRedactor) =>
   cleanErrorText(text, { maxLength, redact });

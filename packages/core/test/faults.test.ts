@@ -431,7 +431,7 @@ describe("an isolated circuit", () => {
   it("says it is isolated until reset, promising no time", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock });
-    plugin.breaker.isolate("payments");
+    plugin.circuits.isolate("payments");
     const outcome = await plugin.execute({ toolName: "payments", args: {} }, () => "never");
     expect(outcome.status).toBe("failed");
     if (outcome.status !== "failed") return;
@@ -442,7 +442,7 @@ describe("an isolated circuit", () => {
     const json = JSON.parse(outcome.message.split("\n\n").at(-1) ?? "{}") as Record<string, unknown>;
     expect(json.retry_after_ms).toBeUndefined();
     expect(json).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: false, details: { isolated: true } });
-    plugin.breaker.reset("payments");
+    plugin.circuits.reset("payments");
     expect((await plugin.execute({ toolName: "payments", args: {} }, () => "ok")).status).toBe("success");
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { argumentsFingerprint, canonicalJson } from "../src/index.js";
+import { argumentsFingerprint, canonicalJson } from "../src/primitives.js";
 import { ArgumentDepthError, MAX_ARGUMENT_DEPTH } from "../src/idempotency/fingerprint.js";
 
 describe("canonicalJson", () => {

@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_REFLECTION_PROMPT,
-  defaultRedactor,
-  InMemoryIdempotencyStore,
-  InvalidOptionError,
-  resolveOptions,
-  RetryReflectPlugin,
-  systemClock,
-  type IdempotencyStore,
-  type ResolvedOptions,
-  type RetryReflectObserver,
-  type RetryReflectOptions,
-} from "../src/index.js";
+import { DEFAULT_REFLECTION_PROMPT, InMemoryIdempotencyStore, InvalidOptionError, RetryReflectPlugin, systemClock, type IdempotencyStore, type ResolvedOptions, type RetryReflectObserver, type RetryReflectOptions } from "../src/index.js";
+import { defaultRedactor } from "../src/primitives.js";
+import { resolveOptions } from "../src/plugin/validate-options.js";
 import { createFakeClock } from "../src/testing.js";
 
 /** The InvalidOptionError that `run` throws (fails the test when it throws nothing or something else). */

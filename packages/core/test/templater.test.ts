@@ -1,15 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  cleanErrorText,
-  compileReflectionTemplate,
-  DEFAULT_REFLECTION_PROMPT,
-  defaultRedactor,
-  InvalidOptionError,
-  REFLECTION_PLACEHOLDERS,
-  type ReflectionPlaceholder,
-  type ReflectionValues,
-} from "../src/index.js";
+import { DEFAULT_REFLECTION_PROMPT, InvalidOptionError } from "../src/index.js";
+import { cleanErrorText, compileReflectionTemplate, defaultRedactor, REFLECTION_PLACEHOLDERS, type ReflectionPlaceholder, type ReflectionValues } from "../src/primitives.js";
 
 const values = (overrides: Partial<ReflectionValues> = {}): ReflectionValues => ({
   tool_name: "get_weather",

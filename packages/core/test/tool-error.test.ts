@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createToolError } from "../src/errors/tool-error.js";
-import { ErrorCodes, isToolErrorShape, RetriesExhaustedError, ToolError, type ToolErrorJSON } from "../src/index.js";
+import { ErrorCodes, RetriesExhaustedError, ToolError, type ToolErrorJSON } from "../src/index.js";
+import { isToolErrorShape } from "../src/primitives.js";
 
 describe("ToolError", () => {
   it("is an Error carrying the structured fields", () => {

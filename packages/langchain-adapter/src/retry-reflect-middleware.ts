@@ -4,11 +4,10 @@ import { getConfig, type Command } from "@langchain/langgraph";
 import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
 import { isPlugin } from "./is-plugin.js";
-import { isControlFlow, runGuarded, type Original, type ToolContextMode } from "./run-guarded.js";
-import { failureOfResult } from "./to-failure.js";
+import { checkAdapterOptions } from "./adapter-options.js";
+import { resultFor, runLangChainTool, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
-import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 
 /** What a custom `scope` function sees of a tool call. */
 export interface ScopeInput {
@@ -35,7 +34,6 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 
 /** The default middleware name. */
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
-
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
   const { name, scope, toolContext, ...pluginOptions } = config;
@@ -81,15 +79,7 @@ export function retryReflectMiddleware(
   options: RetryReflectMiddlewareOptions = {},
 ): RetryReflectMiddleware {
   const { plugin, adapter } = isPlugin(pluginOrConfig) ? { plugin: pluginOrConfig, adapter: options } : splitConfig(pluginOrConfig);
-  if (adapter.name !== undefined && (typeof adapter.name !== "string" || adapter.name.length === 0)) {
-    throw new TypeError(`retryReflectMiddleware: expected \`name\` to be a non-empty string, received ${JSON.stringify(adapter.name)}`);
-  }
-  if (adapter.scope !== undefined && typeof adapter.scope !== "function") {
-    throw new TypeError(`retryReflectMiddleware: expected \`scope\` to be a function, received ${typeof adapter.scope}`);
-  }
-  if (adapter.toolContext !== undefined && adapter.toolContext !== "writes" && adapter.toolContext !== "all") {
-    throw new TypeError(`retryReflectMiddleware: expected \`toolContext\` to be "writes" or "all", received ${JSON.stringify(adapter.toolContext)}`);
-  }
+  checkAdapterOptions(adapter);
   return buildMiddleware(plugin, adapter);
 }
 
@@ -105,46 +95,21 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : toolCall.name;
       const callId = toolCall.id;
-      const effect = effectOf(toolName, tool, plugin.options.toolEffects);
-      let first: Original<ToolMessage | Command> | undefined;
-      if (adapter.toolContext !== "all" && plugin.canCallDirectly(toolName, effect)) {
-        // Nothing for the policy to do: call the tool as a bare middleware would. A failure goes
-        // to the plugin below as attempt 1.
-        try {
-          const direct = await handler(request);
-          if (failureOfResult(direct) === undefined) {
-            plugin.recordDirectSuccess(toolName);
-            return direct;
-          }
-          first = { returned: direct };
-        } catch (error) {
-          if (isControlFlow(error) || request.runtime.signal?.aborted === true) throw error;
-          first = { thrown: error };
-        }
-      }
-      const result = await runGuarded({
+      const outcome = await runLangChainTool<ToolMessage | Command>({
         plugin,
         toolName,
         args: toolCall.args,
         callId,
-        scope: scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall }),
+        scope: () => scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall }),
         signal: request.runtime.signal,
-        effect,
-        first,
+        effect: effectOf(toolName, tool, plugin.options.toolEffects),
         schema: tool?.schema,
+        toolContext: adapter.toolContext,
         // The model's own arguments need no copy of the request; corrected ones (a retry) do.
         invoke: (args) =>
           Promise.resolve(handler(args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } })),
-        toolContext: adapter.toolContext,
       });
-      switch (result.status) {
-        case "success":
-          return result.replayed ? readdressToolMessage(result.value, callId) : result.value;
-        case "passthrough":
-          return result.value;
-        default:
-          return outcomeToolMessage(result, toolName, callId);
-      }
+      return resultFor(outcome, toolName, callId, true) as ToolMessage | Command;
     },
   });
   return Object.assign(middleware, { plugin });

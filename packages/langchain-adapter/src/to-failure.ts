@@ -1,8 +1,9 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
-import { isToolErrorShape, ToolError } from "@retry-reflect/core";
-import { invalidArgumentsError, problemsFromIssues } from "./invalid-arguments.js";
+import { ToolError } from "@retry-reflect/core";
+import { isToolErrorShape } from "@retry-reflect/core/adapter";
+import { invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
 
 type Bag = Record<string, unknown>;
 

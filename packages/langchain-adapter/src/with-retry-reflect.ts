@@ -2,11 +2,11 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
+import { checkAdapterOptions } from "./adapter-options.js";
 import { isPlugin } from "./is-plugin.js";
-import { runGuarded, type ToolContextMode } from "./run-guarded.js";
+import { resultFor, runLangChainTool, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
-import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 
 /** What a custom `scope` function of `withRetryReflect` sees. */
 export interface ToolScopeInput {
@@ -79,15 +79,16 @@ export class RetryReflectTool<
     const { toolCall, ...innerConfig } = config ?? {};
     const args: unknown = arg;
     const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
-    const threadId = threadIdOf(config?.configurable);
-    const runId = runIdOfState(config?.state);
-    const scope = this.wrapOptions.scope?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
-    const result = await runGuarded({
+    const outcome = await runLangChainTool({
       plugin: this.plugin,
       toolName: this.name,
       args,
       callId,
-      scope,
+      scope: () => {
+        const threadId = threadIdOf(config?.configurable);
+        const runId = runIdOfState(config?.state);
+        return this.wrapOptions.scope?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
+      },
       signal: config?.signal,
       effect: this.wrapOptions.effect ?? effectOf(this.name, this.tool, this.plugin.options.toolEffects),
       schema: this.tool.schema,
@@ -98,17 +99,7 @@ export class RetryReflectTool<
           innerConfig,
         ) as Promise<unknown>,
     });
-    let output: unknown;
-    switch (result.status) {
-      case "success":
-        output = result.replayed ? readdressToolMessage(result.value, callId) : result.value;
-        break;
-      case "passthrough":
-        output = result.value;
-        break;
-      default:
-        output = toolCall !== undefined ? outcomeToolMessage(result, this.name, callId) : result.message;
-    }
+    const output = resultFor(outcome, this.name, callId, toolCall !== undefined);
     return output as ToolReturnType<TArg, TConfig, ToolOutputT>;
   }
 
@@ -136,15 +127,6 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
   if (typeof tool !== "object" || tool === null || typeof tool.invoke !== "function" || typeof tool.name !== "string") {
     throw new TypeError(`withRetryReflect: expected a LangChain tool (with name and invoke), received ${tool === null ? "null" : typeof tool}`);
   }
-  const { effect, scope, toolContext } = options;
-  if (effect !== undefined && effect !== "read" && effect !== "idempotent" && effect !== "write") {
-    throw new TypeError(`withRetryReflect: expected \`effect\` to be "read", "idempotent" or "write", received ${JSON.stringify(effect)}`);
-  }
-  if (scope !== undefined && typeof scope !== "function") {
-    throw new TypeError(`withRetryReflect: expected \`scope\` to be a function, received ${typeof scope}`);
-  }
-  if (toolContext !== undefined && toolContext !== "writes" && toolContext !== "all") {
-    throw new TypeError(`withRetryReflect: expected \`toolContext\` to be "writes" or "all", received ${JSON.stringify(toolContext)}`);
-  }
+  checkAdapterOptions(options);
   return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
 }

@@ -3,6 +3,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
 import { RetryReflectPlugin } from "@retry-reflect/core";
+import { canCallDirectly } from "@retry-reflect/core/adapter";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it, vi } from "vitest";
@@ -10,14 +11,16 @@ import { z } from "zod";
 import { retryReflectMiddleware } from "../src/index.js";
 import { callTools, drive } from "./helpers.js";
 
-// With no observer and nothing tracked, the middleware calls the tool itself (plugin.canCallDirectly)
-// and hands a failure to the plugin as attempt 1. These tests run that path: no observer anywhere.
+// With no observer and no failure of the tool tracked, the middleware calls the tool itself
+// (`canCallDirectly` of @retry-reflect/core/adapter) and hands a failure to the plugin as attempt 1.
+// These tests run that path: no observer anywhere.
 
 describe("the direct path (no observer, healthy tools)", () => {
   it("a flaky tool's first failure, made directly, is attempt 1 of the in-place retries", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock });
-    const direct = vi.spyOn(plugin, "canCallDirectly");
+    expect(canCallDirectly(plugin, "search")).toBe(true);
+    const executed = vi.spyOn(plugin, "execute");
     let calls = 0;
     const search = tool(
       async ({ query }) => {
@@ -30,12 +33,13 @@ describe("the direct path (no observer, healthy tools)", () => {
     const model = fakeModel().respond(callTools({ name: "search", args: { query: "retry" }, id: "call_1" })).respond(new AIMessage("Found it."));
     const agent = createAgent({ model, tools: [search], middleware: [retryReflectMiddleware(plugin)] });
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "search" }] }));
-    expect(direct.mock.results[0]?.value).toBe(true); // the first attempt was made directly
+    // The first attempt was made directly; the plugin took over at its failure (attempt 1), once.
+    expect(executed).toHaveBeenCalledTimes(1);
     expect(calls).toBe(3);
     expect(model.callCount).toBe(2);
     expect(clock.sleeps.filter((ms) => ms > 0)).toEqual([500, 1000]);
     expect((result.messages[2] as ToolMessage).content).toBe("results for retry");
-    expect(plugin.canCallDirectly("search")).toBe(true); // the success cleared the counter
+    expect(canCallDirectly(plugin, "search")).toBe(true); // the success cleared the counter
   });
 
   it("bad arguments found by the tool's schema on the direct path reach the model as INVALID_ARGUMENTS naming the field", async () => {
@@ -74,11 +78,31 @@ describe("the direct path (no observer, healthy tools)", () => {
     const config = { configurable: { thread_id: "t-1" } };
     const paused = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "deploy" }] }, config));
     expect(paused.__interrupt__).toEqual([expect.objectContaining({ value: { question: "Deploy?" } })]);
-    expect(plugin.canCallDirectly("deploy")).toBe(true); // nothing counted
-    expect(plugin.breaker.size).toBe(0);
-    const succeeded = vi.spyOn(plugin, "recordDirectSuccess");
+    expect(canCallDirectly(plugin, "deploy")).toBe(true); // nothing counted
+    expect(plugin.circuits.size).toBe(0);
+    const executed = vi.spyOn(plugin, "execute");
     const resumed = await drive(clock, agent.invoke(new Command({ resume: "yes" }), config));
-    expect(succeeded).toHaveBeenCalledWith("deploy");
+    expect(executed).not.toHaveBeenCalled(); // the resumed call succeeded directly
     expect(resumed.messages.filter((message) => ToolMessage.isInstance(message)).map((message) => message.content)).toEqual(["deploy: yes"]);
+  });
+
+  it("stays direct for a healthy tool after another tool failed (bookkeeping is per tool)", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    const broken = tool(async () => {
+      throw new Error("Invalid input: the id must be numeric");
+    }, { name: "broken", description: "Fails.", schema: z.object({}) });
+    const healthy = tool(async () => "fine", { name: "healthy", description: "Works.", schema: z.object({}) });
+    const model = fakeModel()
+      .respond(callTools({ name: "broken", args: {}, id: "call_1" }))
+      .respond(callTools({ name: "healthy", args: {}, id: "call_2" }))
+      .respond(new AIMessage("Done."));
+    const agent = createAgent({ model, tools: [broken, healthy], middleware: [retryReflectMiddleware(plugin)] });
+    const executed = vi.spyOn(plugin, "execute");
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "go" }] }));
+    expect(canCallDirectly(plugin, "broken")).toBe(false); // its failure is tracked
+    expect(canCallDirectly(plugin, "healthy")).toBe(true);
+    expect(executed.mock.calls.map(([call]) => call.toolName)).toEqual(["broken"]);
+    expect(result.messages.filter((message) => ToolMessage.isInstance(message)).map((message) => message.content)).toContain("fine");
   });
 });

@@ -1,4 +1,5 @@
-import type { Jitter } from "../plugin/options.js";
+/** Randomisation of delays: `"none"` keeps the documented delays exact. */
+export type Jitter = "none" | "full" | "equal" | "decorrelated";
 
 export interface BackoffOptions {
   /** Delay before the first retry, in ms. @default 500 */

@@ -2,13 +2,11 @@ import { systemClock, type Clock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { CircuitState } from "../events/events.js";
 import { LruMap } from "../internal/lru-map.js";
+import { entriesOf, parseSnapshot, snapshotOf, type CircuitSnapshot, type Entry } from "./circuit-snapshot.js";
 
-/** Per-key breaker data: a discriminated union of states. Closed keys with no failure have no entry. */
-type Entry =
-  | { state: "closed"; failures: number }
-  | { state: "open"; failures: number; openedAt: number }
-  | { state: "half-open"; failures: number; probe: number; probeStartedAt: number }
-  | { state: "isolated"; failures: number };
+export type { CircuitSnapshot };
+
+
 
 /** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
 export interface CircuitPermit {
@@ -44,11 +42,6 @@ export interface CircuitBreakerOptions<C = unknown> {
   readonly onTransition?: (transition: CircuitTransition, context: C | undefined) => void;
 }
 
-/** Versioned JSON of every tracked breaker: `snapshot()` output, `restore()` input. */
-export interface CircuitSnapshot {
-  readonly version: 1;
-  readonly breakers: Readonly<Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }>>;
-}
 
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
@@ -209,16 +202,7 @@ export class CircuitBreaker<C = unknown> {
 
   /** Versioned JSON of every tracked key (remaining open time, not clock readings). */
   snapshot(): CircuitSnapshot {
-    const now = this.clock.now();
-    const breakers: Record<string, { state: CircuitState | "isolated"; failures: number; remainingMs?: number }> = {};
-    for (const [key, entry] of this.entries.entries()) {
-      if (entry.state === "open") {
-        breakers[key] = { state: "open", failures: entry.failures, remainingMs: Math.max(0, entry.openedAt + this.resetMs - now) };
-      } else {
-        breakers[key] = { state: entry.state, failures: entry.failures };
-      }
-    }
-    return { version: 1, breakers };
+    return snapshotOf(this.entries.entries(), this.clock.now(), this.resetMs);
   }
 
   /**
@@ -226,24 +210,9 @@ export class CircuitBreaker<C = unknown> {
    * running. The whole snapshot is checked first: an invalid one throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
-    const now = this.clock.now();
-    const restored = parseSnapshot(snapshot).map(([key, saved]): [string, Entry | undefined] => {
-      const { failures } = saved;
-      switch (saved.state) {
-        case "closed":
-          return [key, failures > 0 ? { state: "closed", failures } : undefined];
-        case "open": {
-          const remaining = Math.min(this.resetMs, saved.remainingMs ?? this.resetMs);
-          return [key, { state: "open", failures, openedAt: now - this.resetMs + remaining }];
-        }
-        case "half-open":
-          return [key, { state: "half-open", failures, probe: 0, probeStartedAt: now }];
-        default:
-          return [key, { state: "isolated", failures }];
-      }
-    });
+    const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this.resetMs);
     this.entries.clear();
-    for (const [key, entry] of restored) if (entry !== undefined) this.set(key, entry);
+    for (const [key, entry] of restored) this.set(key, entry);
   }
 
   /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
@@ -286,32 +255,4 @@ export class CircuitBreaker<C = unknown> {
       // An observer's error never changes the breaker.
     }
   }
-}
-
-const SNAPSHOT_STATES = new Set(["closed", "open", "half-open", "isolated"]);
-
-type SavedBreaker = { state: CircuitState | "isolated"; failures: number; remainingMs?: number };
-
-/** Checks every entry of a snapshot, naming the first bad one; returns the entries to apply. */
-function parseSnapshot(snapshot: unknown): Array<[string, SavedBreaker]> {
-  const fail = (what: string): never => {
-    throw new TypeError(`CircuitBreaker.restore: ${what}`);
-  };
-  if (typeof snapshot !== "object" || snapshot === null) fail(`expected a snapshot object, received ${snapshot === null ? "null" : typeof snapshot}`);
-  const { version, breakers } = snapshot as { version?: unknown; breakers?: unknown };
-  if (version !== 1) fail(`expected a snapshot with version 1, received ${JSON.stringify(version) ?? String(version)}`);
-  if (typeof breakers !== "object" || breakers === null || Array.isArray(breakers)) fail("expected `breakers` to be an object of breaker entries");
-  const entries: Array<[string, SavedBreaker]> = [];
-  for (const [key, saved] of Object.entries(breakers as Record<string, unknown>)) {
-    const where = `for key ${JSON.stringify(key)}`;
-    if (typeof saved !== "object" || saved === null) fail(`expected an entry object ${where}, received ${saved === null ? "null" : typeof saved}`);
-    const { state, failures, remainingMs } = saved as { state?: unknown; failures?: unknown; remainingMs?: unknown };
-    if (typeof state !== "string" || !SNAPSHOT_STATES.has(state)) fail(`unknown state ${JSON.stringify(state) ?? String(state)} ${where}`);
-    if (typeof failures !== "number" || !Number.isInteger(failures) || failures < 0) fail(`expected \`failures\` to be an integer >= 0 ${where}, received ${JSON.stringify(failures) ?? String(failures)}`);
-    if (remainingMs !== undefined && (typeof remainingMs !== "number" || !Number.isFinite(remainingMs) || remainingMs < 0)) {
-      fail(`expected \`remainingMs\` to be a finite number >= 0 ${where}, received ${JSON.stringify(remainingMs) ?? String(remainingMs)}`);
-    }
-    entries.push([key, { state: state as SavedBreaker["state"], failures: failures as number, ...(remainingMs === undefined ? {} : { remainingMs: remainingMs as number }) }]);
-  }
-  return entries;
 }

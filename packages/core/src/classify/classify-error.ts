@@ -1,15 +1,9 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, isToolErrorShape, ToolError, toolErrorInitOf } from "../errors/tool-error.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
+import { DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
 
-/** Default suggested actions, by code. */
-export const DEFAULT_SUGGESTED_ACTIONS = {
-  INVALID_ARGUMENTS: "Correct the arguments named in the error and call the tool again.",
-  TRANSIENT: "This is a temporary failure: call the tool again with the same arguments.",
-  RATE_LIMITED: "The service is rate limited: wait, then call the tool again with the same arguments.",
-  TIMEOUT: "The call timed out: call the tool again with the same arguments.",
-  TOOL_FAILED: "Check the arguments against the error, then call the tool again with corrected arguments, or tell the user what failed.",
-} as const;
+export { DEFAULT_SUGGESTED_ACTIONS };
 
 const NETWORK_CODES = new Set([
   "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENETUNREACH", "ENETDOWN",

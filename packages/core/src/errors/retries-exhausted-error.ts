@@ -1,17 +1,35 @@
-import { ToolError } from "./tool-error.js";
+import type { ToolError } from "./tool-error.js";
 
-/** Thrown by `execute` when retries are exhausted and `onExhausted` is `"throw"`. */
+const BRAND = Symbol.for("retry-reflect.RetriesExhaustedError");
+
+/**
+ * Thrown by `execute` when retries are exhausted and `onExhausted` is `"throw"`. Its `cause` is
+ * the `RETRIES_EXHAUSTED` error, whose own `cause` is the last failure. Recognised across copies
+ * of this package by a `Symbol.for` brand: use `RetriesExhaustedError.isInstance(value)`.
+ */
 export class RetriesExhaustedError extends Error {
   readonly toolName: string;
   readonly attempts: number;
-  /** The last failure, structured. */
+  /** The `RETRIES_EXHAUSTED` error, structured. */
   readonly error: ToolError;
+  declare private readonly [BRAND]: true;
 
   constructor(init: { toolName: string; attempts: number; error: ToolError }) {
-    super(`Tool '${init.toolName}' failed ${init.attempts} times: ${init.error.message}`, { cause: init.error });
+    super(`Tool '${init.toolName}' failed ${init.attempts} ${init.attempts === 1 ? "time" : "times"}: ${init.error.message}`, { cause: init.error });
     this.name = "RetriesExhaustedError";
     this.toolName = init.toolName;
     this.attempts = init.attempts;
     this.error = init.error;
+    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
+  }
+
+  /** True for a `RetriesExhaustedError` from any copy of this package. */
+  static isInstance(value: unknown): value is RetriesExhaustedError {
+    if (typeof value !== "object" || value === null) return false;
+    try {
+      return (value as { [BRAND]?: unknown })[BRAND] === true;
+    } catch {
+      return false;
+    }
   }
 }

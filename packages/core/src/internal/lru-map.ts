@@ -15,7 +15,11 @@ export class LruMap<K, V> {
   /** The most recent key (set or touched last): using it again moves nothing. */
   private newest: K | undefined;
 
-  constructor(readonly max: number) {}
+  /** `onEvict` is told of each entry dropped to stay within `max` (not of `delete` or `clear`). */
+  constructor(
+    readonly max: number,
+    private readonly onEvict?: (key: K, value: V) => void,
+  ) {}
 
   get size(): number {
     return this.map.size;
@@ -65,8 +69,11 @@ export class LruMap<K, V> {
       this.cursor ??= this.map.keys();
       const next = this.cursor.next();
       if (!next.done) {
-        if (next.value === this.newest) this.newest = undefined;
-        this.map.delete(next.value);
+        const key = next.value;
+        if (key === this.newest) this.newest = undefined;
+        const value = this.map.get(key) as V;
+        this.map.delete(key);
+        this.onEvict?.(key, value);
         return true;
       }
       this.cursor = undefined;

@@ -1,9 +1,10 @@
+import type { Jitter } from "../backoff/backoff.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 
-export type Jitter = "none" | "full" | "equal" | "decorrelated";
+export type { Jitter };
 
 /** What a tool call is, as `execute` receives it. */
 export interface ToolCall<Args = unknown> {

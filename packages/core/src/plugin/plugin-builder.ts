@@ -1,14 +1,22 @@
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
-import type { ClassifyContext, IdempotencyOptions, Jitter, RetryReflectOptions, ToolCall } from "./options.js";
+import type { Jitter } from "../backoff/backoff.js";
+import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall } from "./options.js";
 import type { RetryReflectPlugin } from "./plugin.js";
+
+/** The builder `RetryReflectPlugin.builder()` starts (its constructor is not public API). */
+export function createBuilder(make: (options: RetryReflectOptions) => RetryReflectPlugin): RetryReflectPluginBuilder {
+  return new RetryReflectPluginBuilder({}, make);
+}
 
 /**
  * Thin, immutable sugar over `RetryReflectOptions`: every method returns a new builder with one
  * field set (`observer` appends one observer). `build()` validates, like `RetryReflectPlugin.create`.
+ * Start one with `RetryReflectPlugin.builder()`.
  */
 export class RetryReflectPluginBuilder {
+  /** @internal Use `RetryReflectPlugin.builder()`. */
   constructor(
     private readonly current: RetryReflectOptions,
     private readonly make: (options: RetryReflectOptions) => RetryReflectPlugin,

@@ -30,13 +30,20 @@ export const DEFAULT_OPTIONS = {
   idempotency: { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true },
 } as const;
 
-const OPTION_NAMES = new Set<string>([
-  "maxRetries", "initialBackoffMs", "backoffMultiplier", "maxBackoffMs", "circuitBreakerThreshold", "circuitBreakerResetMs",
-  "circuitBreakerKey", "circuitBreakerCountsInvalidArguments", "maxCircuitBreakers", "reflectionPrompt", "includeTools",
-  "excludeTools", "jitter", "toolEffects", "defaultEffect", "idempotency", "classifyError", "trackingScope", "maxAttemptCounters",
-  "onExhausted", "maxErrorLength", "redact", "observers", "clock", "random",
-]);
-const IDEMPOTENCY_NAMES = new Set<string>(["store", "keyField", "key", "ttlMs", "leaseMs", "requireKey"]);
+// The option names, checked against the options type by the compiler: a new option that is not
+// listed here (or a name that is not an option) fails the build.
+const OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    maxRetries: true, initialBackoffMs: true, backoffMultiplier: true, maxBackoffMs: true, circuitBreakerThreshold: true,
+    circuitBreakerResetMs: true, circuitBreakerKey: true, circuitBreakerCountsInvalidArguments: true, maxCircuitBreakers: true,
+    reflectionPrompt: true, includeTools: true, excludeTools: true, jitter: true, toolEffects: true, defaultEffect: true,
+    idempotency: true, classifyError: true, trackingScope: true, maxAttemptCounters: true, onExhausted: true,
+    maxErrorLength: true, redact: true, observers: true, clock: true, random: true,
+  } satisfies Record<keyof RetryReflectOptions, true>),
+);
+const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true } satisfies Record<keyof IdempotencyOptions, true>),
+);
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
 type Required<T> = { readonly [K in keyof T]-?: Exclude<T[K], undefined> };

@@ -1,8 +1,6 @@
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 
-/** The seed's reflection prompt. */
-export const DEFAULT_REFLECTION_PROMPT =
-  "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
+export { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
 
 /** Placeholders a reflection template may use. */
 export const REFLECTION_PLACEHOLDERS = [

@@ -1,6 +1,23 @@
-import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
+import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
 import { safeJson } from "../reflection/clean-error-text.js";
+
+// Every text the model reads that the engine writes itself: the default reflection prompt, stop
+// instructions, rejections, conflicts, suggested actions. (`reflection/templater.ts` renders the
+// reflection template; `classify/` picks the default action of a code.)
+
+/** The seed's reflection prompt. */
+export const DEFAULT_REFLECTION_PROMPT =
+  "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
+
+/** Default suggested actions, by code. */
+export const DEFAULT_SUGGESTED_ACTIONS = {
+  INVALID_ARGUMENTS: "Correct the arguments named in the error and call the tool again.",
+  TRANSIENT: "This is a temporary failure: call the tool again with the same arguments.",
+  RATE_LIMITED: "The service is rate limited: wait, then call the tool again with the same arguments.",
+  TIMEOUT: "The call timed out: call the tool again with the same arguments.",
+  TOOL_FAILED: "Check the arguments against the error, then call the tool again with corrected arguments, or tell the user what failed.",
+} as const;
+
 
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
 export interface StructuredErrorJSON extends ToolErrorJSON {
@@ -77,8 +94,23 @@ export function circuitOpenTemplate(toolName: string): CircuitOpenTemplate {
   };
 }
 
+/** The suggested action of an `INVALID_ARGUMENTS` error built from schema problems. */
+export const INVALID_ARGUMENTS_ACTION = "Correct the fields named in the error and call the tool again with valid arguments.";
+
 export const UNKNOWN_OUTCOME_ACTION =
   "The outcome is unknown: the action may or may not have taken effect. Check whether it did before calling again, and pass an idempotency key so that a retry cannot run it twice.";
+
+export function keyRequiredMessage(toolName: string): string {
+  return `The tool '${toolName}' changes state and needs an idempotency key; none was given.`;
+}
+
+export function keyReusedMessage(toolName: string): string {
+  return `The idempotency key given to '${toolName}' was already used with different arguments.`;
+}
+
+export function inProgressMessage(toolName: string): string {
+  return `The same '${toolName}' operation is already running elsewhere.`;
+}
 
 export function keyRequiredAction(keyField: string): string {
   return `Call the tool again with an \`${keyField}\` argument: a new unique value for a new operation, the same value when retrying the same operation.`;
@@ -122,64 +154,3 @@ export function isolatedAction(toolName: string): string {
   return `Do not call '${toolName}' again for this task; continue without it or tell the user it is unavailable.`;
 }
 
-/** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
-export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
-
-/** The cleaned parts of a failure: what the model, the logs and the spans may see. */
-export interface CleanedParts {
-  readonly message: string;
-  readonly suggestedAction: string;
-  /** `details` after cleaning; `undefined` when there were none. */
-  readonly details: Record<string, unknown> | undefined;
-}
-
-/**
- * `details` as the model may see them: cleaned as one JSON text (redacted, the key masked), and
- * replaced by `{ truncated: "<the cleaned start>… [truncated]" }` when longer than `maxLength`
- * (`clean` caps its result at `maxLength` and marks the cut).
- */
-export function cleanDetails(details: Record<string, unknown> | undefined, clean: (text: string) => string, maxLength: number): Record<string, unknown> | undefined {
-  if (details === undefined) return undefined;
-  const json = safeJson(details);
-  const cleaned = clean(json);
-  if (cleaned === json && json.length <= maxLength) return details;
-  if (json.length <= maxLength) {
-    try {
-      const parsed: unknown = JSON.parse(cleaned);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-    } catch {
-      // The redactor left text that is not JSON: keep its cleaned text.
-    }
-  }
-  return { truncated: clean(json) };
-}
-
-/**
- * Returns `error` as the model may see it: the cleaned message, action and details, a finite
- * `retryAfterMs`, and an `error_code` that matches `ERROR_CODE_PATTERN` (else `TOOL_FAILED`).
- * The original stays reachable as `cause`.
- */
-export function sanitizedError(error: ToolError, parts: CleanedParts): ToolError {
-  const code = ERROR_CODE_PATTERN.test(error.code) ? error.code : ErrorCodes.TOOL_FAILED;
-  const retry = error.retryAfterMs;
-  const retryAfterMs = typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined;
-  if (
-    code === error.code &&
-    parts.message === error.message &&
-    parts.suggestedAction === error.suggestedAction &&
-    parts.details === error.details &&
-    retryAfterMs === error.retryAfterMs
-  ) {
-    return error;
-  }
-  return createToolError({
-    code,
-    message: parts.message,
-    recoverable: error.recoverable,
-    suggestedAction: parts.suggestedAction,
-    retryAfterMs,
-    details: parts.details,
-    kind: error.kind,
-    cause: error.cause ?? error,
-  });
-}

@@ -1,4 +1,9 @@
-import { ErrorCodes, ToolError } from "@retry-reflect/core";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { ToolError } from "../errors/tool-error.js";
+import { INVALID_ARGUMENTS_ACTION } from "../texts/model-texts.js";
+import { allowedReadBare, cap, readsBare, renderPlainValue, renderTypedValue, renderValue, toJson } from "./render-value.js";
+
+export { INVALID_ARGUMENTS_ACTION };
 
 /** One schema problem, in the form the model reads. */
 export interface ArgumentProblem {
@@ -14,86 +19,10 @@ export interface ArgumentProblem {
   readonly note?: string;
 }
 
-/** The suggested action of an `INVALID_ARGUMENTS` error built from schema problems. */
-export const INVALID_ARGUMENTS_ACTION = "Correct the fields named in the error and call the tool again with valid arguments.";
-
 type Bag = Record<string, unknown>;
-
-const MAX_RENDERED_VALUE = 120;
-
-/** The start of a typed rendering; a string starting so is shown quoted, not to be read as one. */
-const TYPED_PREFIX = /^(?:string|number|bigint|boolean|array|object|symbol|function)\s/;
 
 function isBag(value: unknown): value is Bag {
   return typeof value === "object" && value !== null;
-}
-
-function cap(text: string): string {
-  return text.length > MAX_RENDERED_VALUE ? `${text.slice(0, MAX_RENDERED_VALUE)}…` : text;
-}
-
-function toJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** The JSON type of a value, as the model knows them: `string`, `number`, `boolean`, `null`, `array`, `object`. */
-function typeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
-
-/**
- * Whether a string can be shown without quotes and still not be taken for something else: it is
- * not empty, has no surrounding or control whitespace, no comma (lists are comma-separated), does
- * not start like a typed rendering (`number 5`), and does not read as JSON (`123`, `true`, `null`,
- * `[1]`, `"x"`).
- */
-function readsBare(text: string): boolean {
-  if (text === "" || text.trim() !== text || text.includes(",") || /[\u0000-\u001f\u007f]/.test(text)) return false;
-  if (TYPED_PREFIX.test(text)) return false;
-  try {
-    JSON.parse(text);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-/** Renders a value the way the model wrote it: strings bare, everything else as JSON, capped. */
-export function renderValue(value: unknown): string {
-  return cap(typeof value === "string" ? value : toJson(value));
-}
-
-/**
- * Renders a value with its type first, so that the model can tell what it sent:
- * `string "123"`, `number 5`, `boolean true`, `null`, `array [1,2]`, `object {"a":1}`.
- * Strings are JSON-quoted; the value (not the type) is capped like {@link renderValue}.
- */
-function renderTypedValue(value: unknown): string {
-  const type = typeOf(value);
-  if (type === "null" || type === "undefined") return type;
-  const text = type === "number" || type === "bigint" || type === "symbol" || type === "function" ? String(value) : toJson(value);
-  return `${type} ${cap(text)}`;
-}
-
-/**
- * Renders a value whose type the issue does not question (a bound, a format, an unknown key):
- * a string that cannot be misread is shown bare, any other string with its type (`string "30"`,
- * `string ""`), and other values as JSON, which then cannot be mistaken for a string.
- */
-function renderPlainValue(value: unknown): string {
-  if (typeof value === "string") return readsBare(value) ? cap(value) : renderTypedValue(value);
-  return renderValue(value);
-}
-
-/** Whether the allowed values of an enum or literal can all be listed bare: they are strings that cannot be misread. */
-function allowedReadBare(allowed: readonly unknown[]): boolean {
-  return allowed.every((option) => typeof option === "string" && readsBare(option));
 }
 
 /** Lists allowed values: bare when they all read bare (`celsius, fahrenheit`), else as JSON (`"1", "2"`, `3`). */
@@ -178,6 +107,70 @@ export function problemsFromIssues(issues: readonly unknown[], args: unknown): A
       continue;
     }
     problems.push({ field: renderPath(path), received, note });
+  }
+  return problems;
+}
+
+/** A JSON Pointer (`/items/2/qty`, ajv 8 `instancePath`) or a dotted path (`.items[2].qty`, ajv 6 `dataPath`) as segments. */
+function jsonPathOf(error: Bag): unknown[] {
+  const pointer = typeof error.instancePath === "string" ? error.instancePath : undefined;
+  if (pointer !== undefined) {
+    return pointer
+      .split("/")
+      .slice(1)
+      .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+  }
+  const dotted = typeof error.dataPath === "string" ? error.dataPath : "";
+  const segments: unknown[] = [];
+  for (const match of dotted.matchAll(/\.([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]/g)) {
+    segments.push(match[1] ?? (match[2] !== undefined ? Number(match[2]) : match[3]));
+  }
+  return segments;
+}
+
+/**
+ * Turns JSON Schema validation errors (ajv's `{ instancePath | dataPath, keyword, params, message }`,
+ * as MCP servers and JSON-Schema tools report them) into argument problems, like `problemsFromIssues`.
+ */
+export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: unknown): ArgumentProblem[] {
+  const problems: ArgumentProblem[] = [];
+  for (const raw of errors) {
+    if (!isBag(raw)) continue;
+    const path = jsonPathOf(raw);
+    const params = isBag(raw.params) ? raw.params : {};
+    const note = typeof raw.message === "string" ? raw.message : undefined;
+    const at = valueAt(args, path);
+    switch (raw.keyword) {
+      case "required": {
+        const missing = params.missingProperty;
+        problems.push({ field: renderPath(typeof missing === "string" ? [...path, missing] : path), note: "required" });
+        continue;
+      }
+      case "additionalProperties": {
+        const extra = params.additionalProperty;
+        const keyPath = typeof extra === "string" ? [...path, extra] : path;
+        problems.push({ field: renderPath(keyPath), expected: "no such field", received: renderPlainValue(valueAt(args, keyPath).value) });
+        continue;
+      }
+      case "enum":
+      case "const": {
+        const allowed = Array.isArray(params.allowedValues) ? (params.allowedValues as unknown[]) : "allowedValue" in params ? [params.allowedValue] : undefined;
+        if (allowed === undefined) break;
+        const expected = raw.keyword === "enum" ? `one of ${renderAllowed(allowed)}` : renderAllowed(allowed);
+        problems.push({ field: renderPath(path), expected, allowed, received: at.found ? renderAgainstAllowed(at.value, allowed) : undefined });
+        continue;
+      }
+      case "type": {
+        const type = Array.isArray(params.type) ? (params.type as unknown[]).join(" or ") : typeof params.type === "string" ? params.type : undefined;
+        if (type === undefined) break;
+        problems.push({ field: renderPath(path), expected: type, received: at.found ? renderTypedValue(at.value) : undefined });
+        continue;
+      }
+      default:
+        break;
+    }
+    problems.push({ field: renderPath(path), received: at.found ? renderPlainValue(at.value) : undefined, note });
   }
   return problems;
 }

@@ -4,7 +4,7 @@ import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { runGuarded, type GuardedCall } from "./run-guarded.js";
+import { runLangChainTool, type LangChainToolCall } from "./run-tool.js";
 import { getToolContext } from "./tool-context.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
@@ -16,29 +16,30 @@ function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
     observers: [{ onEvent: (event) => void events.push(event.type), onCallEnd: (_call, end) => void ends.push(end.status) }],
     ...options,
   });
-  const call = <R>(invoke: (args: unknown) => Promise<R>, extra: Partial<GuardedCall<R>> = {}): GuardedCall<R> => ({
+  const call = <R>(invoke: (args: unknown) => Promise<R>, extra: Partial<LangChainToolCall<R>> = {}): LangChainToolCall<R> => ({
     plugin,
     toolName: "tool",
     args: { a: 1 },
     callId: "call_1",
-    scope: "s",
+    scope: () => "s",
     signal: undefined,
     effect: undefined,
     schema: undefined,
+    toolContext: undefined,
     invoke,
     ...extra,
   });
   return { clock, plugin, events, ends, call };
 }
 
-describe("runGuarded", () => {
+describe("runLangChainTool", () => {
   it("rethrows a GraphInterrupt as the same object: no failure, no event, the call ends 'interrupted'", async () => {
     const { events, ends, call, plugin } = setup({ circuitBreakerThreshold: 1 });
     const pause = new GraphInterrupt([{ id: "i", value: "approve?" }]);
-    await expect(runGuarded(call(async () => Promise.reject(pause)))).rejects.toBe(pause);
+    await expect(runLangChainTool(call(async () => Promise.reject(pause)))).rejects.toBe(pause);
     expect(events).toEqual([]);
     expect(ends).toEqual(["interrupted"]);
-    expect(plugin.breaker.size).toBe(0);
+    expect(plugin.circuits.size).toBe(0);
   });
 
   it("rejects with the run's abort reason when the tool fails after the signal aborted, counting nothing", async () => {
@@ -46,7 +47,7 @@ describe("runGuarded", () => {
     const controller = new AbortController();
     const reason = new Error("stop");
     const thrown = Object.assign(new Error("aborted"), { name: "AbortError" });
-    const result = runGuarded(
+    const result = runLangChainTool(
       call(async () => {
         controller.abort(reason);
         throw thrown;
@@ -62,22 +63,22 @@ describe("runGuarded", () => {
     const reason = new Error("stop");
     controller.abort(reason);
     let ran = false;
-    await expect(runGuarded(call(async () => void (ran = true), { signal: controller.signal }))).rejects.toBe(reason);
+    await expect(runLangChainTool(call(async () => void (ran = true), { signal: controller.signal }))).rejects.toBe(reason);
     expect(ran).toBe(false);
   });
 
   it("an out-of-scope tool's error and error result pass through untouched", async () => {
     const { call, events } = setup({ excludeTools: ["tool"] });
     const thrown = new Error("exit");
-    await expect(runGuarded(call(async () => Promise.reject(thrown)))).rejects.toBe(thrown);
+    await expect(runLangChainTool(call(async () => Promise.reject(thrown)))).rejects.toBe(thrown);
     const errorMessage = new ToolMessage({ content: "nope", tool_call_id: "call_1", status: "error" });
-    await expect(runGuarded(call(async () => errorMessage))).resolves.toEqual({ status: "passthrough", value: errorMessage });
+    await expect(runLangChainTool(call(async () => errorMessage))).resolves.toEqual({ status: "passthrough", value: errorMessage });
     expect(events).toEqual([]);
   });
 
   it("a returned error ToolMessage is a failure: reflect with its text", async () => {
     const { call } = setup();
-    const result = await runGuarded(call(async () => new ToolMessage({ content: "Error: nope is not a valid tool, try one of [a, b].", tool_call_id: "call_1", status: "error" })));
+    const result = await runLangChainTool(call(async () => new ToolMessage({ content: "Error: nope is not a valid tool, try one of [a, b].", tool_call_id: "call_1", status: "error" })));
     expect(result.status).toBe("reflect");
     if (result.status === "reflect") expect(result.error.message).toBe("Error: nope is not a valid tool, try one of [a, b].");
   });
@@ -85,7 +86,7 @@ describe("runGuarded", () => {
   it("a returned error ToolMessage whose artifact is the seed's shape keeps its code", async () => {
     const { call } = setup();
     const artifact = new ToolError({ code: "RECORD_NOT_FOUND", message: "no order 7", recoverable: true, suggestedAction: "Check the order id." }).toJSON();
-    const result = await runGuarded(call(async () => new ToolMessage({ content: "no order 7", artifact, tool_call_id: "call_1", status: "error" })));
+    const result = await runLangChainTool(call(async () => new ToolMessage({ content: "no order 7", artifact, tool_call_id: "call_1", status: "error" })));
     expect(result.status).toBe("reflect");
     if (result.status === "reflect") expect(result.error.toJSON()).toMatchObject(artifact);
   });
@@ -93,7 +94,7 @@ describe("runGuarded", () => {
   it("a ZodError thrown by the tool becomes INVALID_ARGUMENTS naming the field", async () => {
     const { call } = setup();
     const schema = z.object({ units: z.enum(["celsius", "fahrenheit"]) });
-    const result = await runGuarded(call(async (args) => schema.parse(args), { args: { units: "kelvin" } }));
+    const result = await runLangChainTool(call(async (args) => schema.parse(args), { args: { units: "kelvin" } }));
     expect(result.status).toBe("reflect");
     if (result.status === "reflect") {
       expect(result.error.code).toBe("INVALID_ARGUMENTS");
@@ -104,7 +105,7 @@ describe("runGuarded", () => {
   it("the tool reads its context (attempt, key) through getToolContext()", async () => {
     const { call } = setup();
     const seen: unknown[] = [];
-    const result = await runGuarded(call(async () => seen.push(getToolContext()), { effect: "write", args: { idempotency_key: "k1" } }));
+    const result = await runLangChainTool(call(async () => seen.push(getToolContext()), { effect: "write", args: { idempotency_key: "k1" } }));
     expect(result.status).toBe("success");
     expect(seen).toEqual([expect.objectContaining({ attempt: 1, idempotencyKey: "k1", toolName: "tool", callId: "call_1" })]);
   });
@@ -112,8 +113,8 @@ describe("runGuarded", () => {
   it("sets getToolContext() for write tools by default, and for every tool with toolContext 'all'", async () => {
     const { call } = setup();
     const seen: unknown[] = [];
-    await runGuarded(call(async () => seen.push(getToolContext())));
-    await runGuarded(call(async () => seen.push(getToolContext()), { toolContext: "all" }));
+    await runLangChainTool(call(async () => seen.push(getToolContext())));
+    await runLangChainTool(call(async () => seen.push(getToolContext()), { toolContext: "all" }));
     expect(seen).toEqual([undefined, expect.objectContaining({ attempt: 1, toolName: "tool", callId: "call_1" })]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
-import { describeProblem, invalidArgumentsError, problemsFromIssues } from "./invalid-arguments.js";
+import { describeProblem, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
 
 function issuesOf(schema: { safeParse(value: unknown): { success: boolean; error?: { issues: unknown[] } } }, value: unknown): unknown[] {
   const result = schema.safeParse(value);

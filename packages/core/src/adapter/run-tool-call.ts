@@ -1,0 +1,130 @@
+import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
+import { isReturnedFailure } from "../classify/classify-error.js";
+import { abortReason } from "../clock.js";
+import type { ToolEffect } from "../events/events.js";
+import { ENGINE, type Engine } from "../plugin/call-run.js";
+import type { ToolContext } from "../plugin/options.js";
+import type { FailedOutcome, ReflectOutcome, SuccessOutcome } from "../plugin/outcome.js";
+import type { RetryReflectPlugin } from "../plugin/plugin.js";
+
+/** One tool call of a host framework, as an adapter hands it over. */
+export interface HostToolCall<R> {
+  readonly toolName: string;
+  /** The model's arguments. */
+  readonly args: unknown;
+  /** The model's tool-call id. */
+  readonly callId?: string;
+  /** The run's signal: aborts waits; the run's abort reason is what an aborted call rejects with. */
+  readonly signal?: AbortSignal;
+  /** The tool's effect, when the host knows it (its metadata); else the plugin's `toolEffects` / `defaultEffect`. */
+  readonly effect?: ToolEffect;
+  /** The attempt-tracking scope (one agent run); a function is called only when the plugin needs a scope. */
+  readonly scope?: string | (() => string);
+  /** The host's control flow (an interrupt): rethrown untouched, never a failure. */
+  readonly isControlFlow?: (error: unknown) => boolean;
+  /** A returned value that reports a failure (an error tool message): the failure to classify, else undefined. */
+  readonly failureOfResult?: (result: R) => unknown;
+  /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
+  readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
+  /** Runs the host's tool once with these arguments (the model's, or corrected ones). */
+  readonly run: (args: unknown, context: ToolContext) => Promise<R> | R;
+}
+
+/**
+ * - `success`: the tool's own result (`replayed` when the idempotency store answered);
+ * - `passthrough`: the plugin does not handle this tool (or the run was aborted after the tool
+ *   returned an error result): the host's result goes back unchanged;
+ * - `reflect` / `failed`: give `message` to the model as the tool's result.
+ */
+export type HostOutcome<R> = SuccessOutcome<R> | { readonly status: "passthrough"; readonly value: R } | ReflectOutcome | FailedOutcome;
+
+type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
+
+/**
+ * Runs a host's tool call under the plugin; the adapter's own code is then only glue. A healthy
+ * tool (no observer, no failure of this tool in any scope, not a write, its circuit closed) is run
+ * directly, as a bare wrapper would; a failure of that run becomes attempt 1 of the policy. What
+ * the host threw or returned is normalised for classification, and the host's own error is what
+ * gets rethrown when the plugin rethrows (control flow).
+ */
+export async function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolCall<R>): Promise<HostOutcome<R>> {
+  const { toolName, signal } = call;
+  if (!plugin.isInScope(toolName)) {
+    return { status: "passthrough", value: await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId }) };
+  }
+  const effect = call.effect ?? plugin.effectOf(toolName);
+  let first: Original<R> | undefined;
+  if (canCallDirectly(plugin, toolName, effect)) {
+    try {
+      const value = await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId });
+      if (call.failureOfResult?.(value) === undefined && !isReturnedFailure(value)) {
+        engineOf(plugin).breaker.onSuccess(toolName, CLOSED_PERMIT);
+        if (signal?.aborted) throw abortReason(signal);
+        return { status: "success", value, attempt: 1, replayed: false };
+      }
+      first = { returned: value };
+    } catch (error) {
+      if (call.isControlFlow?.(error) || signal?.aborted) throw error;
+      first = { thrown: error };
+    }
+  }
+
+  let originals: Map<unknown, Original<R>> | undefined;
+  const runTool = async (args: unknown, context: ToolContext): Promise<R> => {
+    let result: R;
+    try {
+      if (first === undefined) result = await call.run(args, context);
+      else {
+        // The attempt already made directly: its failure is attempt 1.
+        const made = first;
+        first = undefined;
+        if ("thrown" in made) throw made.thrown;
+        result = made.returned;
+      }
+    } catch (error) {
+      if (call.isControlFlow?.(error) || signal?.aborted) throw error;
+      const failure = call.failureOfThrown === undefined ? error : await call.failureOfThrown(error, args);
+      if (failure !== error) (originals ??= new Map()).set(failure, { thrown: error });
+      throw failure;
+    }
+    const failure = call.failureOfResult?.(result);
+    if (failure !== undefined) {
+      (originals ??= new Map()).set(failure, { returned: result });
+      throw failure;
+    }
+    return result;
+  };
+
+  try {
+    const scope = typeof call.scope === "function" ? call.scope() : call.scope;
+    return await plugin.execute({ toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow }, runTool);
+  } catch (error) {
+    const original = originals?.get(error);
+    if (original === undefined) throw error;
+    if ("thrown" in original) throw original.thrown;
+    return { status: "passthrough", value: original.returned };
+  }
+}
+
+/**
+ * True when a call of `toolName` needs nothing from the policy right now: in scope, no observer,
+ * not a `write`, no failure of this tool tracked in any scope, no `circuitBreakerKey` function,
+ * its circuit closed. Bookkeeping is per tool: a failure of another tool changes nothing here.
+ */
+export function canCallDirectly(plugin: RetryReflectPlugin, toolName: string, effect: ToolEffect = plugin.effectOf(toolName)): boolean {
+  const engine = engineOf(plugin);
+  return (
+    !engine.notifier.observed &&
+    effect !== "write" &&
+    engine.options.circuitBreakerKey === undefined &&
+    !engine.tracker.hasCounters(toolName) &&
+    plugin.isInScope(toolName) &&
+    engine.breaker.isClosed(toolName)
+  );
+}
+
+function engineOf(plugin: RetryReflectPlugin): Engine {
+  const engine = (plugin as unknown as { [ENGINE]?: Engine })[ENGINE];
+  if (engine === undefined) throw new TypeError("runToolCall: expected a RetryReflectPlugin");
+  return engine;
+}

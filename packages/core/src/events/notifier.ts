@@ -1,0 +1,136 @@
+import type { Clock } from "../clock.js";
+import type { ToolError } from "../errors/tool-error.js";
+import {
+  EVENT_MESSAGES,
+  type CallEnd,
+  type CallInfo,
+  type CallOutcomeStatus,
+  type CircuitState,
+  type FailureReason,
+  type RetryReflectEvent,
+  type RetryReflectObserver,
+} from "./events.js";
+
+const noop = (): void => {};
+
+/**
+ * An observer hook's returned promise may reject: handled here, so that it never becomes an
+ * unhandled rejection. `except` is a promise the caller handles itself (the tool's own).
+ */
+export function swallow(value: unknown, except?: unknown): void {
+  if (value === except || typeof value !== "object" || value === null) return;
+  try {
+    const then = (value as { then?: unknown }).then;
+    if (typeof then === "function") (then as (onFulfilled: unknown, onRejected: () => void) => unknown).call(value, undefined, noop);
+  } catch {
+    // A hostile thenable.
+  }
+}
+
+/** How a call ended, in the fields the `CallEnd` an observer receives is built from. */
+export interface CallEndFields {
+  readonly status: CallOutcomeStatus;
+  readonly attempts: number;
+  readonly attempt: number;
+  readonly replayed: boolean;
+  readonly circuitState: CircuitState;
+  readonly error?: ToolError;
+  readonly reason?: FailureReason;
+  readonly value?: unknown;
+  readonly thrown?: unknown;
+}
+
+/**
+ * The observers of one plugin: events, call start/end, and the context each attempt runs in. A
+ * hook that throws or returns a rejected promise is ignored; with no observer, nothing is built.
+ */
+export class Notifier {
+  readonly observed: boolean;
+  private readonly observers: readonly RetryReflectObserver[];
+  private readonly contextHooks: readonly RetryReflectObserver[];
+
+  constructor(
+    observers: readonly RetryReflectObserver[],
+    private readonly clock: Clock,
+  ) {
+    this.observers = observers;
+    this.observed = observers.length > 0;
+    this.contextHooks = observers.filter((observer) => typeof observer.runInContext === "function");
+  }
+
+  /** Builds and delivers one event (only when someone listens). */
+  emit<K extends RetryReflectEvent["type"]>(
+    type: K,
+    toolName: string,
+    call: CallInfo | undefined,
+    fields: Extract<RetryReflectEvent, { type: K }>["fields"],
+  ): void {
+    if (!this.observed) return;
+    const meta = EVENT_MESSAGES[type];
+    const event = { type, level: meta.level, message: meta.message, toolName, time: this.clock.now(), call, fields } as RetryReflectEvent;
+    for (const observer of this.observers) {
+      try {
+        swallow(observer.onEvent?.(event));
+      } catch {
+        // An observer that throws never breaks a tool call.
+      }
+    }
+  }
+
+  callStart(call: CallInfo): void {
+    for (const observer of this.observers) {
+      try {
+        swallow(observer.onCallStart?.(call));
+      } catch {
+        // ignored
+      }
+    }
+  }
+
+  callEnd(call: CallInfo, fields: CallEndFields): void {
+    // Built with every member in one order (no spread): one object shape for every outcome.
+    const end: CallEnd = {
+      status: fields.status,
+      attempts: fields.attempts,
+      attempt: fields.attempt,
+      replayed: fields.replayed,
+      durationMs: this.clock.now() - call.startTime,
+      circuitState: fields.circuitState,
+      error: fields.error,
+      reason: fields.reason,
+      value: fields.value,
+      thrown: fields.thrown,
+    };
+    for (const observer of this.observers) {
+      try {
+        swallow(observer.onCallEnd?.(call, end));
+      } catch {
+        // ignored
+      }
+    }
+  }
+
+  /**
+   * `runTool` inside every observer's context. The tool runs at most once, and its own promise is
+   * the attempt's result: whatever a hook returns, throws or rejects afterwards never changes the
+   * outcome; a hook that never runs it gets the tool run without its context.
+   */
+  inContext<T>(call: CallInfo, runTool: () => Promise<T>): Promise<T> {
+    let run = runTool;
+    for (const observer of this.contextHooks) {
+      const hook = observer.runInContext as NonNullable<RetryReflectObserver["runInContext"]>;
+      const inner = run;
+      run = () => {
+        let started: Promise<T> | undefined;
+        const runOnce = () => (started ??= inner());
+        try {
+          swallow(hook.call(observer, call, runOnce), started);
+        } catch {
+          // An observer's own failure: ignored.
+        }
+        return started ?? runOnce();
+      };
+    }
+    return run();
+  }
+}

@@ -1,0 +1,243 @@
+import { abortReason, type Clock } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { createToolError, type ToolError } from "../errors/tool-error.js";
+import type { StoreOperation } from "../events/events.js";
+import {
+  ARGUMENTS_TOO_DEEP_ACTION,
+  argumentsTooDeepMessage,
+  IN_PROGRESS_ACTION,
+  inProgressMessage,
+  KEY_REUSED_ACTION,
+  keyRequiredAction,
+  keyRequiredMessage,
+  keyReusedMessage,
+  STORE_BUSY_ACTION,
+  STORE_UNAVAILABLE_ACTION,
+  storeBusyMessage,
+  storeUnavailableMessage,
+} from "../texts/model-texts.js";
+import type { ToolCall } from "../plugin/options.js";
+import type { ExecuteOutcome } from "../plugin/outcome.js";
+import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
+import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
+
+/** The guard's settings (the plugin's `idempotency` option, defaults applied). */
+export interface GuardOptions {
+  readonly store: IdempotencyStore;
+  readonly keyField: string;
+  readonly key: ((call: ToolCall) => string | undefined) | undefined;
+  readonly ttlMs: number;
+  readonly leaseMs: number;
+  readonly requireKey: boolean;
+}
+
+/** What the guard reads and writes of one logical call. */
+export interface GuardedCall {
+  readonly call: ToolCall;
+  readonly toolName: string;
+  readonly signal: AbortSignal | undefined;
+  /** Set by `prepare` for a guarded write: the user's key, the store key, the fingerprint. */
+  idempotencyKey: string | undefined;
+  storeKey: string | undefined;
+  fingerprint: string | undefined;
+}
+
+/** The call is turned away before the tool runs; `conflict` names an idempotency conflict (for its event). */
+export interface GuardRefusal {
+  readonly refusal: ToolError;
+  readonly conflict?: "key_required" | "key_reused" | "in_progress";
+}
+
+/** A call in flight in this process: later calls with its key join it. */
+export interface Flight {
+  /** The leader is done (`undefined`: it ended without an outcome, an abort): joiners go on. */
+  finish(outcome: ExecuteOutcome<unknown> | undefined): void;
+}
+
+interface InFlight {
+  readonly fingerprint: string;
+  readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
+  /** `clock.now()` when the leader took the key: its lease runs from there. */
+  readonly startedAt: number;
+  /** Resolves when the leader's lease is over; one timer per leader, made when a first call joins. */
+  lease?: Promise<"expired">;
+  stopLease?: AbortController;
+}
+
+const KEY_SEPARATOR = "\u0000";
+const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
+
+/**
+ * The idempotency guard of `write` tools, one unit: the key and fingerprint, single flight in this
+ * process (joins, bounded by the leader's lease and the joiner's own abort), and the store
+ * protocol (`begin` / `complete` / `release`), whose faults never become a rejection.
+ */
+export class IdempotencyGuard {
+  private readonly inFlight = new Map<string, InFlight>();
+
+  constructor(
+    private readonly options: GuardOptions,
+    private readonly clock: Clock,
+    private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown) => void,
+  ) {}
+
+  /** Reads the key and fingerprints the arguments: `"unguarded"`, a refusal, or undefined (guarded). */
+  prepare(run: GuardedCall): "unguarded" | GuardRefusal | undefined {
+    const { key: keyOf, keyField, requireKey } = this.options;
+    const key = keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
+    if (key === undefined) {
+      if (!requireKey) return "unguarded";
+      return { conflict: "key_required", refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)) };
+    }
+    run.idempotencyKey = key;
+    run.storeKey = run.toolName + KEY_SEPARATOR + key;
+    try {
+      run.fingerprint = argumentsFingerprint(run.call.args, keyOf ? undefined : keyField);
+    } catch (error) {
+      if (!(error instanceof ArgumentDepthError)) throw error;
+      // The model's arguments, not the tool: an attempt, never a breaker failure.
+      return { refusal: createToolError({ code: ErrorCodes.INVALID_ARGUMENTS, message: argumentsTooDeepMessage(error.maxDepth), recoverable: true, suggestedAction: ARGUMENTS_TOO_DEEP_ACTION, kind: "invalid_arguments" }) };
+    }
+    return undefined;
+  }
+
+  /** Joins a call with the same key in flight here (its outcome), or leads. */
+  async enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
+    const storeKey = run.storeKey as string;
+    for (;;) {
+      const leader = this.inFlight.get(storeKey);
+      if (leader === undefined) break;
+      if (leader.fingerprint !== run.fingerprint) return this.keyReused(run);
+      const shared = await this.waitForLeader(leader, run.signal);
+      if (shared === "expired") break; // a hung leader: its lease is over, the store lets this call take the key
+      if (shared === undefined) continue; // the leader ended without an outcome: try again, maybe as the leader
+      return { shared: shared as ExecuteOutcome<T> };
+    }
+    let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
+    const done = new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve));
+    const entry: InFlight = { fingerprint: run.fingerprint as string, done, startedAt: this.clock.now() };
+    this.inFlight.set(storeKey, entry);
+    return {
+      flight: {
+        finish: (outcome) => {
+          if (this.inFlight.get(storeKey) === entry) this.inFlight.delete(storeKey);
+          entry.stopLease?.abort();
+          finish(outcome);
+        },
+      },
+    };
+  }
+
+  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal. */
+  async lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
+    const { store, leaseMs } = this.options;
+    const storeKey = run.storeKey as string;
+    const fingerprint = run.fingerprint as string;
+    let begun: IdempotencyBeginResult | undefined;
+    try {
+      const answer: unknown = await store.begin(storeKey, fingerprint, leaseMs);
+      begun = checkBegin(answer);
+      if (begun === undefined) this.onStoreError(run, "begin", new TypeError(`begin returned ${describeValue(answer)}`));
+    } catch (error) {
+      this.onStoreError(run, "begin", error);
+    }
+    if (begun === undefined) {
+      return { refusal: refusal(ErrorCodes.STORE_UNAVAILABLE, storeUnavailableMessage(run.toolName), STORE_UNAVAILABLE_ACTION) };
+    }
+    switch (begun.status) {
+      case "acquired":
+        return { token: begun.token };
+      case "busy":
+        return { conflict: "in_progress", refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs) };
+      case "completed":
+        return begun.fingerprint === fingerprint ? { replay: begun.value } : this.keyReused(run);
+      default:
+        if (begun.fingerprint !== fingerprint) return this.keyReused(run);
+        return { conflict: "in_progress", refusal: refusal(ErrorCodes.IN_PROGRESS, inProgressMessage(run.toolName), IN_PROGRESS_ACTION, begun.retryAfterMs) };
+    }
+  }
+
+  /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
+  async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
+    try {
+      await this.options.store.complete(run.storeKey as string, token, value, this.options.ttlMs);
+    } catch (error) {
+      this.onStoreError(run, "complete", error);
+    }
+  }
+
+  /** Drops the lock after a failed attempt, so that a retry may run. */
+  async release(run: GuardedCall, token: string): Promise<void> {
+    try {
+      await this.options.store.release(run.storeKey as string, token);
+    } catch (error) {
+      this.onStoreError(run, "release", error);
+    }
+  }
+
+  private keyReused(run: GuardedCall): GuardRefusal {
+    return { conflict: "key_reused", refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION) };
+  }
+
+  /**
+   * A joiner waits for the leader's outcome, but no longer than the leader's lease, and never past
+   * its own abort. The lease timer is one per leader, shared by every call that joins it.
+   */
+  private waitForLeader(leader: InFlight, signal: AbortSignal | undefined): Promise<ExecuteOutcome<unknown> | undefined | "expired"> {
+    if (leader.lease === undefined) {
+      const stop = new AbortController();
+      leader.stopLease = stop;
+      const remaining = Math.max(0, leader.startedAt + this.options.leaseMs - this.clock.now());
+      // Stopped when the leader finishes: never settles then, and `done` wins the race.
+      leader.lease = this.clock.sleep(remaining, stop.signal).then(() => "expired" as const, () => new Promise<never>(() => {}));
+    }
+    const waits: Array<Promise<ExecuteOutcome<unknown> | undefined | "expired">> = [leader.done, leader.lease];
+    if (signal === undefined) return Promise.race(waits);
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    let onAbort!: () => void;
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(abortReason(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    return Promise.race([...waits, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+  }
+}
+
+function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number): ToolError {
+  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+}
+
+function readKey(args: unknown, field: string): string | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const value = (args as Record<string, unknown>)[field];
+  if (typeof value === "string") return value.length > 0 ? value : undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** A store's `begin` answer, if it has the documented shape (a numeric token is taken as its text). */
+function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const result = value as Record<string, unknown>;
+  const status = result.status;
+  if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
+  const retryAfter = typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0 ? result.retryAfterMs : 1000;
+  switch (status) {
+    case "acquired":
+      if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };
+      return typeof result.token === "string" && result.token.length > 0 ? { status, token: result.token } : undefined;
+    case "completed":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, value: result.value } : undefined;
+    case "in_progress":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, retryAfterMs: retryAfter } : undefined;
+    default:
+      return { status: "busy", retryAfterMs: retryAfter };
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value !== "object") return typeof value;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === "string" ? `an object with status ${JSON.stringify(status.slice(0, 40))}` : "an object without a known status";
+}

@@ -1,0 +1,30 @@
+import type { TrackedAttempts } from "./attempt-tracker.js";
+import type { CallRun, Engine } from "./call-run.js";
+import type { FailedOutcome } from "./outcome.js";
+import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./outcomes.js";
+
+// Admission, checked before a call's first attempt and again after every wait: a scope whose
+// budget is spent stops the call (this beats an open circuit), then an open circuit rejects it.
+// Synchronous, and reading only: the circuit moves when an attempt acquires its permit.
+
+/** The call's stop before it runs, or undefined when it may go on. */
+export function admission(engine: Engine, run: CallRun): FailedOutcome | undefined {
+  const tracked = engine.tracker.get(run.scope, run.toolName);
+  if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
+  const openFor = engine.breaker.peek(run.breakerKey);
+  return openFor === undefined ? undefined : rejected(engine, run, openFor);
+}
+
+/** A call of a tool whose budget is spent in this scope: stopped without running. */
+export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAttempts): FailedOutcome {
+  run.attempt = tracked.failures;
+  return failedOutcome(engine, run, exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
+}
+
+/** A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool. */
+export function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
+  run.attempt = (engine.tracker.get(run.scope, run.toolName)?.failures ?? 0) + 1;
+  if (retryAfterMs === Number.POSITIVE_INFINITY) engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
+  else engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
+  return circuitOpenOutcome(engine, run, retryAfterMs);
+}

@@ -1,0 +1,105 @@
+import { backoffDelay } from "../backoff/backoff.js";
+import type { CircuitPermit } from "../breaker/circuit-breaker.js";
+import { classifyError } from "../classify/classify-error.js";
+import { abortReason } from "../clock.js";
+import { ToolError } from "../errors/tool-error.js";
+import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import { applyDecision } from "./apply-decision.js";
+import type { CallRun, Engine } from "./call-run.js";
+import { decide } from "./decide.js";
+import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
+import { sanitizeError } from "./sanitize.js";
+
+// After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
+// other failure is classified, recorded (breaker, then the next attempt number of its scope),
+// cleaned, decided (`decide`, pure) and applied (`applyDecision`).
+
+/** An outcome, or the delay before an in-place retry. Throws the abort reason, or a pass-through failure. */
+export function afterFailure(engine: Engine, run: CallRun, permit: CircuitPermit, failure: unknown): ReflectOutcome | FailedOutcome | number {
+  const { options, breaker, tracker } = engine;
+  if (run.signal?.aborted) {
+    // The caller's abort wins over whatever the tool did after it (a tool that ignores its signal).
+    breaker.onNeutral(run.breakerKey, permit);
+    throw abortReason(run.signal);
+  }
+  if (passesThrough(run, failure)) {
+    breaker.onNeutral(run.breakerKey, permit);
+    throw failure;
+  }
+  const classified = classify(engine, run, failure);
+  if (classified.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
+  else breaker.onFailure(run.breakerKey, permit, run.info);
+
+  // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
+  const tracked = tracker.entry(run.scope, run.toolName);
+  tracked.failures += 1;
+  run.attempt = tracked.failures;
+  const error = sanitizeError(options, classified, run.idempotencyKey);
+  const decision = decide(
+    {
+      origin: "tool",
+      recoverable: error.recoverable,
+      kind: error.kind,
+      attempt: run.attempt,
+      budgetSpent: tracked.exhausted !== undefined,
+      circuitOpenForMs: breaker.peek(run.breakerKey),
+      effect: run.effect,
+      guarded: run.storeKey !== undefined,
+      backoffMs: backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs),
+      retryAfterMs: error.retryAfterMs,
+    },
+    options,
+  );
+  return applyDecision(engine, run, tracked, error, decision, "tool");
+}
+
+/** A call turned away before the tool ran (a conflict, bad arguments, the store): an attempt, never a breaker failure. */
+export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): ReflectOutcome | FailedOutcome {
+  if (refused.conflict !== undefined) {
+    engine.notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
+  }
+  const tracked = engine.tracker.entry(run.scope, run.toolName);
+  tracked.failures += 1;
+  run.attempt = tracked.failures;
+  const error = refused.refusal;
+  const decision = decide(
+    {
+      origin: "refusal",
+      recoverable: true,
+      kind: error.kind,
+      attempt: run.attempt,
+      budgetSpent: tracked.exhausted !== undefined,
+      circuitOpenForMs: undefined,
+      effect: run.effect,
+      guarded: true,
+      backoffMs: 0,
+      retryAfterMs: error.retryAfterMs,
+    },
+    engine.options,
+  );
+  return applyDecision(engine, run, tracked, error, decision, "refusal") as ReflectOutcome | FailedOutcome;
+}
+
+function passesThrough(run: CallRun, failure: unknown): boolean {
+  const passThrough = run.call.passThrough;
+  if (passThrough === undefined) return false;
+  try {
+    return passThrough(failure) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The user's classifier first (a throwing one falls back), then the built-in rules. */
+function classify(engine: Engine, run: CallRun, failure: unknown): ToolError {
+  const custom = engine.options.classifyError;
+  if (custom) {
+    try {
+      const classified = custom(failure, { toolName: run.toolName, args: run.call.args, attempt: run.attempt });
+      if (classified !== undefined && ToolError.isInstance(classified)) return classified;
+    } catch {
+      // A throwing classifier falls back to the default classification.
+    }
+  }
+  return classifyError(failure);
+}

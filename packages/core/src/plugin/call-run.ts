@@ -1,0 +1,69 @@
+import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { CallInfo, ToolEffect } from "../events/events.js";
+import type { Notifier } from "../events/notifier.js";
+import type { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
+import type { LruMap } from "../internal/lru-map.js";
+import type { CircuitOpenTemplate } from "../texts/model-texts.js";
+import type { AttemptTracker } from "./attempt-tracker.js";
+import type { ToolCall, ToolContext } from "./options.js";
+import type { ResolvedOptions } from "./validate-options.js";
+
+// The types every stage shares: what one logical call carries, and the engine's parts each stage
+// is given. Stages import this file and the parts below them, never the plugin class.
+
+/** The tool function `execute` runs. */
+export type ToolFunction<Args, T> = (args: Args, context: ToolContext) => T | Promise<T>;
+
+/** Everything one logical call carries through its attempts. */
+export interface CallRun {
+  readonly call: ToolCall;
+  readonly toolName: string;
+  readonly scope: string;
+  readonly effect: ToolEffect;
+  readonly breakerKey: string;
+  /** The observers' view of the call; undefined when nobody observes. */
+  readonly info: CallInfo | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** Attempts made in this logical call (in-place retries included). */
+  attempts: number;
+  /** The attempt number in its scope: provisional while an attempt runs, the failure's own once recorded. */
+  attempt: number;
+  /** Set for a guarded write: the user's key, the store key derived from it, the fingerprint. */
+  idempotencyKey: string | undefined;
+  storeKey: string | undefined;
+  fingerprint: string | undefined;
+}
+
+/** The parts of one plugin that the stages work with. */
+export interface Engine {
+  readonly options: ResolvedOptions;
+  readonly breaker: CircuitBreaker<CallInfo>;
+  readonly tracker: AttemptTracker;
+  readonly notifier: Notifier;
+  readonly guard: IdempotencyGuard;
+  /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
+  readonly rejections: LruMap<string, CircuitOpenTemplate>;
+}
+
+export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breakerKey: string, info?: CallInfo): CallRun {
+  return {
+    call,
+    toolName: call.toolName,
+    scope,
+    effect,
+    breakerKey,
+    info,
+    signal: call.signal,
+    attempts: 0,
+    attempt: 0,
+    idempotencyKey: undefined,
+    storeKey: undefined,
+    fingerprint: undefined,
+  };
+}
+
+/**
+ * Where an adapter entry (`@retry-reflect/core/adapter`) finds a plugin's engine. Not public API:
+ * a `Symbol.for` key, so that an adapter built against another copy of this package finds it too.
+ */
+export const ENGINE = Symbol.for("retry-reflect.engine");
