@@ -37,8 +37,10 @@ type TypedArray =
  */
 interface Walk {
   readonly tagged: boolean;
-  /** The containers being written, each with its depth: meeting one again is a circular reference. */
-  readonly ancestors: Map<object, number>;
+  /** The containers being written, outermost first: meeting one again is a circular reference. */
+  readonly ancestors: object[];
+  /** A top-level member left out (the idempotency key), or undefined. */
+  readonly omit: string | undefined;
 }
 
 /** The text of `item`, found `depth` containers deep (0: the top level). */
@@ -68,12 +70,14 @@ function writeNumber(walk: Walk, value: number): string {
 }
 
 function writeObject(walk: Walk, item: object, depth: number): string {
-  const ancestorDepth = walk.ancestors.get(item);
-  if (ancestorDepth !== undefined) return walk.tagged ? `!circular(${depth - ancestorDepth})` : '"[Circular]"';
+  // An array, not a Map: arguments are shallow, and a push and a pop cost less than a set and a delete.
+  const ancestors = walk.ancestors;
+  const at = ancestors.lastIndexOf(item);
+  if (at !== -1) return walk.tagged ? `!circular(${ancestors.length - at})` : '"[Circular]"';
   if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentDepthError(MAX_ARGUMENT_DEPTH);
-  walk.ancestors.set(item, depth);
+  ancestors.push(item);
   const text = writeContainer(walk, item, depth);
-  walk.ancestors.delete(item);
+  ancestors.pop();
   return text;
 }
 
@@ -108,9 +112,11 @@ function writeArray(walk: Walk, items: readonly unknown[], depth: number): strin
 /** Own enumerable string-keyed members, keys sorted, `undefined`/function/symbol members dropped. */
 function writeMembers(walk: Walk, item: object, depth: number): string {
   const members = item as Record<string, unknown>;
+  const omit = depth === 1 ? walk.omit : undefined;
   let text = "{";
   let first = true;
   for (const key of Object.keys(item).sort()) {
+    if (key === omit) continue;
     const member = members[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
     text += (first ? "" : ",") + JSON.stringify(key) + ":" + write(walk, member, depth);
@@ -190,7 +196,7 @@ function writeBytes(walk: Walk, typeName: string, bytes: Uint8Array): string {
  * @throws ArgumentDepthError for values nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function canonicalJson(value: unknown): string {
-  return write({ tagged: false, ancestors: new Map() }, value, 0);
+  return write({ tagged: false, ancestors: [], omit: undefined }, value, 0);
 }
 
 /** The arguments without one member (the idempotency key): a copy when it is there, else `args` itself. */
@@ -201,39 +207,33 @@ export function withoutField(args: unknown, field: string): unknown {
 }
 
 /**
- * A stable 106-bit hash (28 hex characters) of `args` without the `omit` field: the same for the
- * same content (object keys, Map entries and Set elements in any order), different for different
- * content or type: a Map's entries, a Set's elements, `1n` / `1` / `"1"`, a Date's time / its ISO
- * string, a typed array's type and elements, NaN / Infinity / null all count. JSON arguments keep
- * the fingerprint they had before these types were told apart. Objects with a `toJSON` (other than
- * Dates) count as what it returns; `undefined` members are dropped.
+ * A stable 64-bit hash (16 hex characters) of `args` without the `omit` member (at the top level):
+ * the same for the same content (object keys, Map entries and Set elements in any order), different
+ * for different content or type: a Map's entries, a Set's elements, `1n` / `1` / `"1"`, a Date's time
+ * / its ISO string, a typed array's type and elements, NaN / Infinity / null all count. Objects with
+ * a `toJSON` (other than Dates) count as what it returns; `undefined` members are dropped. Not
+ * cryptographic: it tells one call's arguments from another's under the same idempotency key.
  *
  * @throws ArgumentDepthError for arguments nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
-  const text = write({ tagged: true, ancestors: new Map() }, omit === undefined ? args : withoutField(args, omit), 0);
-  return hash106(text);
+  return hash64(write({ tagged: true, ancestors: [], omit }, args, 0));
 }
 
-/** Two cyrb53 hashes (seeds 1 and 2) of `text` in one pass, as 14 + 14 hex characters (not cryptographic). */
-function hash106(text: string): string {
-  let first1 = 0xdeadbeef ^ 1;
-  let first2 = 0x41c6ce57 ^ 1;
-  let second1 = 0xdeadbeef ^ 2;
-  let second2 = 0x41c6ce57 ^ 2;
+/** cyrb53's two 32-bit states over `text`, mixed, as 8 + 8 hex characters (not cryptographic). */
+function hash64(text: string): string {
+  let state1 = 0xdeadbeef;
+  let state2 = 0x41c6ce57;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    first1 = Math.imul(first1 ^ code, 2654435761);
-    first2 = Math.imul(first2 ^ code, 1597334677);
-    second1 = Math.imul(second1 ^ code, 2654435761);
-    second2 = Math.imul(second2 ^ code, 1597334677);
+    state1 = Math.imul(state1 ^ code, 2654435761);
+    state2 = Math.imul(state2 ^ code, 1597334677);
   }
-  return cyrb53Hex(first1, first2) + cyrb53Hex(second1, second2);
-}
-
-/** cyrb53's final mix of its two 32-bit states into 53 bits, as 14 hex characters. */
-function cyrb53Hex(state1: number, state2: number): string {
   const mixed1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
   const mixed2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(mixed1 ^ (mixed1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & mixed2) + (mixed1 >>> 0)).toString(16).padStart(14, "0");
+  return hex8(mixed2) + hex8(mixed1);
+}
+
+function hex8(word: number): string {
+  return ((word >>> 0) + 0x100000000).toString(16).slice(1);
 }

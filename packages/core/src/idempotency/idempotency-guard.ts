@@ -40,6 +40,8 @@ export interface GuardedCall {
   idempotencyKey: string | undefined;
   storeKey: string | undefined;
   fingerprint: string | undefined;
+  /** What `prepare` found, kept so that it runs once per call. */
+  prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
 }
 
 /** The call is turned away before the tool runs; `conflict` names an idempotency conflict (for its event). */
@@ -81,8 +83,28 @@ export class IdempotencyGuard {
     private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown) => void,
   ) {}
 
-  /** Reads the key and fingerprints the arguments: `"unguarded"`, a refusal, or undefined (guarded). */
-  prepare(run: GuardedCall): "unguarded" | GuardRefusal | undefined {
+  /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
+  prepare(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
+    run.prepared ??= this.read(run);
+    return run.prepared;
+  }
+
+  /**
+   * A completed key with these arguments, answered synchronously when the store can (`peekCompleted`)
+   * and no call with the key is in flight here: the stored value, else undefined (go the usual way).
+   */
+  replayNow(run: GuardedCall): { readonly value: unknown } | undefined {
+    const peek = this.options.store.peekCompleted;
+    if (peek === undefined || this.prepare(run) !== "guarded" || this.inFlight.has(run.storeKey as string)) return undefined;
+    try {
+      const record = peek.call(this.options.store, run.storeKey as string);
+      return record !== undefined && record.fingerprint === run.fingerprint ? record : undefined;
+    } catch {
+      return undefined; // the usual way reports the store's fault
+    }
+  }
+
+  private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
     const { key: keyOf, keyField, requireKey } = this.options;
     const key = keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
     if (key === undefined) {
@@ -98,7 +120,7 @@ export class IdempotencyGuard {
       // The model's arguments, not the tool: an attempt, never a breaker failure.
       return { refusal: createToolError({ code: ErrorCodes.INVALID_ARGUMENTS, message: argumentsTooDeepMessage(error.maxDepth), recoverable: true, suggestedAction: ARGUMENTS_TOO_DEEP_ACTION, kind: "invalid_arguments" }) };
     }
-    return undefined;
+    return "guarded";
   }
 
   /** Joins a call with the same key in flight here (its outcome), or leads. */

@@ -29,4 +29,10 @@ export interface IdempotencyStore {
   complete(key: string, token: string, value: unknown, ttlMs: number): void | Promise<void>;
   /** Drop the lock of `token` without a result (the call failed), so that a retry may run. */
   release(key: string, token: string): void | Promise<void>;
+  /**
+   * Optional: the completed record of `key` if this process holds it, read synchronously, with no
+   * I/O and no side effect (an in-memory store, or a local cache of a shared one). With it, a
+   * replay is answered without waiting; without it (or on `undefined`), `begin` answers as usual.
+   */
+  peekCompleted?(key: string): { readonly fingerprint: string; readonly value: unknown } | undefined;
 }

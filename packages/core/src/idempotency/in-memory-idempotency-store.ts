@@ -77,6 +77,12 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return { status: "acquired", token };
   }
 
+  /** The completed, unexpired record of `key`, without touching anything else. */
+  peekCompleted(key: string): { readonly fingerprint: string; readonly value: unknown } | undefined {
+    const record = this.completed.get(key);
+    return record !== undefined && record.expiresAt > this.clock.now() ? record : undefined;
+  }
+
   complete(key: string, token: string, value: unknown, ttlMs: number): void {
     const lock = this.locks.get(key);
     if (lock?.token !== token) return;

@@ -34,7 +34,7 @@ export function afterFailure(engine: Engine, run: CallRun, permit: CircuitPermit
   const tracked = tracker.entry(run.scope, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
-  const error = sanitizeError(options, classified, run.idempotencyKey);
+  const error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
   const decision = decide(
     {
       origin: "tool",

@@ -31,7 +31,7 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
   const { guard } = engine;
   const prepared = guard.prepare(run);
   if (prepared === "unguarded") return attempts(engine, run, fn, false);
-  if (prepared !== undefined) return refuse(engine, run, prepared);
+  if (prepared !== "guarded") return refuse(engine, run, prepared);
   const entered = await guard.enter<T>(run);
   if ("refusal" in entered) return refuse(engine, run, entered);
   if ("shared" in entered) {

@@ -1,11 +1,12 @@
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { CallInfo, ToolEffect } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
-import type { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
+import type { GuardRefusal, IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import type { AttemptTracker } from "./attempt-tracker.js";
 import type { ToolCall, ToolContext } from "./options.js";
+import type { Cleaner } from "./sanitize.js";
 import type { ResolvedOptions } from "./validate-options.js";
 
 // The types every stage shares: what one logical call carries, and the engine's parts each stage
@@ -32,6 +33,8 @@ export interface CallRun {
   idempotencyKey: string | undefined;
   storeKey: string | undefined;
   fingerprint: string | undefined;
+  /** What the idempotency guard found for a write (once per call). */
+  prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
 }
 
 /** The parts of one plugin that the stages work with. */
@@ -41,6 +44,8 @@ export interface Engine {
   readonly tracker: AttemptTracker;
   readonly notifier: Notifier;
   readonly guard: IdempotencyGuard;
+  /** Cleans untrusted text for every sink (with a memo of recent texts). */
+  readonly cleaner: Cleaner;
   /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
 }
@@ -59,6 +64,7 @@ export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breake
     idempotencyKey: undefined,
     storeKey: undefined,
     fingerprint: undefined,
+    prepared: undefined,
   };
 }
 

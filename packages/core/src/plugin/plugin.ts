@@ -5,6 +5,7 @@ import { abortReason } from "../clock.js";
 import type { CallInfo, CircuitState, ToolEffect } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { withoutField } from "../idempotency/fingerprint.js";
+import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import { LruMap } from "../internal/lru-map.js";
 import { admission } from "./admission.js";
@@ -16,7 +17,7 @@ import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./plugin-builder.js";
 import { endCall, finish } from "./run-call.js";
 import { runAttempt } from "./run-attempt.js";
-import { cleanText } from "./sanitize.js";
+import { Cleaner } from "./sanitize.js";
 import { resolveOptions, type ResolvedOptions } from "./validate-options.js";
 
 export type { ToolFunction } from "./call-run.js";
@@ -57,11 +58,12 @@ export class RetryReflectPlugin {
         else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
       } : undefined,
     });
+    const cleaner = new Cleaner(resolved.maxErrorLength, resolved.redact);
     const guard = new IdempotencyGuard(resolved.idempotency, resolved.clock, (run, operation, error) => {
-      const text = cleanText(resolved, error instanceof Error ? error.message : String(error), run.idempotencyKey);
+      const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
       notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
     });
-    this.engine = { options: resolved, breaker, notifier, guard, tracker: new AttemptTracker(resolved.maxAttemptCounters), rejections: new LruMap(resolved.maxCircuitBreakers) };
+    this.engine = { options: resolved, breaker, notifier, guard, cleaner, tracker: new AttemptTracker(resolved.maxAttemptCounters), rejections: new LruMap(resolved.maxCircuitBreakers) };
     this.circuits = new Circuits(breaker);
     Object.defineProperty(this, ENGINE, { value: this.engine });
   }
@@ -115,15 +117,21 @@ export class RetryReflectPlugin {
       const effect = call.effect ?? this.effectOf(toolName);
       const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
       const aborted = call.signal?.aborted === true;
-      // Healthy: no failure of this tool in any scope, not a write, its circuit closed.
-      const healthy = !aborted && effect !== "write" && !tracker.hasCounters(toolName) && breaker.isClosed(breakerKey);
-      if (!notifier.observed && !aborted) {
-        // Decided without an async frame where nothing but a plain call, or a rejection, can happen.
+      // Healthy: no failure of this tool in any scope, its circuit closed.
+      const healthy = !aborted && !tracker.hasCounters(toolName) && breaker.isClosed(breakerKey);
+      if (notifier.observed || aborted) return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
+      // Decided without an async frame where nothing but a plain call, a replay or a rejection can happen.
+      if (effect !== "write") {
         if (healthy) return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
-        const stop = admission(this.engine, newRun(call as ToolCall, scope, effect, breakerKey));
-        if (stop !== undefined) return Promise.resolve(finish(this.engine, stop, toolName));
+      } else if (healthy) {
+        const run = newRun(call as ToolCall, scope, effect, breakerKey);
+        const stored = this.engine.guard.replayNow(run);
+        if (stored !== undefined) return Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
+        return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false, run);
       }
-      return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy);
+      const stop = admission(this.engine, newRun(call as ToolCall, scope, effect, breakerKey));
+      if (stop !== undefined) return Promise.resolve(finish(this.engine, stop, toolName));
+      return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -143,14 +151,26 @@ export class RetryReflectPlugin {
     return finish(this.engine, await continueAfterFailure(this.engine, run, fn, failure), call.toolName);
   }
 
-  /** Every other call (and any call with observers): start and end told, `healthy` ones with one attempt first. */
-  private async observed<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect, breakerKey: string, healthy: boolean): Promise<ExecuteOutcome<T>> {
+  /**
+   * Every other call, and any call with observers (told of its start and end). A `healthy` call
+   * makes its first attempt here, in this one frame; `made` is a run the pre-dispatch began.
+   */
+  private async observed<T>(
+    call: ToolCall,
+    fn: ToolFunction<unknown, T>,
+    scope: string,
+    effect: ToolEffect,
+    breakerKey: string,
+    healthy: boolean,
+    made?: CallRun,
+  ): Promise<ExecuteOutcome<T>> {
     const engine = this.engine;
-    const info: CallInfo | undefined = engine.notifier.observed
-      ? { toolName: call.toolName, callId: call.callId, scope, effect, args: effect === "write" ? withoutField(call.args, engine.options.idempotency.keyField) : call.args, startTime: engine.options.clock.now() }
+    const { notifier, options } = engine;
+    const info: CallInfo | undefined = notifier.observed
+      ? { toolName: call.toolName, callId: call.callId, scope, effect, args: effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args, startTime: options.clock.now() }
       : undefined;
-    const run = newRun(call, scope, effect, breakerKey, info);
-    if (info !== undefined) engine.notifier.callStart(info);
+    const run = made ?? newRun(call, scope, effect, breakerKey, info);
+    if (info !== undefined) notifier.callStart(info);
     let outcome: ExecuteOutcome<T>;
     try {
       if (healthy) {

@@ -10,13 +10,10 @@ export type AttemptResult<T> = { readonly failed: false; readonly value: T } | {
  * error, or a returned `ToolError`, seed-shaped error or MCP `isError` result. Never throws.
  */
 export async function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<AttemptResult<T>> {
-  const context: ToolContext = {
-    attempt: run.attempt,
-    signal: run.signal,
-    toolName: run.toolName,
-    callId: run.call.callId,
-    ...(run.idempotencyKey === undefined ? {} : { idempotencyKey: run.idempotencyKey }),
-  };
+  const context: ToolContext =
+    run.idempotencyKey === undefined
+      ? { attempt: run.attempt, signal: run.signal, toolName: run.toolName, callId: run.call.callId }
+      : { attempt: run.attempt, signal: run.signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
   // The tool's run is always a promise (a synchronous throw becomes a rejection), so that observers
   // wrapping it see one shape.
   const runTool = (): Promise<T> => {

@@ -15,6 +15,35 @@ export interface CleaningOptions {
   readonly redact: (text: string) => string;
 }
 
+const MEMO_SIZE = 256;
+const MEMO_MAX_TEXT = 4096;
+
+/**
+ * The plugin's cleaner: `cleanText` with a small memo of recent texts. A failing tool repeats the
+ * same message, and cleaning (stack lines, ten redaction rules, the cap) is most of a failure's
+ * cost; the memo holds short texts only, without a key to mask, and assumes `redact` is a pure
+ * function of its text (as documented).
+ */
+export class Cleaner implements CleaningOptions {
+  private readonly memo = new Map<string, string>();
+
+  constructor(
+    readonly maxErrorLength: number,
+    readonly redact: (text: string) => string,
+  ) {}
+
+  clean(text: string, key?: string): string {
+    if (text.length > MEMO_MAX_TEXT || (key !== undefined && text.includes(key))) return cleanText(this, text, key);
+    let cleaned = this.memo.get(text);
+    if (cleaned === undefined) {
+      cleaned = cleanText(this, text);
+      if (this.memo.size >= MEMO_SIZE) this.memo.clear(); // a burst of distinct texts: start again, bounded
+      this.memo.set(text, cleaned);
+    }
+    return cleaned;
+  }
+}
+
 /**
  * Untrusted text as every sink may see it: no stack lines, redacted, capped at `maxLength`, and
  * the call's idempotency key masked wherever it appears.
@@ -35,10 +64,10 @@ export function cleanText(options: CleaningOptions, text: string, key?: string, 
  * finite `retryAfterMs`, and an `error_code` matching `ERROR_CODE_PATTERN` (else `TOOL_FAILED`).
  * The original stays reachable as `cause`.
  */
-export function sanitizeError(options: CleaningOptions, error: ToolError, key?: string): ToolError {
-  const message = cleanText(options, error.message, key);
-  const suggestedAction = cleanText(options, error.suggestedAction, key);
-  const details = cleanDetails(options, error.details, key);
+export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string): ToolError {
+  const message = cleaner.clean(error.message, key);
+  const suggestedAction = cleaner.clean(error.suggestedAction, key);
+  const details = cleanDetails(cleaner, error.details, key);
   const code = ERROR_CODE_PATTERN.test(error.code) ? error.code : ErrorCodes.TOOL_FAILED;
   const retry = error.retryAfterMs;
   const retryAfterMs = typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined;

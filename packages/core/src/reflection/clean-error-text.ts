@@ -56,23 +56,45 @@ const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*
  * "Authorization failed" is left as it is.
  */
 export function defaultRedactor(text: string): string {
-  return text
-    .replace(SECRET_HEADER, "$1$2[REDACTED]")
-    .replace(SECRET_JSON_MEMBER, redactJsonMember)
-    .replace(URL_CREDENTIALS, "$1[REDACTED]@")
-    .replace(JWT, "[REDACTED]")
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
-    .replace(/\b(Token)\s+(?=[A-Za-z._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
-    .replace(/\b(?:sk|pk|rk)-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}/g, "[REDACTED]")
-    .replace(/\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g, "[REDACTED]")
-    .replace(/\b(gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g, "[REDACTED]")
-    .replace(
+  // Each rule runs only when its cheap precondition holds: most error texts hold no secret, and
+  // a failure path should not pay ten regular-expression scans for nothing.
+  let out = text;
+  if (out.includes(":")) {
+    if (HEADER_HINT.test(out)) out = out.replace(SECRET_HEADER, "$1$2[REDACTED]");
+    if ((out.includes('"') || out.includes("'")) && SECRET_WORD.test(out)) out = out.replace(SECRET_JSON_MEMBER, redactJsonMember);
+    if (out.includes("://") && out.includes("@")) out = out.replace(URL_CREDENTIALS, "$1[REDACTED]@");
+  }
+  if (out.includes("eyJ")) out = out.replace(JWT, "[REDACTED]");
+  if (SCHEME_HINT.test(out)) {
+    out = out
+      .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]")
+      .replace(/\b(Token)\s+(?=[A-Za-z._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{6,}/gi, "$1 [REDACTED]");
+  }
+  if (KEY_PREFIX_HINT.test(out)) {
+    out = out
+      .replace(/\b(?:sk|pk|rk)-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}/g, "[REDACTED]")
+      .replace(/\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g, "[REDACTED]")
+      .replace(/\b(gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g, "[REDACTED]");
+  }
+  if (out.includes("=")) {
+    out = out.replace(
       // A parameter name starts after a non-name character (the lookbehind keeps the scan linear on
       // long hyphenated words) and may carry a prefix: `key=`, `api_key=`, `id_token=`, `x-api-key=`.
       /(?<![A-Za-z0-9_-])((?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|passwd|pwd|signature|sig)=)[^&\s"'<>]+/gi,
       "$1[REDACTED]",
     );
+  }
+  return out;
 }
+
+/** A secret header's name may be in the text (the header rule's precondition). */
+const HEADER_HINT = /authoriz|api-key|auth-token|cookie/i;
+/** A secret-named JSON member may be in the text. */
+const SECRET_WORD = /passw|secret|token|api[_-]?key|private[_-]?key|authoriz|cookie/i;
+/** `Bearer`, `Basic` or `Token` may be in the text. */
+const SCHEME_HINT = /bearer|basic|token/i;
+/** A prefixed key (`sk-`, `pk_live_`, `ghp_`, `xoxb-`, `AKIA`) may be in the text. */
+const KEY_PREFIX_HINT = /[spr]k[-_]|gh[pousr]_|xox[abpr]-|AKIA/;
 
 /** `"name": "[REDACTED]"`, in the quotes of the value (or of the name, for a bare value). */
 function redactJsonMember(member: string, nameQuote: string, name: string, colon: string, value: string): string {
