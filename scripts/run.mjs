@@ -68,7 +68,12 @@ switch (command) {
     build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench", ...rest]));
   }
+  case "bench-node24": {
+    install();
+    build();
+    process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:node24", ...rest]));
+  }
   default:
-    console.error("usage: node scripts/run.mjs test|demo|bench [args...]");
+    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24 [args...]");
     process.exit(2);
 }

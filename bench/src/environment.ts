@@ -40,6 +40,14 @@ function gitCommit(): string {
   }
 }
 
+/** The command that produces this Node major's results (the bench's script for it). */
+function benchCommand(): string {
+  const major = process.versions.node.split(".")[0];
+  if (major === "20") return "npm run bench  (= node --expose-gc --no-warnings --import tsx bench/src/main.ts)";
+  if (major === "24") return "cd bench && npm run bench:node24  (= node ../scripts/node24.mjs -- --expose-gc --no-warnings --import tsx src/main.ts)";
+  return `cd bench && node --expose-gc --no-warnings --import tsx src/main.ts  (Node ${process.versions.node})`;
+}
+
 export function environment(): Environment {
   const cpuList = cpus();
   return {
@@ -51,7 +59,7 @@ export function environment(): Environment {
     cores: cpuList.length,
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
-    command: "npm run bench  (= node --expose-gc --no-warnings --import tsx bench/src/main.ts)",
+    command: benchCommand(),
     loadAverageAtStart: Math.round(loadavg()[0]! * 100) / 100,
     commit: gitCommit(),
     versions: Object.fromEntries(

@@ -26,6 +26,19 @@ const SUITES: ReadonlyArray<readonly [id: string, title: string, run: Suite]> = 
   ["memory", "4. Memory", memory],
 ];
 
+/** The Node major the committed results are measured on; other majors write beside them, with the major in the name. */
+const REFERENCE_NODE_MAJOR = 20;
+
+/**
+ * Where this run writes: `RESULTS.md` / `results.json` on Node 20, `RESULTS.node<major>.md` /
+ * `results.node<major>.json` on any other major; a partial run (`--only`) adds `.partial`.
+ */
+export function outputNames(nodeVersion: string, partial: boolean): { readonly markdown: string; readonly json: string } {
+  const major = Number.parseInt(nodeVersion.replace(/^v/, ""), 10);
+  const suffix = `${major === REFERENCE_NODE_MAJOR ? "" : `.node${major}`}${partial ? ".partial" : ""}`;
+  return { markdown: `RESULTS${suffix}.md`, json: `results${suffix}.json` };
+}
+
 function selected(): ReadonlySet<string> | undefined {
   const only = process.argv.find((argument) => argument.startsWith("--only="));
   return only === undefined ? undefined : new Set(only.slice("--only=".length).split(","));
@@ -68,16 +81,15 @@ async function main(): Promise<void> {
 
   const totalSeconds = (Date.now() - began) / 1000;
   const loadAverageAtEnd = Math.round(loadavg()[0]! * 100) / 100;
-  const markdown = renderMarkdown(env, results, totalSeconds, loadAverageAtEnd);
-  const partial = only !== undefined;
-  const suffix = partial ? ".partial" : "";
-  writeFileSync(join(BENCH_ROOT, `RESULTS${suffix}.md`), markdown);
+  const outputs = outputNames(process.version, only !== undefined);
+  const markdown = renderMarkdown(env, results, totalSeconds, loadAverageAtEnd, outputs.json);
+  writeFileSync(join(BENCH_ROOT, outputs.markdown), markdown);
   writeFileSync(
-    join(BENCH_ROOT, `results${suffix}.json`),
+    join(BENCH_ROOT, outputs.json),
     `${JSON.stringify({ environment: env, totalSeconds, loadAverageAtEnd, suites: results }, null, 2)}\n`,
   );
   console.log(`\n${markdown}`);
-  console.log(`wrote bench/RESULTS${suffix}.md and bench/results${suffix}.json in ${totalSeconds.toFixed(0)} s`);
+  console.log(`wrote bench/${outputs.markdown} and bench/${outputs.json} in ${totalSeconds.toFixed(0)} s`);
 }
 
 await main();

@@ -3,14 +3,16 @@ import { measure } from "mitata";
 /** One contestant's per-call timing, in nanoseconds. */
 export interface Timing {
   readonly name: string;
-  /** Mean per call (mitata's trimmed average), best round. */
+  /** Mean per call (mitata's trimmed average), median round. */
   readonly avgNs: number;
-  /** Median per call, best round. */
+  /** Median per call, median round. */
   readonly p50Ns: number;
-  /** 99th percentile per call (of batched samples), best round. */
+  /** 99th percentile per call (of batched samples), median round. */
   readonly p99Ns: number;
-  /** Calls measured in the best round. */
+  /** Calls measured in the median round. */
   readonly calls: number;
+  /** Mean per call of every round, in the order they ran: the spread the median was taken from. */
+  readonly roundAvgNs: readonly number[];
 }
 
 export type Contestant = readonly [name: string, fn: () => unknown];
@@ -26,7 +28,7 @@ export function cpuNow(): number {
 }
 
 export interface CompareOptions {
-  /** Rounds; contestants are interleaved, and each keeps its best (lowest mean) round. @default 5 */
+  /** Rounds; contestants are interleaved, and each reports its median round (by mean). @default 5 */
   readonly rounds?: number;
   /** Minimum time per contestant per round, in ms (of the chosen clock). @default 120 */
   readonly minCpuMs?: number;
@@ -37,42 +39,55 @@ export interface CompareOptions {
   readonly clock?: "cpu" | "wall";
 }
 
+/** A round's timing without the spread of every round, which is added once all rounds ran. */
+type RoundTiming = Omit<Timing, "roundAvgNs">;
+
+/**
+ * The median round by mean ns/call: the middle one for an odd count, the slower of the two middle
+ * ones for an even count (a real round, so its p50/p99 belong to the same measurement).
+ */
+function medianRound(name: string, rounds: readonly RoundTiming[]): Timing {
+  if (rounds.length === 0) throw new Error(`${name}: no round measured`);
+  const sorted = [...rounds].sort((a, b) => a.avgNs - b.avgNs);
+  const middle = sorted[sorted.length >> 1] as RoundTiming;
+  return { ...middle, roundAvgNs: rounds.map((round) => round.avgNs) };
+}
+
 /**
  * Measures every contestant in the same process, interleaved over many short rounds so that JIT
  * warm-up, GC pressure and other processes on a shared machine do not favour whoever runs at a quiet
- * moment. Each keeps its best round (lowest mean): noise only ever adds time.
+ * moment. Each reports its median round (by mean): the best round would flatter whoever got the one
+ * quiet moment, the median is what a typical round costs, for every contestant alike.
  */
 export async function compare(contestants: readonly Contestant[], options: CompareOptions = {}): Promise<Timing[]> {
   const rounds = options.rounds ?? 5;
   const minCpuNs = (options.minCpuMs ?? 120) * 1e6;
-  const best = new Map<string, Timing>();
+  const measured = new Map<string, RoundTiming[]>(contestants.map(([name]) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const [name, fn] of contestants) {
       globalThis.gc?.();
       const stats = await measure(fn, options.clock === "wall" ? { min_cpu_time: minCpuNs } : { min_cpu_time: minCpuNs, now: cpuNow });
-      const timing: Timing = { name, avgNs: stats.avg, p50Ns: stats.p50, p99Ns: stats.p99, calls: stats.ticks };
-      const previous = best.get(name);
-      if (previous === undefined || timing.avgNs < previous.avgNs) best.set(name, timing);
+      measured.get(name)!.push({ name, avgNs: stats.avg, p50Ns: stats.p50, p99Ns: stats.p99, calls: stats.ticks });
     }
   }
-  return contestants.map(([name]) => best.get(name) as Timing);
+  return contestants.map(([name]) => medianRound(name, measured.get(name)!));
 }
 
 /**
  * For a contestant whose cost per call grows with the calls it has seen: a fixed number of
- * sequential calls on a fresh instance per round (wall clock), best round kept.
+ * sequential calls on a fresh instance per round (wall clock), median round reported.
  */
 export async function fixedCalls(name: string, fresh: () => () => unknown, calls: number, rounds = 3): Promise<Timing> {
-  let best: Timing | undefined;
+  const measured: RoundTiming[] = [];
   for (let round = 0; round < rounds; round++) {
     const fn = fresh();
     globalThis.gc?.();
     const start = process.hrtime.bigint();
     for (let call = 0; call < calls; call++) await fn();
     const avgNs = Number(process.hrtime.bigint() - start) / calls;
-    if (best === undefined || avgNs < best.avgNs) best = { name, avgNs, p50Ns: Number.NaN, p99Ns: Number.NaN, calls };
+    measured.push({ name, avgNs, p50Ns: Number.NaN, p99Ns: Number.NaN, calls });
   }
-  return best as Timing;
+  return medianRound(name, measured);
 }
 
 /** Bytes that remain on the heap after a full collection. Needs `--expose-gc`. */

@@ -6,7 +6,7 @@ export interface Table {
   readonly rows: ReadonlyArray<Readonly<Record<string, Cell>>>;
 }
 
-/** One target from issue 6, with what this run measured. `met: null` means not measured (pending). */
+/** One target (issue 6, "no slow paths left"), with what this run measured. `met: null` means not measured (pending). */
 export interface TargetResult {
   readonly name: string;
   readonly target: string;

@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { formatNs, formatRatio, round } from "../format.js";
+import { median } from "../measure.js";
 import { PENDING, type CoreModule } from "../ours.js";
 import { cockatielRetryBreaker } from "../peers.js";
 import type { Cell, SuiteResult } from "../report-types.js";
@@ -8,7 +9,7 @@ const LEVELS = [1, 100, 10_000] as const;
 const MIN_MS = 150;
 const ROUNDS = 3;
 const OURS = "retry-reflect";
-const MINIMAL_WRAPPER = "minimal async wrapper (2 frames, no policy)";
+const MINIMAL_WRAPPER = "minimal async wrapper (one async frame and an outcome, no policy)";
 
 /** A tool that stays in flight until the next turn of the event loop, so that N calls overlap. */
 const inFlightTool = (_args?: unknown) =>
@@ -55,63 +56,85 @@ async function runLevel(contestant: string, inFlight: number, call: () => Promis
   };
 }
 
+/** The median of each measure over a contestant's readings at one load (each column on its own). */
+function medianReading(readings: readonly LevelResult[]): LevelResult {
+  const first = readings[0]!;
+  const column = (pick: (reading: LevelResult) => number) => median(readings.map(pick));
+  return {
+    contestant: first.contestant,
+    inFlight: first.inFlight,
+    nsPerCall: column((reading) => reading.nsPerCall),
+    cpuNsPerCall: column((reading) => reading.cpuNsPerCall),
+    eventLoopDelayP50Ms: column((reading) => reading.eventLoopDelayP50Ms),
+    eventLoopDelayP99Ms: column((reading) => reading.eventLoopDelayP99Ms),
+    eventLoopDelayMaxMs: column((reading) => reading.eventLoopDelayMaxMs),
+  };
+}
+
 /** 6. Concurrency: 1, 100 and 10,000 calls in flight through one plugin. */
 export async function concurrency(core: CoreModule | undefined): Promise<SuiteResult> {
-  const contestants: Array<readonly [string, () => Promise<unknown>]> = [["floor: await tool()", () => inFlightTool({ city: "nyc" })]];
+  // Every contestant gets the same caller frame: `async () => { const result = await call(); check(result); return result; }`,
+  // written out per contestant (not made by one shared helper, whose single call site would see every
+  // contestant and go polymorphic), so that the rows differ only in what each library adds.
+  const contestants: Array<readonly [string, () => Promise<unknown>]> = [
+    [
+      "floor: await tool()",
+      async () => {
+        const result = await inFlightTool({ city: "nyc" });
+        if (result !== 1) throw new Error(`unexpected ${result}`);
+        return result;
+      },
+    ],
+  ];
   let sequence = 0;
   if (core !== undefined) {
     const plugin = core.RetryReflectPlugin.create({});
     contestants.push([
       OURS,
       async () => {
-        const outcome = await plugin.execute({ toolName: "get_weather", args: { city: "nyc" }, callId: `call_${sequence++}`, scope: "run-1" }, inFlightTool);
-        if (outcome.status !== "success") throw new Error(`unexpected ${outcome.status}`);
-        return outcome;
+        const result = await plugin.execute({ toolName: "get_weather", args: { city: "nyc" }, callId: `call_${sequence++}`, scope: "run-1" }, inFlightTool);
+        if (result.status !== "success") throw new Error(`unexpected ${result.status}`);
+        return result;
       },
     ]);
   }
-  // Context, not a target: the cheapest possible policy wrapper, two async frames and an outcome
-  // object around the tool. At 10,000 in flight any such wrapper pays for keeping its frames alive.
+  // Context, not a target: the cheapest possible policy wrapper, one async frame and an outcome
+  // object around the tool. At 10,000 in flight any such wrapper pays for keeping its frame alive.
+  const minimalWrapper = async (call: { args: unknown; callId: string }) => {
+    const value = await inFlightTool(call.args);
+    return { status: "success", value, attempt: 1, replayed: false };
+  };
   contestants.push([
     MINIMAL_WRAPPER,
     async () => {
-      const outcome = await (async (call: { args: unknown; callId: string }) => {
-        const value = await inFlightTool(call.args);
-        return { status: "success", value, attempt: 1, replayed: false };
-      })({ args: { city: "nyc" }, callId: `call_${sequence++}` });
-      if (outcome.status !== "success") throw new Error("unexpected");
-      return outcome;
+      const result = await minimalWrapper({ args: { city: "nyc" }, callId: `call_${sequence++}` });
+      if (result.status !== "success") throw new Error(`unexpected ${result.status}`);
+      return result;
     },
   ]);
   const cockatiel = cockatielRetryBreaker();
-  contestants.push(["cockatiel wrap(retry, circuitBreaker)", () => cockatiel.execute(() => inFlightTool({ city: "nyc" }))]);
+  contestants.push([
+    "cockatiel wrap(retry, circuitBreaker)",
+    async () => {
+      const result = await cockatiel.execute(() => inFlightTool({ city: "nyc" }));
+      if (result !== 1) throw new Error(`unexpected ${result}`);
+      return result;
+    },
+  ]);
 
-  // Rounds interleave the contestants; each (load, contestant) keeps its best reading of each measure.
-  const best = new Map<string, LevelResult>();
+  // Rounds interleave the contestants; each (load, contestant) reports the median of its readings, column by column.
+  const readings = new Map<string, LevelResult[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const inFlight of LEVELS) {
       for (const [name, call] of contestants) {
-        const result = await runLevel(name, inFlight, call);
         const key = `${inFlight}/${name}`;
-        const previous = best.get(key);
-        best.set(
-          key,
-          previous === undefined
-            ? result
-            : {
-                contestant: name,
-                inFlight,
-                nsPerCall: Math.min(previous.nsPerCall, result.nsPerCall),
-                cpuNsPerCall: Math.min(previous.cpuNsPerCall, result.cpuNsPerCall),
-                eventLoopDelayP50Ms: Math.min(previous.eventLoopDelayP50Ms, result.eventLoopDelayP50Ms),
-                eventLoopDelayP99Ms: Math.min(previous.eventLoopDelayP99Ms, result.eventLoopDelayP99Ms),
-                eventLoopDelayMaxMs: Math.min(previous.eventLoopDelayMaxMs, result.eventLoopDelayMaxMs),
-              },
-        );
+        const list = readings.get(key) ?? [];
+        list.push(await runLevel(name, inFlight, call));
+        readings.set(key, list);
       }
     }
   }
-  const results = [...best.values()];
+  const results = [...readings.values()].map(medianReading);
 
   const rows: Record<string, Cell>[] = [];
   for (const inFlight of LEVELS) {
@@ -144,7 +167,8 @@ export async function concurrency(core: CoreModule | undefined): Promise<SuiteRe
     title: "6. Concurrency and event-loop delay",
     method:
       `N calls started together (Promise.all) through one plugin, each tool resolving on the next setImmediate, repeated for ≥ ${MIN_MS} ms ` +
-      `per row, ${ROUNDS} interleaved rounds, best reading of each column kept; event-loop delay from perf_hooks.monitorEventLoopDelay (resolution 1 ms) over the same window. ` +
+      `per row, ${ROUNDS} interleaved rounds, the median reading of each column reported; every contestant is called through the same caller frame ` +
+      "(`async () => { const result = await call(); check(result); return result; }`); event-loop delay from perf_hooks.monitorEventLoopDelay (resolution 1 ms) over the same window. " +
       "Starting N calls in one synchronous burst delays the loop for the floor too, so compare each row with the floor at the same N.",
     tables: [{ table: { columns: Object.keys(rows[0]!), rows } }],
     targets: [

@@ -1,10 +1,76 @@
-import { formatCount, formatNs, round } from "../format.js";
+import { formatCount, formatNs, formatRatio, round } from "../format.js";
+import { compare, type Contestant, type Timing } from "../measure.js";
 import { PENDING, type CoreModule } from "../ours.js";
-import type { Cell, SuiteResult } from "../report-types.js";
+import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const PAIRS = 1_000_000;
 const SAME_KEY_CALLS = 10_000;
 const BUDGET_NS = 4e9;
+const REPLAY_FLOOR = "floor: a Map lookup of the stored result";
+const REPLAY_OURS = "retry-reflect plugin.execute, replay of a completed key";
+/** A replay through `plugin.execute` may cost at most this factor of a Map lookup. */
+const REPLAY_MAX_RATIO = 8;
+
+/** Keeps the floor's spread args reachable, so the engine cannot drop the copy the floor must pay for. */
+let floorArgsSink: unknown;
+
+interface ReplayComparison {
+  readonly floor: Timing;
+  readonly ours: Timing;
+  /** How many times the tool ran over the whole comparison: 1 (the first call) when every later call replayed. */
+  readonly executions: number;
+}
+
+/**
+ * A write tool's replay: after one call completed idempotency key `k-1`, every further
+ * `plugin.execute` with that key returns the stored result. The floor is the least a replay can
+ * cost: a Map lookup of the stored value. Both build a fresh args object per call (`{ ...args }`),
+ * so nothing can be cached by object identity, and both pay that copy.
+ */
+async function replayComparison(core: CoreModule): Promise<ReplayComparison> {
+  const plugin = core.RetryReflectPlugin.create({ toolEffects: { send_email: "write" } });
+  const args = { to: "ada@example.com", subject: "hi", idempotency_key: "k-1" };
+  let executions = 0;
+  const tool = async (_args: unknown) => {
+    executions++;
+    return { sent: true };
+  };
+  const execute = () => plugin.execute({ toolName: "send_email", args: { ...args }, scope: "run-1" }, tool);
+  const first = await execute();
+  if (first.status !== "success" || first.replayed) throw new Error(`the first call did not complete the key: ${first.status}`);
+  const replay = await execute();
+  if (replay.status !== "success" || !replay.replayed) throw new Error(`the measured call is not a replay: ${replay.status}${replay.status === "success" ? ", replayed false" : ""}`);
+
+  const stored = new Map<string, unknown>([[args.idempotency_key, first.value]]);
+  const contestants: Contestant[] = [
+    [
+      REPLAY_FLOOR,
+      async () => {
+        const copy = { ...args };
+        floorArgsSink = copy;
+        return stored.get(copy.idempotency_key);
+      },
+    ],
+    [REPLAY_OURS, execute],
+  ];
+  const [floor, ours] = await compare(contestants);
+  const last = await execute();
+  if (last.status !== "success" || !last.replayed) throw new Error("a replay stopped replaying during the measurement");
+  return { floor: floor!, ours: ours!, executions };
+}
+
+function replayTarget(replay: ReplayComparison | undefined): TargetResult {
+  const name = "idempotent replay";
+  const target = `ns/call ≤ ${REPLAY_MAX_RATIO}× a Map lookup's`;
+  if (replay === undefined) return { name, target, measured: PENDING, met: null };
+  const ratio = replay.ours.avgNs / replay.floor.avgNs;
+  return {
+    name,
+    target,
+    measured: `ours ${formatNs(replay.ours.avgNs)} vs Map lookup ${formatNs(replay.floor.avgNs)} (${formatRatio(ratio)})`,
+    met: ratio <= REPLAY_MAX_RATIO && replay.executions === 1,
+  };
+}
 
 /**
  * begin+complete pairs on fresh keys until all keys are used or the time budget runs out (eviction
@@ -42,11 +108,20 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
       title: "5. Idempotency",
       method: "",
       tables: [{ table: { columns: ["measure", "value"], rows: [{ measure: "all", value: PENDING }] } }],
-      targets: [{ name: "10,000 concurrent same-key calls run the tool once", target: "exactly 1 execution", measured: PENDING, met: null }],
+      targets: [replayTarget(undefined), { name: "10,000 concurrent same-key calls run the tool once", target: "exactly 1 execution", measured: PENDING, met: null }],
       notes: [],
       data: {},
     };
   }
+  // Measured first, before a million keys are allocated and left on the heap.
+  const replay = await replayComparison(core);
+  const replayRows: Record<string, Cell>[] = [replay.floor, replay.ours].map((timing) => ({
+    contestant: timing.name,
+    "ns/call": formatNs(timing.avgNs),
+    p50: formatNs(timing.p50Ns),
+    "ours / this": formatRatio(replay.ours.avgNs / timing.avgNs),
+  }));
+
   const rows: Record<string, Cell>[] = [];
   const keys = Array.from({ length: PAIRS }, (_, index) => `send_email\u0000key-${index}`);
   const value = { ok: true };
@@ -106,9 +181,15 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
     title: "5. Idempotency",
     method:
       `Up to ${formatCount(PAIRS)} begin+complete pairs on fresh keys (at most ${BUDGET_NS / 1e9} s each) through InMemoryIdempotencyStore, below its bound and at its default bound (evicting); ` +
-      `then ${formatCount(SAME_KEY_CALLS)} plugin.execute calls of a write tool with one idempotency_key, started together, the tool held for one setImmediate.`,
-    tables: [{ table: { columns: ["measure", "value", "per op"], rows } }],
+      `then ${formatCount(SAME_KEY_CALLS)} plugin.execute calls of a write tool with one idempotency_key, started together, the tool held for one setImmediate. ` +
+      "Replay: `plugin.execute` of a write tool (`toolEffects: { send_email: \"write\" }`) whose key one earlier call completed, against a Map lookup of the stored value; " +
+      "both build a fresh args object per call (`{ ...args }`); process CPU time, 5 interleaved rounds of ≥ 120 ms, each contestant's median round reported.",
+    tables: [
+      { caption: "Replay of a completed key, one call at a time", table: { columns: ["contestant", "ns/call", "p50", "ours / this"], rows: replayRows } },
+      { caption: "InMemoryIdempotencyStore and single flight", table: { columns: ["measure", "value", "per op"], rows } },
+    ],
     targets: [
+      replayTarget(replay),
       {
         name: "10,000 concurrent same-key calls run the tool once",
         target: "exactly 1 execution, every call a success",
@@ -116,8 +197,9 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
         met: exactlyOnce,
       },
     ],
-    notes: [],
+    notes: [`Replay: the tool ran ${replay.executions} time(s) over the whole comparison (the first call only, when every later call replayed).`],
     data: {
+      replay: { floor: replay.floor, ours: replay.ours, executions: replay.executions },
       pairsPerSecond: round(1e9 / pairNs, 0),
       pairsPerSecondAtBound: round(1e9 / atBound.nsPerPair, 0),
       pairsMeasured: { below: below.pairs, atBound: atBound.pairs },

@@ -40,15 +40,19 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
     if (!rejected) throw new Error("cockatiel circuit did not open");
   }
   const opossum = opossumBreaker(tool);
-  opossum.open();
-  const opossumRejected = await opossum.fire().then(() => false, () => true);
-  if (!opossumRejected) throw new Error("opossum circuit did not open");
+  const opossumNoPercentiles = opossumBreaker(tool, { rollingPercentilesEnabled: false });
+  for (const breaker of [opossum, opossumNoPercentiles]) {
+    breaker.open();
+    const rejected = await breaker.fire().then(() => false, () => true);
+    if (!rejected) throw new Error("opossum circuit did not open");
+  }
 
   const swallow = () => undefined;
   contestants.push(
     ["cockatiel circuitBreaker (throws BrokenCircuitError)", () => cockatiel.execute(tool).catch(swallow)],
     ["cockatiel wrap(retry, circuitBreaker)", () => composed.execute(tool).catch(swallow)],
     ["opossum fire (rejects EOPENBREAKER)", () => opossum.fire().catch(swallow)],
+    ["opossum fire, rollingPercentilesEnabled: false (rejects EOPENBREAKER)", () => opossumNoPercentiles.fire().catch(swallow)],
   );
 
   const timings = await compare(contestants);
@@ -56,6 +60,7 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
   const allocations = new Map<string, number>();
   for (const [name, fn] of contestants) allocations.set(name, await allocatedPerCall(fn));
   opossum.shutdown();
+  opossumNoPercentiles.shutdown();
 
   const rows: Record<string, Cell>[] = timings.map((timing) => ({
     contestant: timing.name,
@@ -71,7 +76,8 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
     title: "2. Open-circuit rejection",
     method:
       "Each breaker is opened first (one failure with threshold 1, or opossum's open()), then a no-op call is made " +
-      "through it and awaited; the peers' rejections are caught. mitata with process CPU time as its clock, 5 interleaved rounds of ≥ 120 ms each, best round kept.",
+      "through it and awaited; the peers' rejections are caught. mitata with process CPU time as its clock, 5 interleaved rounds of ≥ 120 ms each, each contestant's median round reported (by mean ns/call). " +
+      "opossum is shown with its defaults and with `rollingPercentilesEnabled: false`.",
     tables: [{ table: { columns: Object.keys(rows.find((row) => Object.keys(row).length > 2) ?? rows[0]!), rows } }],
     targets: [
       {

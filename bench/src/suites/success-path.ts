@@ -2,11 +2,37 @@ import { formatBytes, formatNs, formatRatio, round } from "../format.js";
 import { auditHotPath, describeCounts, type HotPathCounts } from "../hot-path-audit.js";
 import { allocatedPerCall, compare, type Contestant } from "../measure.js";
 import { PENDING, type CoreModule } from "../ours.js";
-import { cockatielRetryBreaker, opossumBreaker, pRetryCall, pRetryDefaultCall } from "../peers.js";
-import type { Cell, SuiteResult } from "../report-types.js";
+import { cockatielRetryBreaker, opossumBreaker, pRetryDefaultCall, pRetryFullCall, P_RETRY_VARIANTS_NOTE } from "../peers.js";
+import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const OURS = "retry-reflect plugin.execute";
+const OURS_AFTER_FAILURE = "retry-reflect after one unrelated failure";
+const OURS_OBSERVED = "retry-reflect with one no-op observer";
 const COCKATIEL = "cockatiel wrap(retry, circuitBreaker)";
+/** After an unrelated tool failed once, our overhead may grow by at most this factor. */
+const AFTER_FAILURE_MAX_RATIO = 1.3;
+/** With one observer whose hooks do nothing, our overhead may grow by at most this factor. */
+const OBSERVED_MAX_RATIO = 3;
+
+/**
+ * A plugin in which another tool (`other_tool`, another scope) failed once with a plain error, so
+ * that the plugin holds state for a tool other than the one measured. Returns what that left.
+ */
+async function pluginAfterUnrelatedFailure(core: CoreModule) {
+  const plugin = core.RetryReflectPlugin.create({});
+  const outcome = await plugin.execute({ toolName: "other_tool", args: {}, scope: "elsewhere" }, () => {
+    throw new Error("Invalid input");
+  });
+  if (outcome.status === "success") throw new Error("the unrelated failure did not fail");
+  return { plugin, outcomeStatus: outcome.status, circuits: plugin.circuits.size };
+}
+
+/** A ratio target: `measured ≤ limit × reference`, pending while ours has not landed. */
+function ratioTarget(name: string, target: string, describe: (ratio: number) => string, value: number | undefined, reference: number, limit: number): TargetResult {
+  if (value === undefined) return { name, target, measured: PENDING, met: null };
+  const ratio = value / reference;
+  return { name, target, measured: describe(ratio), met: ratio <= limit };
+}
 
 /** 1. Success path: a no-op async tool through each layer. */
 export async function successPath(core: CoreModule | undefined): Promise<SuiteResult> {
@@ -14,16 +40,34 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
   const tool = async (_args?: unknown) => 1;
   const cockatiel = cockatielRetryBreaker();
   const opossum = opossumBreaker(tool);
+  const opossumNoPercentiles = opossumBreaker(tool, { rollingPercentilesEnabled: false });
+  const notes: string[] = [];
 
   const contestants: Contestant[] = [["floor: await tool()", () => tool(args)]];
   if (core !== undefined) {
     const plugin = core.RetryReflectPlugin.create({});
     contestants.push([OURS, () => plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
+    const afterFailure = await pluginAfterUnrelatedFailure(core);
+    contestants.push([OURS_AFTER_FAILURE, () => afterFailure.plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
+    notes.push(
+      `"${OURS_AFTER_FAILURE}": a separate plugin in which \`other_tool\` failed once (a plain \`new Error("Invalid input")\`, scope "elsewhere") before measuring; ` +
+        `that call's outcome was \`${afterFailure.outcomeStatus}\` and it left ${afterFailure.circuits} circuit-breaker entr${afterFailure.circuits === 1 ? "y" : "ies"} (\`plugin.circuits.size\`; its attempt counters are not visible through the public API).`,
+    );
+    const observer = {
+      onEvent: () => {},
+      onCallStart: () => {},
+      runInContext: <T>(_call: unknown, run: () => T): T => run(),
+      onCallEnd: () => {},
+    };
+    const observed = core.RetryReflectPlugin.create({ observers: [observer] });
+    contestants.push([OURS_OBSERVED, () => observed.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
+    notes.push(`"${OURS_OBSERVED}": \`observers: [observer]\` where the observer has all four hooks (\`onEvent\`, \`onCallStart\`, \`runInContext: (_call, run) => run()\`, \`onCallEnd\`) and they do nothing.`);
   }
   contestants.push(
     [COCKATIEL, () => cockatiel.execute(() => tool(args))],
     ["opossum fire (timeout off)", () => opossum.fire()],
-    ["p-retry (retries 3, minTimeout 0)", () => pRetryCall(() => tool(args))],
+    ["opossum fire (timeout off, rollingPercentilesEnabled: false)", () => opossumNoPercentiles.fire()],
+    ["p-retry (every option given)", () => pRetryFullCall(() => tool(args))],
     ["p-retry (no options)", () => pRetryDefaultCall(() => tool(args))],
   );
 
@@ -31,6 +75,10 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
   const floor = timings[0]!.avgNs;
   const ours = timings.find((timing) => timing.name === OURS);
   const oursOverhead = ours === undefined ? Number.NaN : ours.avgNs - floor;
+  const overheadOf = (name: string) => {
+    const timing = timings.find((candidate) => candidate.name === name);
+    return timing === undefined ? undefined : timing.avgNs - floor;
+  };
 
   const allocations = new Map<string, number>();
   const audits = new Map<string, HotPathCounts>();
@@ -39,6 +87,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     audits.set(name, await auditHotPath(fn));
   }
   opossum.shutdown();
+  opossumNoPercentiles.shutdown();
 
   const rows = timings.map((timing) => {
     const overhead = timing.avgNs - floor;
@@ -48,14 +97,14 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
       "ns/call": formatNs(timing.avgNs),
       p50: formatNs(timing.p50Ns),
       "overhead over floor": isFloor ? "—" : formatNs(overhead),
-      "ours / this (total)": ours === undefined ? PENDING : isFloor ? formatRatio(ours.avgNs / timing.avgNs) : formatRatio(ours.avgNs / timing.avgNs),
+      "ours / this (total)": ours === undefined ? PENDING : formatRatio(ours.avgNs / timing.avgNs),
       "ours / this (overhead)": ours === undefined ? PENDING : isFloor ? "—" : formatRatio(oursOverhead / overhead),
       "heap allocated/call": formatBytes(allocations.get(timing.name) ?? Number.NaN),
       "timers, AbortControllers, listeners": describeCounts(audits.get(timing.name)!),
     };
     return row;
   });
-  if (ours === undefined) rows.splice(1, 0, { contestant: OURS, "ns/call": PENDING });
+  if (ours === undefined) rows.splice(1, 0, { contestant: OURS, "ns/call": PENDING }, { contestant: OURS_AFTER_FAILURE, "ns/call": PENDING }, { contestant: OURS_OBSERVED, "ns/call": PENDING });
 
   const cockatielTiming = timings.find((timing) => timing.name === COCKATIEL)!;
   const cockatielOverhead = cockatielTiming.avgNs - floor;
@@ -65,7 +114,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     id: "success-path",
     title: "1. Success path (no-op async tool)",
     method:
-      "mitata with process CPU time as its clock, contestants interleaved over 5 rounds of ≥ 120 ms each (best round kept); a call is awaited before the next. " +
+      "mitata with process CPU time as its clock, contestants interleaved over 5 rounds of ≥ 120 ms each, each contestant's median round reported (by mean ns/call); a call is awaited before the next. " +
       "Overhead = contestant − floor. Heap allocated/call: heapUsed delta over 500 sequential calls, median of 25 batches. " +
       "Timers/AbortControllers/listeners: counted through patched globals over 1,000 calls.",
     tables: [{ table: { columns: Object.keys(rows[0]!), rows } }],
@@ -85,9 +134,27 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
         measured: oursAudit === undefined ? PENDING : describeCounts(oursAudit),
         met: oursAudit === undefined ? null : noTimers,
       },
+      ratioTarget(
+        "after an unrelated failure (core)",
+        `overhead ≤ ${AFTER_FAILURE_MAX_RATIO}× the pristine plugin's`,
+        (ratio) => `${formatNs(overheadOf(OURS_AFTER_FAILURE)!)} vs pristine ${formatNs(oursOverhead)} (${formatRatio(ratio)})`,
+        overheadOf(OURS_AFTER_FAILURE),
+        oursOverhead,
+        AFTER_FAILURE_MAX_RATIO,
+      ),
+      ratioTarget(
+        "one no-op observer",
+        `overhead ≤ ${OBSERVED_MAX_RATIO}× the unobserved plugin's`,
+        (ratio) => `${formatNs(overheadOf(OURS_OBSERVED)!)} vs unobserved ${formatNs(oursOverhead)} (${formatRatio(ratio)})`,
+        overheadOf(OURS_OBSERVED),
+        oursOverhead,
+        OBSERVED_MAX_RATIO,
+      ),
     ],
     notes: [
-      "p-retry's success path costs several times more with an options object (`{ retries, minTimeout, factor }`) than with none, reproducibly on Node 20 (the time is self time inside `pRetry`); both rows are shown so the comparison is fair to it.",
+      ...notes,
+      "opossum is shown with its defaults (timeout off, as everywhere here) and with `rollingPercentilesEnabled: false`, with which it no longer concatenates and sorts its window's latencies (for their mean and percentiles) whenever it reads its rolling statistics.",
+      P_RETRY_VARIANTS_NOTE,
     ],
     data: {
       timings: timings.map((timing) => ({
