@@ -91,7 +91,10 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(canCallDirectly(plugin, "get_weather")).toBe(true); // another tool's failure changes nothing here
     plugin.resetScope("run");
     expect(canCallDirectly(plugin, "api_call")).toBe(true);
-    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{}] }), "get_weather")).toBe(false);
+    // An observer that follows calls needs every call; one of events alone (consoleLogger) does not.
+    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onCallEnd() {} }] }), "get_weather")).toBe(false);
+    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ runInContext: (_call, run) => run() }] }), "get_weather")).toBe(false);
+    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onEvent() {} }] }), "get_weather")).toBe(true);
   });
 
   it("a direct success resets a closed circuit's consecutive failures", async () => {
@@ -105,5 +108,21 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" })).toEqual({ status: "success", value: "ok", attempt: 1, replayed: false });
     await plugin.execute({ toolName: "t", args: {}, scope: "b" }, down);
     expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
+  });
+});
+
+describe("observers of events alone", () => {
+  it("keep the fast path for healthy calls, and see a failure's events with its call", async () => {
+    const clock = createFakeClock();
+    const events: Array<{ type: string; tool: string | undefined; scope: string | undefined }> = [];
+    const plugin = RetryReflectPlugin.create({ clock, observers: [{ onEvent: (event) => void events.push({ type: event.type, tool: event.call?.toolName, scope: event.call?.scope }) }] });
+    expect(canCallDirectly(plugin, "search")).toBe(true);
+    expect(await plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => "ok")).toEqual({ status: "success", value: "ok", attempt: 1, replayed: false });
+    expect(events).toEqual([]);
+    const failed = await plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => {
+      throw new Error("Invalid query");
+    });
+    expect(failed.status).toBe("reflect");
+    expect(events).toEqual([{ type: "retry", tool: "search", scope: "run-1" }]);
   });
 });

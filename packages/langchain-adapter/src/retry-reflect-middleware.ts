@@ -1,11 +1,11 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { getConfig, type Command } from "@langchain/langgraph";
-import { RetryReflectPlugin, type RetryReflectOptions } from "@retry-reflect/core";
+import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
 import { createMiddleware } from "langchain";
 import { isPlugin } from "./is-plugin.js";
 import { checkAdapterOptions } from "./adapter-options.js";
-import { resultFor, runLangChainTool, type ToolContextMode } from "./run-tool.js";
+import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
@@ -90,27 +90,45 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
   const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
-    wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
-      const toolCall = request.toolCall;
+    // Not an async function: the seam's promise is returned as it is (one frame fewer per call).
+    wrapToolCall: (request, handler): Promise<ToolMessage | Command> => {
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
-      const toolName = typeof tool?.name === "string" ? tool.name : toolCall.name;
-      const callId = toolCall.id;
-      const outcome = await runLangChainTool<ToolMessage | Command>({
-        plugin,
-        toolName,
-        args: toolCall.args,
-        callId,
-        scope: () => scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall }),
-        signal: request.runtime.signal,
-        effect: effectOf(toolName, tool, plugin.options.toolEffects),
-        schema: tool?.schema,
-        toolContext: adapter.toolContext,
-        // The model's own arguments need no copy of the request; corrected ones (a retry) do.
-        invoke: (args) =>
-          Promise.resolve(handler(args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } })),
-      });
-      return resultFor(outcome, toolName, callId, true) as ToolMessage | Command;
+      const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
+      const call = new MiddlewareToolCall(plugin, toolName, effectOf(toolName, tool, plugin.options.toolEffects), tool?.schema, adapter.toolContext, request, handler, scopeOf);
+      return call.result(true) as Promise<ToolMessage | Command>;
     },
   });
   return Object.assign(middleware, { plugin });
+}
+
+type WrapToolCall = NonNullable<Parameters<typeof createMiddleware>[0]["wrapToolCall"]>;
+type ToolCallRequest = Parameters<WrapToolCall>[0];
+type ToolCallHandler = Parameters<WrapToolCall>[1];
+
+/** One tool call through the middleware: the handler runs the tool (or the rest of the chain). */
+class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
+  constructor(
+    plugin: RetryReflectPlugin,
+    toolName: string,
+    effect: ToolEffect | undefined,
+    schema: unknown,
+    toolContext: ToolContextMode | undefined,
+    private readonly request: ToolCallRequest,
+    private readonly handler: ToolCallHandler,
+    private readonly scopeOf: (input: ScopeInput) => string,
+  ) {
+    super(plugin, toolName, request.toolCall.args, request.toolCall.id, request.runtime.signal, effect, schema, toolContext);
+  }
+
+  scope(): string {
+    const { request } = this;
+    return this.scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall: request.toolCall });
+  }
+
+  /** The model's own arguments need no copy of the request; corrected ones (a retry) do. */
+  protected invoke(args: unknown): ReturnType<ToolCallHandler> {
+    const { request } = this;
+    const toolCall = request.toolCall;
+    return this.handler(args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } });
+  }
 }

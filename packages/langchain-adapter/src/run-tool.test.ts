@@ -4,7 +4,36 @@ import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { runLangChainTool, type LangChainToolCall } from "./run-tool.js";
+import type { RetryReflectPlugin as Plugin, ToolEffect } from "@retry-reflect/core";
+import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
+
+interface CallFields {
+  readonly args: unknown;
+  readonly signal: AbortSignal | undefined;
+  readonly effect: ToolEffect | undefined;
+  readonly toolContext: ToolContextMode | undefined;
+}
+
+/** A host call whose tool is a test function. */
+class TestCall<R> extends LangChainHostCall<R> {
+  constructor(
+    plugin: Plugin,
+    fields: CallFields,
+    private readonly tool: (args: unknown) => Promise<R>,
+  ) {
+    super(plugin, "tool", fields.args, "call_1", fields.signal, fields.effect, undefined, fields.toolContext);
+  }
+
+  scope(): string {
+    return "s";
+  }
+
+  protected invoke(args: unknown): Promise<R> {
+    return this.tool(args);
+  }
+}
+
+const runLangChainTool = <R>(call: TestCall<R>) => call.outcome();
 import { getToolContext } from "./tool-context.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
@@ -16,19 +45,8 @@ function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
     observers: [{ onEvent: (event) => void events.push(event.type), onCallEnd: (_call, end) => void ends.push(end.status) }],
     ...options,
   });
-  const call = <R>(invoke: (args: unknown) => Promise<R>, extra: Partial<LangChainToolCall<R>> = {}): LangChainToolCall<R> => ({
-    plugin,
-    toolName: "tool",
-    args: { a: 1 },
-    callId: "call_1",
-    scope: () => "s",
-    signal: undefined,
-    effect: undefined,
-    schema: undefined,
-    toolContext: undefined,
-    invoke,
-    ...extra,
-  });
+  const call = <R>(invoke: (args: unknown) => Promise<R>, extra: Partial<CallFields> = {}): TestCall<R> =>
+    new TestCall(plugin, { args: { a: 1 }, signal: undefined, effect: undefined, toolContext: undefined, ...extra }, invoke);
   return { clock, plugin, events, ends, call };
 }
 

@@ -1,7 +1,7 @@
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { ToolMessage } from "@langchain/core/messages";
-import type { RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import { runToolCall, type HostOutcome } from "@retry-reflect/core/adapter";
+import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
+import { runToolCall, type HostOutcome, type HostToolCall } from "@retry-reflect/core/adapter";
 import { failureOfResult, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -16,44 +16,62 @@ export type ToolContextMode = "writes" | "all";
 /** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
 export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
 
-/** One LangChain tool call, as the middleware and the tool wrapper hand it over. */
-export interface LangChainToolCall<R> {
-  readonly plugin: RetryReflectPlugin;
-  readonly toolName: string;
-  readonly args: unknown;
-  readonly callId: string | undefined;
-  /** The attempt-tracking scope, computed only when the plugin needs it. */
-  readonly scope: () => string;
-  readonly signal: AbortSignal | undefined;
-  readonly effect: ToolEffect | undefined;
-  /** The tool's input schema, to name bad fields when the input does not parse. */
-  readonly schema: unknown;
-  readonly toolContext: ToolContextMode | undefined;
+/**
+ * One LangChain tool call, as the seam (`@retry-reflect/core/adapter`) runs it: interrupts are
+ * control flow, an error `ToolMessage` is a failure, a thrown schema error names the bad fields,
+ * and write tools (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that
+ * a call costs one object and no closure: the middleware and the tool wrapper say how to invoke
+ * the tool and find the scope.
+ */
+export abstract class LangChainHostCall<R> implements HostToolCall<R> {
+  readonly isControlFlow = isControlFlow;
+  readonly failureOfResult = failureOfResult;
+  private readonly withContext: boolean;
+
+  constructor(
+    readonly plugin: RetryReflectPlugin,
+    readonly toolName: string,
+    readonly args: unknown,
+    readonly callId: string | undefined,
+    readonly signal: AbortSignal | undefined,
+    readonly effect: ToolEffect | undefined,
+    /** The tool's input schema, to name bad fields when the input does not parse. */
+    private readonly schema: unknown,
+    toolContext: ToolContextMode | undefined,
+  ) {
+    this.withContext = toolContext === "all" || (effect ?? plugin.effectOf(toolName)) === "write";
+  }
+
+  /** The attempt-tracking scope, asked only when the plugin needs it. */
+  abstract scope(): string;
+
   /** Runs the tool (or the rest of the middleware chain) once with these arguments. */
-  readonly invoke: (args: unknown) => Promise<R>;
+  protected abstract invoke(args: unknown): Promise<R> | R;
+
+  failureOfThrown(error: unknown, args: unknown): Promise<unknown> {
+    return toFailure(error, this.schema, args);
+  }
+
+  run(args: unknown, context: ToolContext): Promise<R> | R {
+    return this.withContext ? runWithToolContext(context, () => this.invoke(args)) : this.invoke(args);
+  }
+
+  /** The outcome, for tests and hosts that branch on it. */
+  outcome(): Promise<HostOutcome<R>> {
+    return runToolCall(this.plugin, this);
+  }
+
+  /**
+   * What the host returns (`resultFor`): the tool's own result for a healthy call made directly
+   * (no outcome object, no extra frame), an error `ToolMessage` (`asMessage`) or text otherwise.
+   */
+  result(asMessage: boolean): Promise<R | ToolMessage | string> {
+    return runToolCall(this.plugin, this, asMessage ? presentAsMessage : presentAsText);
+  }
 }
 
-/**
- * Runs one LangChain tool call under the plugin (`@retry-reflect/core/adapter` does the work):
- * interrupts are control flow, an error `ToolMessage` is a failure, a thrown schema error names
- * the bad fields, and write tools (or all, with `toolContext: "all"`) can read `getToolContext()`.
- */
-export function runLangChainTool<R>(call: LangChainToolCall<R>): Promise<HostOutcome<R>> {
-  const { invoke, schema } = call;
-  const withContext = call.toolContext === "all" || (call.effect ?? call.plugin.effectOf(call.toolName)) === "write";
-  return runToolCall<R>(call.plugin, {
-    toolName: call.toolName,
-    args: call.args,
-    callId: call.callId,
-    signal: call.signal,
-    effect: call.effect,
-    scope: call.scope,
-    isControlFlow,
-    failureOfResult,
-    failureOfThrown: (error, args) => toFailure(error, schema, args),
-    run: withContext ? (args, context) => runWithToolContext(context, () => invoke(args)) : invoke,
-  });
-}
+const presentAsMessage = <R>(outcome: HostOutcome<R>, call: HostToolCall<R>) => resultFor(outcome, call.toolName, call.callId, true);
+const presentAsText = <R>(outcome: HostOutcome<R>, call: HostToolCall<R>) => resultFor(outcome, call.toolName, call.callId, false);
 
 /**
  * What the host gets back: the tool's own result on success (a replayed `ToolMessage` re-addressed

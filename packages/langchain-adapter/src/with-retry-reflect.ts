@@ -4,7 +4,7 @@ import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type
 import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { isPlugin } from "./is-plugin.js";
-import { resultFor, runLangChainTool, type ToolContextMode } from "./run-tool.js";
+import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
 
@@ -46,6 +46,21 @@ export class RetryReflectTool<
   readonly plugin: RetryReflectPlugin;
   private readonly wrapOptions: WithRetryReflectOptions;
 
+  /** @internal The `effect` option. */
+  get effectOption(): ToolEffect | undefined {
+    return this.wrapOptions.effect;
+  }
+
+  /** @internal The `scope` option. */
+  get scopeOption(): WithRetryReflectOptions["scope"] {
+    return this.wrapOptions.scope;
+  }
+
+  /** @internal The `toolContext` option. */
+  get toolContextOption(): ToolContextMode | undefined {
+    return this.wrapOptions.toolContext;
+  }
+
   constructor(tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>, plugin: RetryReflectPlugin, options: WithRetryReflectOptions = {}) {
     super({
       metadata: tool.metadata,
@@ -79,27 +94,8 @@ export class RetryReflectTool<
     const { toolCall, ...innerConfig } = config ?? {};
     const args: unknown = arg;
     const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
-    const outcome = await runLangChainTool({
-      plugin: this.plugin,
-      toolName: this.name,
-      args,
-      callId,
-      scope: () => {
-        const threadId = threadIdOf(config?.configurable);
-        const runId = runIdOfState(config?.state);
-        return this.wrapOptions.scope?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
-      },
-      signal: config?.signal,
-      effect: this.wrapOptions.effect ?? effectOf(this.name, this.tool, this.plugin.options.toolEffects),
-      schema: this.tool.schema,
-      toolContext: this.wrapOptions.toolContext,
-      invoke: (nextArgs) =>
-        this.tool.invoke(
-          (toolCall !== undefined ? { ...toolCall, args: nextArgs } : nextArgs) as StructuredToolCallInput<SchemaT, SchemaInputT>,
-          innerConfig,
-        ) as Promise<unknown>,
-    });
-    const output = resultFor(outcome, this.name, callId, toolCall !== undefined);
+    const wrapped = new WrappedToolCall(this, args, callId, config, toolCall, innerConfig);
+    const output = await wrapped.result(toolCall !== undefined);
     return output as ToolReturnType<TArg, TConfig, ToolOutputT>;
   }
 
@@ -129,4 +125,32 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
   }
   checkAdapterOptions(options);
   return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
+}
+
+type WrappedConfig = ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown };
+
+/** One call of a `RetryReflectTool`: the wrapped tool is invoked with the (maybe corrected) arguments. */
+class WrappedToolCall extends LangChainHostCall<unknown> {
+  constructor(
+    private readonly owner: RetryReflectTool<unknown, unknown, unknown, unknown>,
+    args: unknown,
+    callId: string | undefined,
+    private readonly config: WrappedConfig | undefined,
+    private readonly toolCall: LangChainToolCall | undefined,
+    private readonly innerConfig: ToolRunnableConfig,
+  ) {
+    super(owner.plugin, owner.name, args, callId, config?.signal, owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects), owner.tool.schema, owner.toolContextOption);
+  }
+
+  scope(): string {
+    const config = this.config;
+    const threadId = threadIdOf(config?.configurable);
+    const runId = runIdOfState(config?.state);
+    return this.owner.scopeOption?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
+  }
+
+  protected invoke(args: unknown): Promise<unknown> {
+    const input = this.toolCall !== undefined ? { ...this.toolCall, args } : args;
+    return this.owner.tool.invoke(input as never, this.innerConfig) as Promise<unknown>;
+  }
 }

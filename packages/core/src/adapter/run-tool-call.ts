@@ -22,7 +22,11 @@ export interface HostToolCall<R> {
   readonly scope?: string | (() => string);
   /** The host's control flow (an interrupt): rethrown untouched, never a failure. */
   readonly isControlFlow?: (error: unknown) => boolean;
-  /** A returned value that reports a failure (an error tool message): the failure to classify, else undefined. */
+  /**
+   * A returned value that reports a failure (an error tool message): the failure to classify, else
+   * undefined. When given, it replaces the core's own test of returned failures (`isReturnedFailure`)
+   * on the direct path: it should recognise those shapes too if the host's tools can return them.
+   */
   readonly failureOfResult?: (result: R) => unknown;
   /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
   readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
@@ -42,25 +46,41 @@ type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
 
 /**
  * Runs a host's tool call under the plugin; the adapter's own code is then only glue. A healthy
- * tool (no observer, no failure of this tool in any scope, not a write, its circuit closed) is run
+ * tool (no observer following calls, no failure of this tool in any scope, not a write, its circuit closed) is run
  * directly, as a bare wrapper would; a failure of that run becomes attempt 1 of the policy. What
  * the host threw or returned is normalised for classification, and the host's own error is what
  * gets rethrown when the plugin rethrows (control flow).
+ *
+ * With `present`, the promise resolves to the host's result instead of the outcome: the tool's own
+ * value for a success made directly (no outcome object, no extra frame: the healthy path costs
+ * what a bare wrapper does), `present(outcome, call)` for every other outcome (a success through
+ * the policy, a replay, a pass-through, a reflection or a stop). `present` can be one function
+ * made once: it gets the call.
  */
-export async function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolCall<R>): Promise<HostOutcome<R>> {
+export function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolCall<R>): Promise<HostOutcome<R>>;
+export function runToolCall<R, P>(plugin: RetryReflectPlugin, call: HostToolCall<R>, present: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P): Promise<R | P>;
+export async function runToolCall<R, P>(
+  plugin: RetryReflectPlugin,
+  call: HostToolCall<R>,
+  present?: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
+): Promise<HostOutcome<R> | R | P> {
   const { toolName, signal } = call;
   if (!plugin.isInScope(toolName)) {
-    return { status: "passthrough", value: await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId }) };
+    const outcome: HostOutcome<R> = { status: "passthrough", value: await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId }) };
+    return present === undefined ? outcome : present(outcome, call);
   }
   const effect = call.effect ?? plugin.effectOf(toolName);
   let first: Original<R> | undefined;
-  if (canCallDirectly(plugin, toolName, effect)) {
+  const engine = engineOf(plugin);
+  if (isDirect(engine, toolName, effect)) {
     try {
       const value = await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId });
-      if (call.failureOfResult?.(value) === undefined && !isReturnedFailure(value)) {
-        engineOf(plugin).breaker.onSuccess(toolName, CLOSED_PERMIT);
+      // The host's own test of a returned failure, when it has one (a LangChain error message), else the core's shapes.
+      const failed = call.failureOfResult === undefined ? isReturnedFailure(value) : call.failureOfResult(value) !== undefined;
+      if (!failed) {
+        engine.breaker.onSuccess(toolName, CLOSED_PERMIT);
         if (signal?.aborted) throw abortReason(signal);
-        return { status: "success", value, attempt: 1, replayed: false };
+        return present === undefined ? { status: "success", value, attempt: 1, replayed: false } : value;
       }
       first = { returned: value };
     } catch (error) {
@@ -95,30 +115,36 @@ export async function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolC
     return result;
   };
 
+  let outcome: HostOutcome<R>;
   try {
     const scope = typeof call.scope === "function" ? call.scope() : call.scope;
-    return await plugin.execute({ toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow }, runTool);
+    outcome = await plugin.execute({ toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow }, runTool);
   } catch (error) {
     const original = originals?.get(error);
     if (original === undefined) throw error;
     if ("thrown" in original) throw original.thrown;
-    return { status: "passthrough", value: original.returned };
+    outcome = { status: "passthrough", value: original.returned };
   }
+  return present === undefined ? outcome : present(outcome, call);
 }
 
 /**
- * True when a call of `toolName` needs nothing from the policy right now: in scope, no observer,
+ * True when a call of `toolName` needs nothing from the policy right now: in scope, no observer
+ * that follows calls (`onCallStart`, `runInContext`, `onCallEnd`; an `onEvent` one is fine),
  * not a `write`, no failure of this tool tracked in any scope, no `circuitBreakerKey` function,
  * its circuit closed. Bookkeeping is per tool: a failure of another tool changes nothing here.
  */
 export function canCallDirectly(plugin: RetryReflectPlugin, toolName: string, effect: ToolEffect = plugin.effectOf(toolName)): boolean {
-  const engine = engineOf(plugin);
+  return plugin.isInScope(toolName) && isDirect(engineOf(plugin), toolName, effect);
+}
+
+/** `canCallDirectly` for a tool already known to be in scope. */
+function isDirect(engine: Engine, toolName: string, effect: ToolEffect): boolean {
   return (
-    !engine.notifier.observed &&
+    !engine.notifier.callHooks &&
     effect !== "write" &&
     engine.options.circuitBreakerKey === undefined &&
     !engine.tracker.hasCounters(toolName) &&
-    plugin.isInScope(toolName) &&
     engine.breaker.isClosed(toolName)
   );
 }

@@ -76,7 +76,7 @@ export class CircuitBreaker<C = unknown> {
     this.entries = new LruMap(this.maxKeys);
   }
 
-  /** Number of keys with state (closed keys without failures take no room). */
+  /** Keys held: a key that never failed takes no room; one whose failures a success reset stays, idle, until evicted. */
   get size(): number {
     return this.entries.size;
   }
@@ -142,7 +142,8 @@ export class CircuitBreaker<C = unknown> {
     const entry = this.entries.peek(key);
     if (entry === undefined) return;
     if (entry.state === "closed") {
-      if (permit.probe === 0) this.entries.delete(key);
+      // Reset in place: a tool that fails and recovers does not add and delete an entry per call.
+      if (permit.probe === 0) entry.failures = 0;
     } else if (this.isLiveProbe(entry, permit)) {
       this.entries.delete(key);
       this.emit(key, "half-open", "closed", entry.failures, context);
@@ -163,7 +164,7 @@ export class CircuitBreaker<C = unknown> {
         entry.failures = failures;
         this.touch(key, entry);
       } else {
-        this.set(key, { state: "closed", failures });
+        this.entries.add(key, { state: "closed", failures });
       }
       return;
     }

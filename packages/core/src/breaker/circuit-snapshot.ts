@@ -17,6 +17,7 @@ export type Entry =
 export function snapshotOf(entries: Iterable<[string, Entry]>, now: number, resetMs: number): CircuitSnapshot {
   const breakers: Record<string, SavedBreaker> = {};
   for (const [key, entry] of entries) {
+    if (entry.state === "closed" && entry.failures === 0) continue; // idle: nothing to carry over
     if (entry.state === "open") {
       breakers[key] = { state: "open", failures: entry.failures, remainingMs: Math.max(0, entry.openedAt + resetMs - now) };
     } else {

@@ -40,7 +40,7 @@ export class Circuits {
     this.breaker.restore(snapshot);
   }
 
-  /** Circuits tracked (a tool that never failed takes no room). */
+  /** Circuits held (a tool that never failed takes no room; one that recovered keeps a small idle entry until evicted). */
   get size(): number {
     return this.breaker.size;
   }

@@ -27,18 +27,24 @@ function field(value: unknown, key: string): unknown {
   }
 }
 
+function asDelay(candidate: unknown): number | undefined {
+  return typeof candidate === "number" && Number.isFinite(candidate) && candidate >= 0 ? candidate : undefined;
+}
+
+function asStatus(candidate: unknown): number | undefined {
+  return typeof candidate === "number" && candidate >= 100 && candidate <= 599 ? candidate : undefined;
+}
+
+// Read field by field, without building arrays: this runs on every failure.
 function httpStatus(error: unknown): number | undefined {
-  for (const candidate of [field(error, "status"), field(error, "statusCode"), field(field(error, "response"), "status")]) {
-    if (typeof candidate === "number" && candidate >= 100 && candidate <= 599) return candidate;
-  }
-  return undefined;
+  return asStatus(field(error, "status")) ?? asStatus(field(error, "statusCode")) ?? asStatus(field(field(error, "response"), "status"));
 }
 
 function systemCode(error: unknown): string | undefined {
-  for (const candidate of [field(error, "code"), field(field(error, "cause"), "code")]) {
-    if (typeof candidate === "string") return candidate;
-  }
-  return undefined;
+  const own = field(error, "code");
+  if (typeof own === "string") return own;
+  const ofCause = field(field(error, "cause"), "code");
+  return typeof ofCause === "string" ? ofCause : undefined;
 }
 
 function headerValue(value: unknown): string | undefined {
@@ -72,9 +78,8 @@ function header(headers: unknown, name: string): string | undefined {
  * `Retry-After` header (seconds or an HTTP date) on `error.headers` / `error.response.headers`.
  */
 export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date.now): number | undefined {
-  for (const candidate of [field(error, "retryAfterMs"), field(error, "retry_after_ms")]) {
-    if (typeof candidate === "number" && Number.isFinite(candidate) && candidate >= 0) return candidate;
-  }
+  const own = asDelay(field(error, "retryAfterMs")) ?? asDelay(field(error, "retry_after_ms"));
+  if (own !== undefined) return own;
   const value = header(field(error, "headers"), "retry-after") ?? header(field(field(error, "response"), "headers"), "retry-after");
   if (value === undefined) return undefined;
   const trimmed = value.trim();

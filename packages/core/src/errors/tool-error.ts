@@ -1,6 +1,8 @@
 import type { ErrorKind } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
+/** Where `createToolError` keeps a cause: read through `cause` on the prototype, never enumerable. */
+const CAUSE = Symbol("retry-reflect.cause");
 
 /** The structured error a model sees, in the seed's snake_case shape. */
 export interface ToolErrorJSON {
@@ -136,11 +138,20 @@ export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolError
 export function createToolError(init: ToolErrorInit): ToolError {
   const error = fillToolError(Object.create(ToolError.prototype) as ToolError, init);
   // A plain own `message` (enumerable, unlike the one `Error` defines): defining it non-enumerable
-  // would double the cost of an open-circuit rejection. `cause` is rare here: defined as `Error` does.
+  // would double the cost of an open-circuit rejection. `cause` is read through the prototype's
+  // getter from a symbol-keyed field: not enumerable (as `Error`'s), without a `defineProperty` per error.
   (error as { message: string }).message = init.message;
-  if (init.cause !== undefined) Object.defineProperty(error, "cause", { value: init.cause, writable: true, configurable: true });
+  if (init.cause !== undefined) (error as unknown as Record<symbol, unknown>)[CAUSE] = init.cause;
   return error;
 }
+
+// `new ToolError({ cause })` has `Error`'s own `cause`, which shadows this getter.
+Object.defineProperty(ToolError.prototype, "cause", {
+  get(this: Record<symbol, unknown>) {
+    return this[CAUSE];
+  },
+  configurable: true,
+});
 
 /** Sets a `ToolError`'s own fields and brand. */
 function fillToolError(target: ToolError, init: ToolErrorInit): ToolError {

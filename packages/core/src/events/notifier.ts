@@ -1,12 +1,8 @@
 import type { Clock } from "../clock.js";
-import type { ToolError } from "../errors/tool-error.js";
 import {
   EVENT_MESSAGES,
   type CallEnd,
   type CallInfo,
-  type CallOutcomeStatus,
-  type CircuitState,
-  type FailureReason,
   type RetryReflectEvent,
   type RetryReflectObserver,
 } from "./events.js";
@@ -27,25 +23,18 @@ export function swallow(value: unknown, except?: unknown): void {
   }
 }
 
-/** How a call ended, in the fields the `CallEnd` an observer receives is built from. */
-export interface CallEndFields {
-  readonly status: CallOutcomeStatus;
-  readonly attempts: number;
-  readonly attempt: number;
-  readonly replayed: boolean;
-  readonly circuitState: CircuitState;
-  readonly error?: ToolError;
-  readonly reason?: FailureReason;
-  readonly value?: unknown;
-  readonly thrown?: unknown;
-}
-
 /**
  * The observers of one plugin: events, call start/end, and the context each attempt runs in. A
  * hook that throws or returns a rejected promise is ignored; with no observer, nothing is built.
  */
 export class Notifier {
   readonly observed: boolean;
+  /**
+   * Does any observer follow calls (`onCallStart`, `runInContext`, `onCallEnd`)? Without one, a
+   * healthy call keeps the fast path even when events are observed (`consoleLogger`): a success
+   * emits no event.
+   */
+  readonly callHooks: boolean;
   private readonly observers: readonly RetryReflectObserver[];
   private readonly contextHooks: readonly RetryReflectObserver[];
 
@@ -55,6 +44,7 @@ export class Notifier {
   ) {
     this.observers = observers;
     this.observed = observers.length > 0;
+    this.callHooks = observers.some((observer) => observer.onCallStart !== undefined || observer.runInContext !== undefined || observer.onCallEnd !== undefined);
     this.contextHooks = observers.filter((observer) => typeof observer.runInContext === "function");
   }
 
@@ -87,20 +77,7 @@ export class Notifier {
     }
   }
 
-  callEnd(call: CallInfo, fields: CallEndFields): void {
-    // Built with every member in one order (no spread): one object shape for every outcome.
-    const end: CallEnd = {
-      status: fields.status,
-      attempts: fields.attempts,
-      attempt: fields.attempt,
-      replayed: fields.replayed,
-      durationMs: this.clock.now() - call.startTime,
-      circuitState: fields.circuitState,
-      error: fields.error,
-      reason: fields.reason,
-      value: fields.value,
-      thrown: fields.thrown,
-    };
+  callEnd(call: CallInfo, end: CallEnd): void {
     for (const observer of this.observers) {
       try {
         swallow(observer.onCallEnd?.(call, end));

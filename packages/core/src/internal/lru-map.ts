@@ -33,7 +33,7 @@ export class LruMap<K, V> {
   /** Reads `key` and counts the read as a use: the entry becomes the most recent. */
   get(key: K): V | undefined {
     const value = this.map.get(key);
-    if (value !== undefined && key !== this.newest) this.touch(key, value);
+    if (value !== undefined) this.touch(key, value);
     return value;
   }
 
@@ -45,8 +45,16 @@ export class LruMap<K, V> {
     if (this.map.size > this.max) this.evictOldest();
   }
 
-  /** Marks an existing entry as the most recent. */
+  /** Sets a key known to be absent (one map operation fewer than `set`), evicting the oldest beyond `max`. */
+  add(key: K, value: V): void {
+    this.map.set(key, value);
+    this.newest = key;
+    if (this.map.size > this.max) this.evictOldest();
+  }
+
+  /** Marks an existing entry as the most recent (nothing moves when it already is). */
   touch(key: K, value: V): void {
+    if (key === this.newest) return;
     this.map.delete(key);
     this.map.set(key, value);
     this.newest = key;

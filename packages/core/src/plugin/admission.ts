@@ -9,7 +9,7 @@ import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./outcomes.js
 
 /** The call's stop before it runs, or undefined when it may go on. */
 export function admission(engine: Engine, run: CallRun): FailedOutcome | undefined {
-  const tracked = engine.tracker.get(run.scope, run.toolName);
+  const tracked = engine.tracker.get(run.counterKey, run.toolName);
   if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
   const openFor = engine.breaker.peek(run.breakerKey);
   return openFor === undefined ? undefined : rejected(engine, run, openFor);
@@ -23,7 +23,7 @@ export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAtte
 
 /** A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool. */
 export function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
-  run.attempt = (engine.tracker.get(run.scope, run.toolName)?.failures ?? 0) + 1;
+  run.attempt = (engine.tracker.get(run.counterKey, run.toolName)?.failures ?? 0) + 1;
   if (retryAfterMs === Number.POSITIVE_INFINITY) engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
   else engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
   return circuitOpenOutcome(engine, run, retryAfterMs);

@@ -31,7 +31,7 @@ export function afterFailure(engine: Engine, run: CallRun, permit: CircuitPermit
   else breaker.onFailure(run.breakerKey, permit, run.info);
 
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
-  const tracked = tracker.entry(run.scope, run.toolName);
+  const tracked = tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
   const error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
@@ -58,7 +58,7 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   if (refused.conflict !== undefined) {
     engine.notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
   }
-  const tracked = engine.tracker.entry(run.scope, run.toolName);
+  const tracked = engine.tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
   const error = refused.refusal;

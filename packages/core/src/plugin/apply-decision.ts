@@ -28,7 +28,7 @@ export function applyDecision(
       }
       // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
       const mark = { message: error.message, lastErrorCode: error.code, lastError: error };
-      if (options.trackingScope === "global") tracker.clear(run.scope, run.toolName);
+      if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
       else tracked.exhausted = mark;
       notifier.emit("retries_exhausted", run.toolName, run.info, { tool_name: run.toolName, attempts: run.attempt, error: error.message });
       return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");

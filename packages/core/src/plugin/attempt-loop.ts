@@ -5,6 +5,7 @@ import { afterFailure, refuse } from "./after-failure.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
 import { runAttempt } from "./run-attempt.js";
+import { isReturnedFailure } from "../classify/classify-error.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
@@ -15,7 +16,7 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
   throwIfAborted(run.signal);
   const stop = admission(engine, run);
   if (stop !== undefined) return stop;
-  const tracked = engine.tracker.get(run.scope, run.toolName);
+  const tracked = engine.tracker.get(run.counterKey, run.toolName);
   if (tracked !== undefined) {
     const clock = engine.options.clock;
     const wait = tracked.readyAt - clock.now();
@@ -26,11 +27,12 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
       if (late !== undefined) return late;
     }
   }
-  if (run.effect !== "write") return attempts(engine, run, fn, false);
+  // `return await`: a promise returned from an async function costs two more ticks than one awaited.
+  if (run.effect !== "write") return await attempts(engine, run, fn, false);
 
   const { guard } = engine;
   const prepared = guard.prepare(run);
-  if (prepared === "unguarded") return attempts(engine, run, fn, false);
+  if (prepared === "unguarded") return await attempts(engine, run, fn, false);
   if (prepared !== "guarded") return refuse(engine, run, prepared);
   const entered = await guard.enter<T>(run);
   if ("refusal" in entered) return refuse(engine, run, entered);
@@ -51,20 +53,25 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
   }
 }
 
-/** A fast path's first attempt failed: decide on it, then go on as any call (the gate is behind it). */
-export async function continueAfterFailure<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, failure: unknown): Promise<ExecuteOutcome<T>> {
+/**
+ * A fast path's first attempt failed: decide on it, then go on as any call (the gate is behind it).
+ * The decision is synchronous: an outcome comes back as it is, an in-place retry as a promise.
+ */
+export function continueAfterFailure<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, failure: unknown): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
   run.attempts = 1;
   const next = afterFailure(engine, run, CLOSED_PERMIT, failure);
-  if (typeof next !== "number") return next;
-  await engine.options.clock.sleep(next, run.signal);
-  return attempts(engine, run, fn, false);
+  return typeof next === "number" ? attempts(engine, run, fn, false, next) : next;
 }
 
-/** One attempt after another while failures are transient and safe to repeat. */
-async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, guarded: boolean): Promise<ExecuteOutcome<T>> {
+/** One attempt after another while failures are transient and safe to repeat; `firstDelayMs`: an in-place retry's wait first. */
+async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, guarded: boolean, firstDelayMs?: number): Promise<ExecuteOutcome<T>> {
   const { breaker, tracker, guard, notifier } = engine;
+  if (firstDelayMs !== undefined) {
+    const waiting = backoff(engine, run, firstDelayMs);
+    if (waiting !== undefined) await waiting;
+  }
   for (;;) {
-    const tracked = tracker.get(run.scope, run.toolName);
+    const tracked = tracker.get(run.counterKey, run.toolName);
     // No attempt, first or in place, starts once the budget is spent (by this call or a parallel one).
     if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
     // Provisional: the number this attempt's failure would take, were it recorded next.
@@ -79,7 +86,7 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
       if (!("token" in locked)) {
         breaker.onNeutral(run.breakerKey, permit);
         if ("refusal" in locked) return refuse(engine, run, locked);
-        tracker.clearUnlessExhausted(run.scope, run.toolName);
+        tracker.clearUnlessExhausted(run.counterKey, run.toolName);
         notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
         return { status: "success", value: locked.replay as T, attempt: run.attempt, replayed: true };
       }
@@ -87,21 +94,41 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
     }
 
     run.attempts++;
-    const result = await runAttempt(engine, run, fn);
-    if (!result.failed) {
+    let value: T | undefined;
+    let failure: unknown;
+    let failed = false;
+    try {
+      value = await runAttempt(engine, run, fn);
+      if (isReturnedFailure(value)) {
+        failed = true;
+        failure = value;
+      }
+    } catch (error) {
+      failed = true;
+      failure = error;
+    }
+    if (!failed) {
       breaker.onSuccess(run.breakerKey, permit, run.info);
       // The write ran: a store fault now loses only the replay, never the result.
-      if (token !== undefined) await guard.complete(run, token, result.value);
-      tracker.clearUnlessExhausted(run.scope, run.toolName);
+      if (token !== undefined) await guard.complete(run, token, value);
+      tracker.clearUnlessExhausted(run.counterKey, run.toolName);
       throwIfAborted(run.signal); // the caller's abort wins, even over a late success (stored above)
       if (run.attempt > 1) notifier.emit("retry_succeeded", run.toolName, run.info, { tool_name: run.toolName, attempt: run.attempt });
-      return { status: "success", value: result.value, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
+      return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
     }
     if (token !== undefined) await guard.release(run, token);
-    const next = afterFailure(engine, run, permit, result.failure);
+    const next = afterFailure(engine, run, permit, failure);
     if (typeof next !== "number") return next;
-    await engine.options.clock.sleep(next, run.signal);
+    const waiting = backoff(engine, run, next);
+    if (waiting !== undefined) await waiting;
   }
+}
+
+/** The wait before an in-place retry: abortable; a zero wait only checks the signal. */
+function backoff(engine: Engine, run: CallRun, delayMs: number): Promise<void> | undefined {
+  if (delayMs > 0) return engine.options.clock.sleep(delayMs, run.signal);
+  throwIfAborted(run.signal);
+  return undefined;
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

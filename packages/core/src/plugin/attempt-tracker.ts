@@ -22,61 +22,82 @@ export interface ExhaustedMark {
 
 const SEPARATOR = "\u0000";
 
+/** The key of the (scope, tool) counter: made once per call, so that each lookup hashes a string already hashed. */
+export function counterKey(scope: string, toolName: string): string {
+  return scope + SEPARATOR + toolName;
+}
+
+/** The counters of one tool: how many are active (a failure counted, or a stop), and how many are held. */
+interface ToolCounters {
+  active: number;
+  held: number;
+}
+
 /**
  * Attempt counters per (scope, tool), at most `max` of them in all (least recently used dropped;
  * every read counts as a use, so an exhausted scope that keeps being refused keeps its stop).
- * Nothing is stored for a tool that has not failed, and which tools have counters is known per
- * tool: a healthy tool's call reads one small map, whatever failed elsewhere.
+ * Nothing is stored for a tool that has not failed, and which tools have active counters is known
+ * per tool: a healthy tool's call reads one small map, whatever failed elsewhere. A success resets
+ * a counter in place (it stays, idle, until it is used again or evicted): a tool that fails and
+ * recovers does not add and delete map entries on every call.
  */
 export class AttemptTracker {
   private readonly counters: LruMap<string, TrackedAttempts>;
-  /** How many scopes hold a counter of each tool. */
-  private readonly perTool = new Map<string, number>();
+  private readonly perTool = new Map<string, ToolCounters>();
 
   constructor(max: number) {
-    this.counters = new LruMap(max, (_key, tracked) => this.forget(tracked.toolName));
+    this.counters = new LruMap(max, (_key, tracked) => this.dropped(tracked));
   }
 
+  /** Counters held, idle ones included. */
   get size(): number {
     return this.counters.size;
   }
 
-  /** Does any scope hold a counter of this tool? */
+  /** Does any scope hold an active counter of this tool? */
   hasCounters(toolName: string): boolean {
-    return this.perTool.size !== 0 && this.perTool.has(toolName);
+    if (this.perTool.size === 0) return false;
+    const counts = this.perTool.get(toolName);
+    return counts !== undefined && counts.active > 0;
   }
 
-  get(scope: string, toolName: string): TrackedAttempts | undefined {
-    return this.hasCounters(toolName) ? this.counters.get(scope + SEPARATOR + toolName) : undefined;
+  /** The active counter of `key` (`counterKey(scope, toolName)`), if any. */
+  get(key: string, toolName: string): TrackedAttempts | undefined {
+    if (!this.hasCounters(toolName)) return undefined;
+    const tracked = this.counters.get(key);
+    return tracked !== undefined && isActive(tracked) ? tracked : undefined;
   }
 
-  /** The counter to record a failure in (created if needed, and marked most recently used). */
-  entry(scope: string, toolName: string): TrackedAttempts {
-    const key = scope + SEPARATOR + toolName;
-    let tracked = this.hasCounters(toolName) ? this.counters.get(key) : undefined;
-    if (tracked === undefined) {
-      tracked = { toolName, failures: 0, readyAt: 0, lastDelayMs: undefined, exhausted: undefined };
-      this.perTool.set(toolName, (this.perTool.get(toolName) ?? 0) + 1);
-      this.counters.set(key, tracked);
+  /** The counter to record a failure in (created or woken if needed, and marked most recently used). */
+  entry(key: string, toolName: string): TrackedAttempts {
+    const held = this.perTool.size === 0 ? undefined : this.counters.get(key);
+    if (held !== undefined) {
+      if (!isActive(held)) (this.perTool.get(toolName) as ToolCounters).active++;
+      return held;
     }
+    const tracked: TrackedAttempts = { toolName, failures: 0, readyAt: 0, lastDelayMs: undefined, exhausted: undefined };
+    const counts = this.perTool.get(toolName);
+    if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1 });
+    else {
+      counts.active++;
+      counts.held++;
+    }
+    this.counters.add(key, tracked);
     return tracked;
   }
 
-  /** Forgets one counter (a success, or global tracking after exhaustion). */
-  clear(scope: string, toolName: string): void {
+  /** Forgets one counter's failures and stop (a success, or global tracking after exhaustion). */
+  clear(key: string, toolName: string): void {
     if (!this.hasCounters(toolName)) return;
-    const key = scope + SEPARATOR + toolName;
     const tracked = this.counters.peek(key);
-    if (tracked === undefined) return;
-    this.counters.delete(key);
-    this.forget(toolName);
+    if (tracked !== undefined && isActive(tracked)) this.idle(tracked);
   }
 
   /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope). */
-  clearUnlessExhausted(scope: string, toolName: string): void {
+  clearUnlessExhausted(key: string, toolName: string): void {
     if (!this.hasCounters(toolName)) return;
-    const tracked = this.counters.peek(scope + SEPARATOR + toolName);
-    if (tracked !== undefined && tracked.exhausted === undefined) this.clear(scope, toolName);
+    const tracked = this.counters.peek(key);
+    if (tracked !== undefined && tracked.exhausted === undefined && tracked.failures > 0) this.idle(tracked);
   }
 
   /** Forgets every counter of a scope (an agent run that ended). */
@@ -85,13 +106,27 @@ export class AttemptTracker {
     for (const [key, tracked] of [...this.counters.entries()]) {
       if (!key.startsWith(prefix)) continue;
       this.counters.delete(key);
-      this.forget(tracked.toolName);
+      this.dropped(tracked);
     }
   }
 
-  private forget(toolName: string): void {
-    const left = (this.perTool.get(toolName) ?? 1) - 1;
-    if (left > 0) this.perTool.set(toolName, left);
-    else this.perTool.delete(toolName);
+  private idle(tracked: TrackedAttempts): void {
+    tracked.failures = 0;
+    tracked.readyAt = 0;
+    tracked.lastDelayMs = undefined;
+    tracked.exhausted = undefined;
+    (this.perTool.get(tracked.toolName) as ToolCounters).active--;
   }
+
+  /** A counter left the map (evicted, or its scope cleared). */
+  private dropped(tracked: TrackedAttempts): void {
+    const counts = this.perTool.get(tracked.toolName);
+    if (counts === undefined) return;
+    if (isActive(tracked)) counts.active--;
+    if (--counts.held === 0) this.perTool.delete(tracked.toolName);
+  }
+}
+
+function isActive(tracked: TrackedAttempts): boolean {
+  return tracked.failures > 0 || tracked.exhausted !== undefined;
 }

@@ -4,7 +4,7 @@ import type { Notifier } from "../events/notifier.js";
 import type { GuardRefusal, IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
-import type { AttemptTracker } from "./attempt-tracker.js";
+import { counterKey, type AttemptTracker } from "./attempt-tracker.js";
 import type { ToolCall, ToolContext } from "./options.js";
 import type { Cleaner } from "./sanitize.js";
 import type { ResolvedOptions } from "./validate-options.js";
@@ -22,6 +22,8 @@ export interface CallRun {
   readonly scope: string;
   readonly effect: ToolEffect;
   readonly breakerKey: string;
+  /** The key of its (scope, tool) attempt counter, made once per call. */
+  readonly counterKey: string;
   /** The observers' view of the call; undefined when nobody observes. */
   readonly info: CallInfo | undefined;
   readonly signal: AbortSignal | undefined;
@@ -57,6 +59,7 @@ export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breake
     scope,
     effect,
     breakerKey,
+    counterKey: counterKey(scope, call.toolName),
     info,
     signal: call.signal,
     attempts: 0,

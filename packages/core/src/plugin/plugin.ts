@@ -9,7 +9,7 @@ import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import { LruMap } from "../internal/lru-map.js";
 import { admission } from "./admission.js";
-import { AttemptTracker } from "./attempt-tracker.js";
+import { AttemptTracker, counterKey } from "./attempt-tracker.js";
 import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
 import { ENGINE, newRun, type CallRun, type Engine, type ToolFunction } from "./call-run.js";
 import type { RetryReflectOptions, ToolCall } from "./options.js";
@@ -119,18 +119,21 @@ export class RetryReflectPlugin {
       const aborted = call.signal?.aborted === true;
       // Healthy: no failure of this tool in any scope, its circuit closed.
       const healthy = !aborted && !tracker.hasCounters(toolName) && breaker.isClosed(breakerKey);
-      if (notifier.observed || aborted) return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
-      // Decided without an async frame where nothing but a plain call, a replay or a rejection can happen.
+      if (notifier.callHooks || aborted) return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
+      // Decided without an async frame where nothing but a plain call, a replay or a rejection can
+      // happen (a success emits no event: observers of events alone keep this path).
       if (effect !== "write") {
         if (healthy) return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
-      } else if (healthy) {
+      } else if (healthy && !notifier.observed) {
         const run = newRun(call as ToolCall, scope, effect, breakerKey);
         const stored = this.engine.guard.replayNow(run);
         if (stored !== undefined) return Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
         return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false, run);
       }
-      const stop = admission(this.engine, newRun(call as ToolCall, scope, effect, breakerKey));
-      if (stop !== undefined) return Promise.resolve(finish(this.engine, stop, toolName));
+      if (!notifier.observed) {
+        const stop = admission(this.engine, newRun(call as ToolCall, scope, effect, breakerKey));
+        if (stop !== undefined) return Promise.resolve(finish(this.engine, stop, toolName));
+      }
       return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false);
     } catch (error) {
       return Promise.reject(error);
@@ -147,8 +150,10 @@ export class RetryReflectPlugin {
     } catch (error) {
       failure = error;
     }
-    const run = newRun(call, scope, effect, breakerKey);
-    return finish(this.engine, await continueAfterFailure(this.engine, run, fn, failure), call.toolName);
+    // Observers of events see this call from its failure on (its `CallInfo` starts there).
+    const info = this.engine.notifier.observed ? this.callInfo(call, scope, effect) : undefined;
+    const next = continueAfterFailure(this.engine, newRun(call, scope, effect, breakerKey, info), fn, failure);
+    return finish(this.engine, next instanceof Promise ? await next : next, call.toolName);
   }
 
   /**
@@ -165,19 +170,34 @@ export class RetryReflectPlugin {
     made?: CallRun,
   ): Promise<ExecuteOutcome<T>> {
     const engine = this.engine;
-    const { notifier, options } = engine;
-    const info: CallInfo | undefined = notifier.observed
-      ? { toolName: call.toolName, callId: call.callId, scope, effect, args: effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args, startTime: options.clock.now() }
-      : undefined;
+    const { notifier } = engine;
+    const info = notifier.observed ? this.callInfo(call, scope, effect) : undefined;
     const run = made ?? newRun(call, scope, effect, breakerKey, info);
-    if (info !== undefined) notifier.callStart(info);
+    if (info !== undefined && notifier.callHooks) notifier.callStart(info);
     let outcome: ExecuteOutcome<T>;
     try {
       if (healthy) {
         run.attempt = 1;
         run.attempts = 1;
-        const result = await runAttempt(engine, run, fn);
-        outcome = result.failed ? await continueAfterFailure(engine, run, fn, result.failure) : this.succeeded(call, scope, breakerKey, result.value, info);
+        let value: T | undefined;
+        let failure: unknown;
+        let failed = false;
+        try {
+          value = await runAttempt(engine, run, fn);
+          if (isReturnedFailure(value)) {
+            failed = true;
+            failure = value;
+          }
+        } catch (error) {
+          failed = true;
+          failure = error;
+        }
+        if (failed) {
+          const next = continueAfterFailure(engine, run, fn, failure);
+          outcome = next instanceof Promise ? await next : next;
+        } else {
+          outcome = this.succeeded(call, scope, breakerKey, value as T, info);
+        }
       } else {
         outcome = await runGuarded(engine, run, fn);
       }
@@ -189,11 +209,18 @@ export class RetryReflectPlugin {
     return finish(engine, outcome, run.toolName);
   }
 
+  /** The observers' view of a call (for a `write`, its arguments without the key). */
+  private callInfo(call: ToolCall, scope: string, effect: ToolEffect): CallInfo {
+    const { options } = this.engine;
+    const args = effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args;
+    return { toolName: call.toolName, callId: call.callId, scope, effect, args, startTime: options.clock.now() };
+  }
+
   /** A first attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
   private succeeded<T>(call: ToolCall, scope: string, breakerKey: string, value: T, info: CallInfo | undefined): SuccessOutcome<T> {
     const { breaker, tracker } = this.engine;
     breaker.onSuccess(breakerKey, CLOSED_PERMIT, info);
-    tracker.clearUnlessExhausted(scope, call.toolName);
+    if (tracker.hasCounters(call.toolName)) tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
     if (call.signal?.aborted) throw abortReason(call.signal);
     return { status: "success", value, attempt: 1, replayed: false };
   }

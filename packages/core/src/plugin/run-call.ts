@@ -1,5 +1,5 @@
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
-import type { CallEndFields } from "../events/notifier.js";
+import type { CallEnd } from "../events/events.js";
 import type { CallRun, Engine } from "./call-run.js";
 import type { ExecuteOutcome } from "./outcome.js";
 
@@ -13,22 +13,26 @@ export function finish<T>(engine: Engine, outcome: ExecuteOutcome<T>, toolName: 
   return outcome;
 }
 
-/** Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. */
+/**
+ * Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. The
+ * `CallEnd` is built once, every member in one order (no spread): one object shape for every end.
+ */
 export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<unknown> | undefined, thrown?: unknown): void {
   const info = run.info;
-  if (info === undefined) return;
+  if (info === undefined || !engine.notifier.callHooks) return;
+  const durationMs = engine.options.clock.now() - info.startTime;
   const circuitState = engine.breaker.state(run.breakerKey);
-  let fields: CallEndFields;
+  let end: CallEnd;
   if (outcome === undefined) {
     const status = run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error";
-    fields = { status, attempts: run.attempts, attempt: run.attempt, replayed: false, circuitState, thrown };
+    end = { status, attempts: run.attempts, attempt: run.attempt, replayed: false, durationMs, circuitState, error: undefined, reason: undefined, value: undefined, thrown };
   } else if (outcome.status === "success") {
-    fields = { status: "success", attempts: run.attempts, attempt: run.attempt, replayed: outcome.replayed, circuitState, value: outcome.value };
+    end = { status: "success", attempts: run.attempts, attempt: run.attempt, replayed: outcome.replayed, durationMs, circuitState, error: undefined, reason: undefined, value: outcome.value, thrown: undefined };
   } else {
     const reason = outcome.status === "failed" ? outcome.reason : undefined;
-    fields = { status: outcome.status, attempts: run.attempts, attempt: run.attempt, replayed: false, circuitState, error: outcome.error, reason };
+    end = { status: outcome.status, attempts: run.attempts, attempt: run.attempt, replayed: false, durationMs, circuitState, error: outcome.error, reason, value: undefined, thrown: undefined };
   }
-  engine.notifier.callEnd(info, fields);
+  engine.notifier.callEnd(info, end);
 }
 
 function passesThrough(run: CallRun, thrown: unknown): boolean {
