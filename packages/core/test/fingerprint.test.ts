@@ -297,3 +297,10 @@ describe("deeply nested arguments", () => {
     expectDepthError(() => canonicalJson(endless()));
   });
 });
+
+describe("canonicalJson writes strings as JSON.stringify does", () => {
+  it("for plain text, quotes, backslashes, control characters and surrogates", () => {
+    const samples = ["", "plain", 'say "hi"', "back\\slash", "tab\tnew\nline\u0000", "emoji 😀", "lone \ud800 high", "lone \udc00 low", "ünïcödé"];
+    for (const sample of samples) expect(canonicalJson({ [sample]: sample })).toBe(JSON.stringify({ [sample]: sample }));
+  });
+});
