@@ -1,7 +1,7 @@
 // `@retry-reflect/core/adapter`: what every framework adapter needs, so that its own code is only
 // glue: run a host's tool call under the plugin (with the healthy fast path), tell returned
 // failures from results, and render schema failures for the model.
-export { canCallDirectly, runToolCall, type HostOutcome, type HostToolCall } from "./adapter/run-tool-call.js";
+export { canCallDirectly, recordDirectSuccess, runToolCall, type DirectAttempt, type HostOutcome, type HostToolCall } from "./adapter/run-tool-call.js";
 export {
   describeProblem,
   invalidArgumentsError,

@@ -5,7 +5,9 @@ import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@
 import { createMiddleware } from "langchain";
 import { isPlugin } from "./is-plugin.js";
 import { checkAdapterOptions } from "./adapter-options.js";
-import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
+import { canCallDirectly, recordDirectSuccess, type DirectAttempt } from "@retry-reflect/core/adapter";
+import { isControlFlow, LangChainHostCall, type ToolContextMode } from "./run-tool.js";
+import { failureOfResult } from "./to-failure.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
@@ -90,12 +92,31 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
   const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
-    // Not an async function: the seam's promise is returned as it is (one frame fewer per call).
-    wrapToolCall: (request, handler): Promise<ToolMessage | Command> => {
+    wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
-      const call = new MiddlewareToolCall(plugin, toolName, effectOf(toolName, tool, plugin.options.toolEffects), tool?.schema, adapter.toolContext, request, handler, scopeOf);
-      return call.result(true) as Promise<ToolMessage | Command>;
+      const effect = effectOf(toolName, tool, plugin.options.toolEffects);
+      let first: DirectAttempt<ToolMessage | Command> | undefined;
+      if (adapter.toolContext !== "all" && canCallDirectly(plugin, toolName, effect)) {
+        // The hottest path, in this one frame: nothing for the policy to do, the handler is awaited
+        // as a bare middleware would. A failure goes to the seam as attempt 1 (`first`).
+        try {
+          const direct = await handler(request);
+          if (failureOfResult(direct) === undefined) {
+            recordDirectSuccess(plugin, toolName);
+            const signal = request.runtime.signal;
+            if (signal?.aborted) throw signal.reason ?? new Error("This operation was aborted");
+            return direct;
+          }
+          first = { returned: direct };
+        } catch (error) {
+          if (isControlFlow(error) || request.runtime.signal?.aborted) throw error;
+          first = { thrown: error };
+        }
+      }
+      const call = new MiddlewareToolCall(plugin, toolName, effect, tool?.schema, adapter.toolContext, request, handler, scopeOf);
+      call.first = first;
+      return (await call.result(true)) as ToolMessage | Command;
     },
   });
   return Object.assign(middleware, { plugin });

@@ -1,7 +1,7 @@
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { ToolMessage } from "@langchain/core/messages";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { runToolCall, type HostOutcome, type HostToolCall } from "@retry-reflect/core/adapter";
+import { runToolCall, type DirectAttempt, type HostOutcome, type HostToolCall } from "@retry-reflect/core/adapter";
 import { failureOfResult, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -26,6 +26,8 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
 export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   readonly isControlFlow = isControlFlow;
   readonly failureOfResult = failureOfResult;
+  /** A direct attempt the middleware already made, which failed (attempt 1). */
+  first: DirectAttempt<R> | undefined = undefined;
   private readonly withContext: boolean;
 
   constructor(

@@ -32,7 +32,15 @@ export interface HostToolCall<R> {
   readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
   /** Runs the host's tool once with these arguments (the model's, or corrected ones). */
   readonly run: (args: unknown, context: ToolContext) => Promise<R> | R;
+  /**
+   * The attempt the host already made directly (after `canCallDirectly`), which failed: it
+   * becomes attempt 1 of the policy instead of a first `run`.
+   */
+  readonly first?: DirectAttempt<R>;
 }
+
+/** What a direct attempt did: threw, or returned a failure result. */
+export type DirectAttempt<R> = { readonly thrown: unknown } | { readonly returned: R };
 
 /**
  * - `success`: the tool's own result (`replayed` when the idempotency store answered);
@@ -42,7 +50,7 @@ export interface HostToolCall<R> {
  */
 export type HostOutcome<R> = SuccessOutcome<R> | { readonly status: "passthrough"; readonly value: R } | ReflectOutcome | FailedOutcome;
 
-type Original<R> = { readonly thrown: unknown } | { readonly returned: R };
+type Original<R> = DirectAttempt<R>;
 
 /**
  * Runs a host's tool call under the plugin; the adapter's own code is then only glue. A healthy
@@ -70,9 +78,9 @@ export async function runToolCall<R, P>(
     return present === undefined ? outcome : present(outcome, call);
   }
   const effect = call.effect ?? plugin.effectOf(toolName);
-  let first: Original<R> | undefined;
+  let first: Original<R> | undefined = call.first;
   const engine = engineOf(plugin);
-  if (isDirect(engine, toolName, effect)) {
+  if (first === undefined && isDirect(engine, toolName, effect)) {
     try {
       const value = await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId });
       // The host's own test of a returned failure, when it has one (a LangChain error message), else the core's shapes.
@@ -136,6 +144,15 @@ export async function runToolCall<R, P>(
  */
 export function canCallDirectly(plugin: RetryReflectPlugin, toolName: string, effect: ToolEffect = plugin.effectOf(toolName)): boolean {
   return plugin.isInScope(toolName) && isDirect(engineOf(plugin), toolName, effect);
+}
+
+/**
+ * A direct call (after `canCallDirectly`) succeeded: a closed circuit forgets its failures. An
+ * adapter that makes the direct call itself (to spare a frame on its hottest path) calls this,
+ * and hands a failed direct attempt to `runToolCall` as `first`.
+ */
+export function recordDirectSuccess(plugin: RetryReflectPlugin, toolName: string): void {
+  engineOf(plugin).breaker.onSuccess(toolName, CLOSED_PERMIT);
 }
 
 /** `canCallDirectly` for a tool already known to be in scope. */
