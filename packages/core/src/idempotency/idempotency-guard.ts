@@ -20,6 +20,7 @@ import type { ToolCall } from "../plugin/options.js";
 import type { ExecuteOutcome } from "../plugin/outcome.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
+import { checkBegin, describeValue, readKey, refusal } from "./store-protocol.js";
 
 /** The guard's settings (the plugin's `idempotency` option, defaults applied). */
 export interface GuardOptions {
@@ -67,7 +68,6 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
-const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
 
 /**
  * The idempotency guard of `write` tools, one unit: the key and fingerprint, single flight in this
@@ -223,43 +223,4 @@ export class IdempotencyGuard {
     });
     return Promise.race([...waits, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
   }
-}
-
-function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number): ToolError {
-  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
-}
-
-function readKey(args: unknown, field: string): string | undefined {
-  if (typeof args !== "object" || args === null) return undefined;
-  const value = (args as Record<string, unknown>)[field];
-  if (typeof value === "string") return value.length > 0 ? value : undefined;
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  return undefined;
-}
-
-/** A store's `begin` answer, if it has the documented shape (a numeric token is taken as its text). */
-function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const result = value as Record<string, unknown>;
-  const status = result.status;
-  if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
-  const retryAfter = typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0 ? result.retryAfterMs : 1000;
-  switch (status) {
-    case "acquired":
-      if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };
-      return typeof result.token === "string" && result.token.length > 0 ? { status, token: result.token } : undefined;
-    case "completed":
-      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, value: result.value } : undefined;
-    case "in_progress":
-      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, retryAfterMs: retryAfter } : undefined;
-    default:
-      return { status: "busy", retryAfterMs: retryAfter };
-  }
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value !== "object") return typeof value;
-  const status = (value as { status?: unknown }).status;
-  return typeof status === "string" ? `an object with status ${JSON.stringify(status.slice(0, 40))}` : "an object without a known status";
 }

@@ -1,0 +1,47 @@
+import { createToolError, type ToolError } from "../errors/tool-error.js";
+import type { IdempotencyBeginResult } from "./idempotency-store.js";
+
+// The guard's side of the store protocol: reading the key, checking what a store answered, and
+// the refusals a write gets before it runs.
+
+const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
+
+/** A recoverable refusal: the write did not run. */
+export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number): ToolError {
+  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+}
+
+export function readKey(args: unknown, field: string): string | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const value = (args as Record<string, unknown>)[field];
+  if (typeof value === "string") return value.length > 0 ? value : undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** A store's `begin` answer, if it has the documented shape (a numeric token is taken as its text). */
+export function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const result = value as Record<string, unknown>;
+  const status = result.status;
+  if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
+  const retryAfter = typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0 ? result.retryAfterMs : 1000;
+  switch (status) {
+    case "acquired":
+      if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };
+      return typeof result.token === "string" && result.token.length > 0 ? { status, token: result.token } : undefined;
+    case "completed":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, value: result.value } : undefined;
+    case "in_progress":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, retryAfterMs: retryAfter } : undefined;
+    default:
+      return { status: "busy", retryAfterMs: retryAfter };
+  }
+}
+
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value !== "object") return typeof value;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === "string" ? `an object with status ${JSON.stringify(status.slice(0, 40))}` : "an object without a known status";
+}
