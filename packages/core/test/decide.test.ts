@@ -17,7 +17,7 @@ const base: FailureFacts = {
   retryAfterMs: undefined,
 };
 
-const table: ReadonlyArray<readonly [case: string, facts: Partial<FailureFacts>, decision: Decision]> = [
+const table: ReadonlyArray<readonly [name: string, facts: Partial<FailureFacts>, decision: Decision]> = [
   ["transient read: in place after the backoff", {}, { kind: "retry", delayMs: 500 }],
   ["transient idempotent: in place", { effect: "idempotent" }, { kind: "retry", delayMs: 500 }],
   ["transient write behind a key: in place", { effect: "write", guarded: true }, { kind: "retry", delayMs: 500 }],
