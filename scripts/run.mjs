@@ -4,8 +4,8 @@
 // Only Node.js 20 and npm are needed: pnpm comes through `npx --yes`.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PNPM = ["npx", "--yes", "pnpm@12.4.2"];
@@ -37,6 +37,8 @@ function build() {
 switch (command) {
   case "test": {
     install();
+    // Lint and format first: `npm run format` fixes what it reports.
+    step("lint and format (biome ci)", [...PNPM, "exec", "biome", "ci", "--colors=off", "."]);
     build();
     step("typecheck", [...PNPM, "exec", "turbo", "run", "typecheck", "--output-logs=errors-only"]);
     const report = join(root, ".vitest-report.json");
@@ -57,21 +59,25 @@ switch (command) {
     // The plain closing line CI reads.
     console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
     process.exit(status !== 0 ? status : failed > 0 ? 1 : 0);
+    break;
   }
   case "demo": {
     install();
     build();
     process.exit(run(["node", "apps/demo/dist/main.js", ...rest]));
+    break;
   }
   case "bench": {
     install();
     build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench", ...rest]));
+    break;
   }
   case "bench-node24": {
     install();
     build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:node24", ...rest]));
+    break;
   }
   default:
     console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24 [args...]");

@@ -33,7 +33,10 @@ function packageVersion(name: string): string {
 function gitCommit(): string {
   try {
     const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: benchRoot, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "../packages/core/src", "../packages/langchain-adapter/src"], { cwd: benchRoot, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "../packages/core/src", "../packages/langchain-adapter/src"], {
+      cwd: benchRoot,
+      encoding: "utf8",
+    }).trim();
     return dirty === "" ? commit : `${commit} (+ uncommitted changes in core/adapter)`;
   } catch {
     return "unknown";
@@ -44,7 +47,8 @@ function gitCommit(): string {
 function benchCommand(): string {
   const major = process.versions.node.split(".")[0];
   if (major === "20") return "npm run bench  (= node --expose-gc --no-warnings --import tsx bench/src/main.ts)";
-  if (major === "24") return "cd bench && npm run bench:node24  (= node ../scripts/node24.mjs -- --expose-gc --no-warnings --import tsx src/main.ts)";
+  if (major === "24")
+    return "cd bench && npm run bench:node24  (= node ../scripts/node24.mjs -- --expose-gc --no-warnings --import tsx src/main.ts)";
   return `cd bench && node --expose-gc --no-warnings --import tsx src/main.ts  (Node ${process.versions.node})`;
 }
 
@@ -63,7 +67,9 @@ export function environment(): Environment {
     loadAverageAtStart: Math.round(loadavg()[0]! * 100) / 100,
     commit: gitCommit(),
     versions: Object.fromEntries(
-      ["@retry-reflect/core", "@retry-reflect/langchain", "cockatiel", "opossum", "p-retry", "langchain", "@langchain/core", "mitata"].map((name) => [name, packageVersion(name)]),
+      ["@retry-reflect/core", "@retry-reflect/langchain", "cockatiel", "opossum", "p-retry", "langchain", "@langchain/core", "mitata"].map(
+        (name) => [name, packageVersion(name)],
+      ),
     ),
   };
 }

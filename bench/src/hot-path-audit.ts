@@ -41,7 +41,10 @@ export async function auditHotPath(fn: () => unknown, calls = 1000): Promise<Hot
       counts.abortController++;
     }
   };
-  EventTarget.prototype.addEventListener = function countedAddEventListener(this: EventTarget, ...args: Parameters<EventTarget["addEventListener"]>) {
+  EventTarget.prototype.addEventListener = function countedAddEventListener(
+    this: EventTarget,
+    ...args: Parameters<EventTarget["addEventListener"]>
+  ) {
     counts.addEventListener++;
     return original.addEventListener.apply(this, args);
   };

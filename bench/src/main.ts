@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BENCH_ROOT, environment } from "./environment.js";
-import { loadCore, type CoreModule } from "./ours.js";
+import { type CoreModule, loadCore } from "./ours.js";
 import { renderMarkdown } from "./report.js";
 import type { SuiteResult } from "./report-types.js";
 import { concurrency } from "./suites/concurrency.js";

@@ -5,9 +5,9 @@ import {
   circuitBreaker,
   handleAll,
   handleWhen,
+  type IPolicy,
   retry,
   wrap,
-  type IPolicy,
 } from "cockatiel";
 import Opossum from "opossum";
 import pRetry, { type Options as PRetryOptions } from "p-retry";
@@ -22,10 +22,13 @@ export function cockatielRetryBreaker(options: { threshold?: number; halfOpenAft
     breaker: new ConsecutiveBreaker(options.threshold ?? 5),
   });
   // An open circuit must not be retried (that would sleep); everything else is.
-  const retryPolicy = retry(handleWhen((error) => !(error instanceof BrokenCircuitError)), {
-    maxAttempts: 3,
-    backoff: new ConstantBackoff(0),
-  });
+  const retryPolicy = retry(
+    handleWhen((error) => !(error instanceof BrokenCircuitError)),
+    {
+      maxAttempts: 3,
+      backoff: new ConstantBackoff(0),
+    },
+  );
   return wrap(retryPolicy, breaker);
 }
 
@@ -78,6 +81,6 @@ export const P_RETRY_VARIANTS_NOTE =
   "p-retry can be configured three ways: no options object, a partial options object such as `{ retries: 3, minTimeout: 0 }`, or every documented option given. " +
   "On Node 20 the partial object is p-retry's slow path (earlier runs of this bench: several times the cost of no options object, all of it self time inside `pRetry`): " +
   "`pRetry` spreads the object and then adds each missing option with `??=`, which changes the copy's shape on every call. " +
-  "The partial variant is therefore not shown; \"p-retry (every option given)\" is the configured p-retry the targets compare with (`signal` left unset: no contestant is given one).";
+  'The partial variant is therefore not shown; "p-retry (every option given)" is the configured p-retry the targets compare with (`signal` left unset: no contestant is given one).';
 
 export { BrokenCircuitError, Opossum };

@@ -18,7 +18,13 @@ function verdict(met: boolean | null): string {
 }
 
 /** The report; `jsonFile` is the raw-numbers file written beside it (its name depends on the Node major and `--only`). */
-export function renderMarkdown(environment: Environment, suites: readonly SuiteResult[], totalSeconds: number, loadAverageAtEnd: number, jsonFile = "results.json"): string {
+export function renderMarkdown(
+  environment: Environment,
+  suites: readonly SuiteResult[],
+  totalSeconds: number,
+  loadAverageAtEnd: number,
+  jsonFile = "results.json",
+): string {
   const lines: string[] = [];
   lines.push("# Benchmark results", "");
   lines.push(
@@ -32,9 +38,13 @@ export function renderMarkdown(environment: Environment, suites: readonly SuiteR
     `- **Node.js:** ${environment.node} (V8 ${environment.v8})`,
     `- **Command:** \`${environment.command}\``,
     `- **Commit:** ${environment.commit}`,
-    `- **Versions:** ${Object.entries(environment.versions).map(([name, version]) => `${name} ${version}`).join(", ")}`,
+    `- **Versions:** ${Object.entries(environment.versions)
+      .map(([name, version]) => `${name} ${version}`)
+      .join(", ")}`,
     `- **Run time:** ${totalSeconds.toFixed(0)} s (wall); 1-minute load average ${environment.loadAverageAtStart} at start, ${loadAverageAtEnd} at end on ${environment.cores} cores` +
-      (Math.max(environment.loadAverageAtStart, loadAverageAtEnd) > environment.cores ? " — other processes competed for the CPU during this run; times are CPU time (see README)" : ""),
+      (Math.max(environment.loadAverageAtStart, loadAverageAtEnd) > environment.cores
+        ? " — other processes competed for the CPU during this run; times are CPU time (see README)"
+        : ""),
     "",
   );
 

@@ -5,7 +5,12 @@ import { runCli } from "../src/cli/run-cli.js";
 function cli(argv: string[], options: { env?: NodeJS.ProcessEnv; isTTY?: boolean } = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const done = runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: options.env ?? {}, isTTY: options.isTTY ?? false });
+  const done = runCli(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: options.env ?? {},
+    isTTY: options.isTTY ?? false,
+  });
   return { out, err, done };
 }
 
@@ -26,7 +31,9 @@ describe("parseArgs", () => {
     expect(parseArgs(["--jaeger", "--fast"], {}).otlpEndpoint).toBe(DEFAULT_OTLP_ENDPOINT);
     expect(parseArgs(["--jaeger", "http://collector:4318"], {}).otlpEndpoint).toBe("http://collector:4318");
     expect(parseArgs([], { OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel:4318" }).otlpEndpoint).toBe("http://otel:4318");
-    expect(() => parseArgs(["--jaeger", "localhost:4318"], {})).toThrow('--jaeger: expected an http(s) URL such as http://localhost:4318, got "localhost:4318"');
+    expect(() => parseArgs(["--jaeger", "localhost:4318"], {})).toThrow(
+      '--jaeger: expected an http(s) URL such as http://localhost:4318, got "localhost:4318"',
+    );
   });
 
   it("accepts only openai:<name> models", () => {

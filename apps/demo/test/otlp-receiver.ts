@@ -27,18 +27,18 @@ interface OtlpKeyValue {
   value: Record<string, unknown>;
 }
 
-function valueOf(value: Record<string, unknown>): unknown {
+function attributeValue(value: Record<string, unknown>): unknown {
   if ("stringValue" in value) return value.stringValue;
   if ("intValue" in value) return Number(value.intValue);
   if ("doubleValue" in value) return value.doubleValue;
   if ("boolValue" in value) return value.boolValue;
-  if ("arrayValue" in value) return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(valueOf);
+  if ("arrayValue" in value) return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(attributeValue);
   return undefined;
 }
 
 function attributesOf(list: OtlpKeyValue[] | undefined): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) result[key] = valueOf(value);
+  for (const { key, value } of list ?? []) result[key] = attributeValue(value);
   return result;
 }
 

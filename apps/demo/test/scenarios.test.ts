@@ -3,7 +3,7 @@ import { ScriptedChatModel } from "../src/model/scripted-chat-model.js";
 import { createStyle } from "../src/output/style.js";
 import { agentEngine } from "../src/runner/agent-engine.js";
 import { coreEngine } from "../src/runner/core-engine.js";
-import { runDemo, type DemoResult } from "../src/runner/run-demo.js";
+import { type DemoResult, runDemo } from "../src/runner/run-demo.js";
 import type { ScenarioResult } from "../src/runner/run-scenario.js";
 import { duplicateWritesPrevented } from "../src/runner/scenario-stats.js";
 import type { TurnEngine } from "../src/runner/turn-engine.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startEmailService } from "../src/services/email-service.js";
 import { startFlakyApiService } from "../src/services/flaky-api-service.js";
-import { startWeatherService } from "../src/services/weather-service.js";
 import type { HttpService } from "../src/services/http-service.js";
+import { startWeatherService } from "../src/services/weather-service.js";
 import { HttpError } from "../src/tools/http-error.js";
 import { ensureOk, requestJson } from "../src/tools/request-json.js";
 
@@ -48,7 +48,12 @@ describe("email service", () => {
     const email = await startEmailService("timeout");
     running.push(email);
     const send = () =>
-      requestJson(`${email.url}/send`, { method: "POST", body: { to: "a@example.com", subject: "s" }, headers: { "idempotency-key": "key-12345" }, timeoutMs: 300 });
+      requestJson(`${email.url}/send`, {
+        method: "POST",
+        body: { to: "a@example.com", subject: "s" },
+        headers: { "idempotency-key": "key-12345" },
+        timeoutMs: 300,
+      });
     await expect(send()).rejects.toMatchObject({ name: "TimeoutError" });
     const repeat = await send();
     expect(repeat.status).toBe(200);
@@ -60,7 +65,9 @@ describe("email service", () => {
   it("can drop the connection instead (a network error the classifier sees as transient)", async () => {
     const email = await startEmailService("reset");
     running.push(email);
-    await expect(requestJson(`${email.url}/send`, { method: "POST", body: {}, headers: { "idempotency-key": "key-12345" } })).rejects.toMatchObject({
+    await expect(
+      requestJson(`${email.url}/send`, { method: "POST", body: {}, headers: { "idempotency-key": "key-12345" } }),
+    ).rejects.toMatchObject({
       name: "NetworkError",
     });
     expect(email.stats.sent).toBe(1);

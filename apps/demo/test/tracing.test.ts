@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../src/cli/run-cli.js";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./otlp-receiver.js";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./otlp-receiver.js";
 
 function cli(argv: string[]) {
   const out: string[] = [];
@@ -42,7 +42,9 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
     // Scenario 3: four agent runs under its root span.
     const root3 = named("scenario 3:")[0];
     expect(named("invoke_agent").filter((span) => span.parentSpanId === root3?.spanId)).toHaveLength(4);
-    expect(out.at(-1)).toMatch(/^Traces: \d+ spans exported\. Open Jaeger: http:\/\/127\.0\.0\.1:16686\/search\?service=retry-reflect-demo$/);
+    expect(out.at(-1)).toMatch(
+      /^Traces: \d+ spans exported\. Open Jaeger: http:\/\/127\.0\.0\.1:16686\/search\?service=retry-reflect-demo$/,
+    );
   });
 
   it("carries the plugin's decisions as span events with their fields", () => {
@@ -99,7 +101,9 @@ describe("tracing without a collector", () => {
       expect(stderr).not.toHaveBeenCalled();
       expect(consoleError).not.toHaveBeenCalled();
       expect(consoleWarn).not.toHaveBeenCalled();
-      expect(run.out.at(-1)).toBe(`Traces: no collector answered at http://127.0.0.1:${port}/v1/traces; spans were dropped. Start Jaeger (see apps/demo/README.md).`);
+      expect(run.out.at(-1)).toBe(
+        `Traces: no collector answered at http://127.0.0.1:${port}/v1/traces; spans were dropped. Start Jaeger (see apps/demo/README.md).`,
+      );
     } finally {
       stderr.mockRestore();
       consoleError.mockRestore();

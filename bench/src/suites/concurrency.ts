@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { formatNs, formatRatio, round } from "../format.js";
 import { median } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
+import { type CoreModule, PENDING } from "../ours.js";
 import { cockatielRetryBreaker } from "../peers.js";
 import type { Cell, SuiteResult } from "../report-types.js";
 
@@ -92,7 +92,10 @@ export async function concurrency(core: CoreModule | undefined): Promise<SuiteRe
     contestants.push([
       OURS,
       async () => {
-        const result = await plugin.execute({ toolName: "get_weather", args: { city: "nyc" }, callId: `call_${sequence++}`, scope: "run-1" }, inFlightTool);
+        const result = await plugin.execute(
+          { toolName: "get_weather", args: { city: "nyc" }, callId: `call_${sequence++}`, scope: "run-1" },
+          inFlightTool,
+        );
         if (result.status !== "success") throw new Error(`unexpected ${result.status}`);
         return result;
       },
@@ -178,7 +181,9 @@ export async function concurrency(core: CoreModule | undefined): Promise<SuiteRe
         measured:
           oursResults.length === 0
             ? PENDING
-            : oursResults.map((result) => `${result.inFlight.toLocaleString("en-US")}: ${result.eventLoopDelayP99Ms.toFixed(2)} ms`).join("; "),
+            : oursResults
+                .map((result) => `${result.inFlight.toLocaleString("en-US")}: ${result.eventLoopDelayP99Ms.toFixed(2)} ms`)
+                .join("; "),
         met: oursResults.length === 0 ? null : flat,
       },
     ],
@@ -194,6 +199,8 @@ export async function concurrency(core: CoreModule | undefined): Promise<SuiteRe
         `CPU per call ${formatRatio(ours.cpuNsPerCall / minimal.cpuNsPerCall)} the minimal wrapper's.`
       );
     }).filter((note) => note !== ""),
-    data: { results: results.map((result) => ({ ...result, nsPerCall: round(result.nsPerCall), cpuNsPerCall: round(result.cpuNsPerCall) })) },
+    data: {
+      results: results.map((result) => ({ ...result, nsPerCall: round(result.nsPerCall), cpuNsPerCall: round(result.cpuNsPerCall) })),
+    },
   };
 }

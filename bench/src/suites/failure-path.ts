@@ -1,7 +1,7 @@
 import { formatBytes, formatNs, formatRatio, round } from "../format.js";
-import { allocatedPerCall, compare, fixedCalls, type Contestant, type Timing } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
-import { cockatielRetryBreaker, opossumBreaker, pRetryFullCall, P_RETRY_VARIANTS_NOTE, type Opossum } from "../peers.js";
+import { allocatedPerCall, type Contestant, compare, fixedCalls, type Timing } from "../measure.js";
+import { type CoreModule, PENDING } from "../ours.js";
+import { cockatielRetryBreaker, type Opossum, opossumBreaker, P_RETRY_VARIANTS_NOTE, pRetryFullCall } from "../peers.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const OURS = "retry-reflect (in-place retry, backoff 0)";
@@ -75,10 +75,7 @@ export async function failurePath(core: CoreModule | undefined): Promise<SuiteRe
   const cockatiel = cockatielRetryBreaker();
   const cockatielTool = flakyTool(networkError());
   const pRetryTool = flakyTool(networkError());
-  contestants.push(
-    [COCKATIEL, () => cockatiel.execute(() => cockatielTool())],
-    [P_RETRY, () => pRetryFullCall(pRetryTool)],
-  );
+  contestants.push([COCKATIEL, () => cockatiel.execute(() => cockatielTool())], [P_RETRY, () => pRetryFullCall(pRetryTool)]);
   const timings = await compare(contestants, { clock: "wall" });
   // opossum recomputes its rolling statistics on every failure (it concatenates and sorts every latency
   // of its 10 s window), so its cost per call grows with the calls it has seen: measured on a fresh

@@ -1,6 +1,6 @@
 import { formatCount, formatNs, formatRatio, round } from "../format.js";
-import { compare, type Contestant, type Timing } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
+import { type Contestant, compare, type Timing } from "../measure.js";
+import { type CoreModule, PENDING } from "../ours.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const PAIRS = 1_000_000;
@@ -13,6 +13,11 @@ const REPLAY_MAX_RATIO = 8;
 
 /** Keeps the floor's spread args reachable, so the engine cannot drop the copy the floor must pay for. */
 let floorArgsSink: unknown;
+
+/** Read once at the end, so that the sink is used (and the copies it took cannot be optimised away). */
+export function floorSinkTaken(): boolean {
+  return floorArgsSink !== undefined;
+}
 
 interface ReplayComparison {
   readonly floor: Timing;
@@ -39,7 +44,8 @@ async function replayComparison(core: CoreModule): Promise<ReplayComparison> {
   const first = await execute();
   if (first.status !== "success" || first.replayed) throw new Error(`the first call did not complete the key: ${first.status}`);
   const replay = await execute();
-  if (replay.status !== "success" || !replay.replayed) throw new Error(`the measured call is not a replay: ${replay.status}${replay.status === "success" ? ", replayed false" : ""}`);
+  if (replay.status !== "success" || !replay.replayed)
+    throw new Error(`the measured call is not a replay: ${replay.status}${replay.status === "success" ? ", replayed false" : ""}`);
 
   const stored = new Map<string, unknown>([[args.idempotency_key, first.value]]);
   const contestants: Contestant[] = [
@@ -108,7 +114,10 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
       title: "5. Idempotency",
       method: "",
       tables: [{ table: { columns: ["measure", "value"], rows: [{ measure: "all", value: PENDING }] } }],
-      targets: [replayTarget(undefined), { name: "10,000 concurrent same-key calls run the tool once", target: "exactly 1 execution", measured: PENDING, met: null }],
+      targets: [
+        replayTarget(undefined),
+        { name: "10,000 concurrent same-key calls run the tool once", target: "exactly 1 execution", measured: PENDING, met: null },
+      ],
       notes: [],
       data: {},
     };
@@ -128,10 +137,18 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
 
   // Store throughput: begin + complete on fresh keys, below the bound and at the bound (evicting).
   const below = pairsPerSecond(core, keys, value, { maxEntries: PAIRS * 2 });
-  rows.push({ measure: "InMemoryIdempotencyStore begin+complete pairs/s, below its bound (no eviction)", value: formatCount(1e9 / below.nsPerPair), "per op": `${formatNs(below.nsPerPair)} (${formatCount(below.pairs)} pairs)` });
+  rows.push({
+    measure: "InMemoryIdempotencyStore begin+complete pairs/s, below its bound (no eviction)",
+    value: formatCount(1e9 / below.nsPerPair),
+    "per op": `${formatNs(below.nsPerPair)} (${formatCount(below.pairs)} pairs)`,
+  });
   const store = new core.InMemoryIdempotencyStore({});
   const atBound = pairsPerSecond(core, keys, value, {}, store);
-  rows.push({ measure: `InMemoryIdempotencyStore begin+complete pairs/s, at its default bound (${formatCount(store.maxEntries)} entries, evicting)`, value: formatCount(1e9 / atBound.nsPerPair), "per op": `${formatNs(atBound.nsPerPair)} (${formatCount(atBound.pairs)} pairs)` });
+  rows.push({
+    measure: `InMemoryIdempotencyStore begin+complete pairs/s, at its default bound (${formatCount(store.maxEntries)} entries, evicting)`,
+    value: formatCount(1e9 / atBound.nsPerPair),
+    "per op": `${formatNs(atBound.nsPerPair)} (${formatCount(atBound.pairs)} pairs)`,
+  });
   const pairNs = below.nsPerPair;
 
   // Replays: begin on a completed key.
@@ -142,7 +159,11 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
     for (const key of replayKeys) if (store.begin(key, "fp", 30_000).status === "completed") replays++;
   }
   const replayNs = Number(process.hrtime.bigint() - start) / (replayKeys.length * 10);
-  rows.push({ measure: "InMemoryIdempotencyStore begin on a completed key (replay lookups/s)", value: formatCount(1e9 / replayNs), "per op": formatNs(replayNs) });
+  rows.push({
+    measure: "InMemoryIdempotencyStore begin on a completed key (replay lookups/s)",
+    value: formatCount(1e9 / replayNs),
+    "per op": formatNs(replayNs),
+  });
 
   // Single flight: 10,000 concurrent calls of a write tool with one key.
   const plugin = core.RetryReflectPlugin.create({ toolEffects: { send_email: "write" } });
@@ -157,7 +178,9 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
     };
     const began = process.hrtime.bigint();
     const outcomes = await Promise.all(
-      Array.from({ length: SAME_KEY_CALLS }, (_, index) => plugin.execute({ toolName: "send_email", args, callId: `call_${index}`, scope: `run-${index}` }, tool)),
+      Array.from({ length: SAME_KEY_CALLS }, (_, index) =>
+        plugin.execute({ toolName: "send_email", args, callId: `call_${index}`, scope: `run-${index}` }, tool),
+      ),
     );
     const ms = Number(process.hrtime.bigint() - began) / 1e6;
     runs.push({
@@ -182,10 +205,13 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
     method:
       `Up to ${formatCount(PAIRS)} begin+complete pairs on fresh keys (at most ${BUDGET_NS / 1e9} s each) through InMemoryIdempotencyStore, below its bound and at its default bound (evicting); ` +
       `then ${formatCount(SAME_KEY_CALLS)} plugin.execute calls of a write tool with one idempotency_key, started together, the tool held for one setImmediate. ` +
-      "Replay: `plugin.execute` of a write tool (`toolEffects: { send_email: \"write\" }`) whose key one earlier call completed, against a Map lookup of the stored value; " +
+      'Replay: `plugin.execute` of a write tool (`toolEffects: { send_email: "write" }`) whose key one earlier call completed, against a Map lookup of the stored value; ' +
       "both build a fresh args object per call (`{ ...args }`); process CPU time, 5 interleaved rounds of ≥ 120 ms, each contestant's median round reported.",
     tables: [
-      { caption: "Replay of a completed key, one call at a time", table: { columns: ["contestant", "ns/call", "p50", "ours / this"], rows: replayRows } },
+      {
+        caption: "Replay of a completed key, one call at a time",
+        table: { columns: ["contestant", "ns/call", "p50", "ours / this"], rows: replayRows },
+      },
       { caption: "InMemoryIdempotencyStore and single flight", table: { columns: ["measure", "value", "per op"], rows } },
     ],
     targets: [
@@ -197,7 +223,9 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
         met: exactlyOnce,
       },
     ],
-    notes: [`Replay: the tool ran ${replay.executions} time(s) over the whole comparison (the first call only, when every later call replayed).`],
+    notes: [
+      `Replay: the tool ran ${replay.executions} time(s) over the whole comparison (the first call only, when every later call replayed).`,
+    ],
     data: {
       replay: { floor: replay.floor, ours: replay.ours, executions: replay.executions },
       pairsPerSecond: round(1e9 / pairNs, 0),

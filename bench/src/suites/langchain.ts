@@ -1,9 +1,9 @@
 import { tool } from "@langchain/core/tools";
-import { FakeToolCallingModel, HumanMessage, ToolMessage, createAgent, toolRetryMiddleware, type AgentMiddleware } from "langchain";
+import { type AgentMiddleware, createAgent, FakeToolCallingModel, HumanMessage, ToolMessage, toolRetryMiddleware } from "langchain";
 import { z } from "zod";
 import { formatNs, formatRatio, round } from "../format.js";
-import { compare, type Contestant } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
+import { type Contestant, compare } from "../measure.js";
+import { type CoreModule, PENDING } from "../ours.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const NONE = "no middleware";
@@ -99,9 +99,11 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     middleware: timing.name,
     "ns/call": formatNs(timing.avgNs),
     "overhead over floor": index === 0 ? "—" : formatNs(timing.avgNs - hookFloor),
-    "ours / this (overhead)": hookOurs === undefined ? PENDING : index === 0 ? "—" : formatRatio((hookOurs.avgNs - hookFloor) / (timing.avgNs - hookFloor)),
+    "ours / this (overhead)":
+      hookOurs === undefined ? PENDING : index === 0 ? "—" : formatRatio((hookOurs.avgNs - hookFloor) / (timing.avgNs - hookFloor)),
   }));
-  if (hookOurs === undefined) hookRows.push({ middleware: OURS, "ns/call": PENDING }, { middleware: OURS_AFTER_FAILURE, "ns/call": PENDING });
+  if (hookOurs === undefined)
+    hookRows.push({ middleware: OURS, "ns/call": PENDING }, { middleware: OURS_AFTER_FAILURE, "ns/call": PENDING });
   data.hook = hookTimings.map((timing) => ({ ...timing, overheadNs: round(timing.avgNs - hookFloor) }));
   targets.push({
     name: "middleware overhead (wrapToolCall hook)",
@@ -131,7 +133,8 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
       [NONE, agentWith([], toolCalls)],
       [LANGCHAIN, agentWith([toolRetryMiddleware()], toolCalls)],
     ];
-    if (ourFactory !== undefined && core !== undefined) variants.push([OURS, agentWith([ourFactory(core.RetryReflectPlugin.create({}))], toolCalls)]);
+    if (ourFactory !== undefined && core !== undefined)
+      variants.push([OURS, agentWith([ourFactory(core.RetryReflectPlugin.create({}))], toolCalls)]);
 
     for (const [name, agent] of variants) {
       const result = await agent.invoke(input);
@@ -170,8 +173,14 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
         "while a 6–9 ms agent run varies by ±5 % from round to round on a shared machine (a negative overhead is that noise).",
     ],
     tables: [
-      { caption: "The wrapToolCall hook alone (handler returns a ready ToolMessage)", table: { columns: ["middleware", "ns/call", "overhead over floor", "ours / this (overhead)"], rows: hookRows } },
-      { caption: "Whole agent runs", table: { columns: ["tool calls per run", "middleware", "per agent run", "overhead per tool call", "ours / this (run)"], rows } },
+      {
+        caption: "The wrapToolCall hook alone (handler returns a ready ToolMessage)",
+        table: { columns: ["middleware", "ns/call", "overhead over floor", "ours / this (overhead)"], rows: hookRows },
+      },
+      {
+        caption: "Whole agent runs",
+        table: { columns: ["tool calls per run", "middleware", "per agent run", "overhead per tool call", "ours / this (run)"], rows },
+      },
     ],
     targets,
     data,

@@ -1,6 +1,6 @@
 import { formatBytes, formatCount, round } from "../format.js";
 import { settledHeap } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
+import { type CoreModule, PENDING } from "../ours.js";
 import { cockatielBreaker, opossumBreaker } from "../peers.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
@@ -63,11 +63,26 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
     };
     const unbounded = { maxKeys: TOOL_NAMES * 2 };
     const idle = await retained(TOOL_NAMES, () => breakerWith(unbounded, "success"));
-    rows.push({ what: "CircuitBreaker: tool that only succeeded (closed, never failed)", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(idle), entries: (held as InstanceType<typeof CircuitBreaker>).size });
+    rows.push({
+      what: "CircuitBreaker: tool that only succeeded (closed, never failed)",
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": formatBytes(idle),
+      entries: (held as InstanceType<typeof CircuitBreaker>).size,
+    });
     const counted = await retained(TOOL_NAMES, () => breakerWith(unbounded, "failure"));
-    rows.push({ what: "CircuitBreaker: closed with 1 failure counted", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(counted), entries: (held as InstanceType<typeof CircuitBreaker>).size });
+    rows.push({
+      what: "CircuitBreaker: closed with 1 failure counted",
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": formatBytes(counted),
+      entries: (held as InstanceType<typeof CircuitBreaker>).size,
+    });
     const open = await retained(TOOL_NAMES, () => breakerWith({ ...unbounded, threshold: 1 }, "failure"));
-    rows.push({ what: "CircuitBreaker: open", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(open), entries: (held as InstanceType<typeof CircuitBreaker>).size });
+    rows.push({
+      what: "CircuitBreaker: open",
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": formatBytes(open),
+      entries: (held as InstanceType<typeof CircuitBreaker>).size,
+    });
 
     // Through the plugin, limits raised: every tool failed once and got a reflection (breaker entry + attempt counter).
     const failOnce = async (plugin: InstanceType<typeof RetryReflectPlugin>) => {
@@ -80,15 +95,28 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
     };
     const raised = { maxCircuitBreakers: TOOL_NAMES * 2, maxAttemptCounters: TOOL_NAMES * 2 };
     const perFailedTool = await retained(TOOL_NAMES, () => failOnce(RetryReflectPlugin.create(raised)));
-    rows.push({ what: "plugin: tool that failed once in a run (reflected)", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(perFailedTool) });
+    rows.push({
+      what: "plugin: tool that failed once in a run (reflected)",
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": formatBytes(perFailedTool),
+    });
     // Exhausted (maxRetries 0): the tracker keeps the final ToolError per (scope, tool).
     const perExhaustedTool = await retained(TOOL_NAMES, () => failOnce(RetryReflectPlugin.create({ ...raised, maxRetries: 0 })));
-    rows.push({ what: "plugin: tool whose retries are exhausted in a run (maxRetries 0)", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(perExhaustedTool) });
+    rows.push({
+      what: "plugin: tool whose retries are exhausted in a run (maxRetries 0)",
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": formatBytes(perExhaustedTool),
+    });
 
     // Bounds, default limits.
     const boundedBreaker = await retained(TOOL_NAMES, () => breakerWith({}, "failure"));
     const breaker = held as InstanceType<typeof CircuitBreaker>;
-    rows.push({ what: `CircuitBreaker, default maxKeys ${formatCount(breaker.maxKeys)}: ${formatCount(TOOL_NAMES)} failing tools`, items: formatCount(TOOL_NAMES), "bytes/item": `${formatBytes(boundedBreaker * TOOL_NAMES)} total`, entries: breaker.size });
+    rows.push({
+      what: `CircuitBreaker, default maxKeys ${formatCount(breaker.maxKeys)}: ${formatCount(TOOL_NAMES)} failing tools`,
+      items: formatCount(TOOL_NAMES),
+      "bytes/item": `${formatBytes(boundedBreaker * TOOL_NAMES)} total`,
+      entries: breaker.size,
+    });
     const pluginOneScope = await retained(TOOL_NAMES, () => failOnce(RetryReflectPlugin.create({})));
     rows.push({
       what: `plugin, default limits: ${formatCount(TOOL_NAMES)} failing tools in one run`,
@@ -121,11 +149,23 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
       }
       return store;
     };
-    const perRecord = await retained(IDEMPOTENCY_KEYS, () => fill(new InMemoryIdempotencyStore({ maxEntries: IDEMPOTENCY_KEYS * 2 }), IDEMPOTENCY_KEYS));
-    rows.push({ what: "InMemoryIdempotencyStore: completed record, small shared result", items: formatCount(IDEMPOTENCY_KEYS), "bytes/item": formatBytes(perRecord), entries: (held as InstanceType<typeof InMemoryIdempotencyStore>).size });
+    const perRecord = await retained(IDEMPOTENCY_KEYS, () =>
+      fill(new InMemoryIdempotencyStore({ maxEntries: IDEMPOTENCY_KEYS * 2 }), IDEMPOTENCY_KEYS),
+    );
+    rows.push({
+      what: "InMemoryIdempotencyStore: completed record, small shared result",
+      items: formatCount(IDEMPOTENCY_KEYS),
+      "bytes/item": formatBytes(perRecord),
+      entries: (held as InstanceType<typeof InMemoryIdempotencyStore>).size,
+    });
     const storeBound = await retained(BOUND_KEYS, () => fill(new InMemoryIdempotencyStore({}), BOUND_KEYS));
     const store = held as InstanceType<typeof InMemoryIdempotencyStore>;
-    rows.push({ what: `InMemoryIdempotencyStore, default maxEntries ${formatCount(store.maxEntries)}: ${formatCount(BOUND_KEYS)} keys`, items: formatCount(BOUND_KEYS), "bytes/item": `${formatBytes(storeBound * BOUND_KEYS)} total`, entries: store.size });
+    rows.push({
+      what: `InMemoryIdempotencyStore, default maxEntries ${formatCount(store.maxEntries)}: ${formatCount(BOUND_KEYS)} keys`,
+      items: formatCount(BOUND_KEYS),
+      "bytes/item": `${formatBytes(storeBound * BOUND_KEYS)} total`,
+      entries: store.size,
+    });
     held = undefined;
 
     const pluginBounded = pluginOneScope < perFailedTool * 0.25;
@@ -139,7 +179,10 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
       pluginDefaultLimitsOneScopeBytes: round(pluginOneScope * TOOL_NAMES, 0),
       pluginDefaultLimitsManyScopesBytes: round(pluginManyScopes * TOOL_NAMES, 0),
     };
-    data.idempotency = { bytesPerRecord: round(perRecord), bound: { maxEntries: store.maxEntries, entries: store.size, bytes: round(storeBound * BOUND_KEYS, 0) } };
+    data.idempotency = {
+      bytesPerRecord: round(perRecord),
+      bound: { maxEntries: store.maxEntries, entries: store.size, bytes: round(storeBound * BOUND_KEYS, 0) },
+    };
     targets.push({
       name: "bytes per idle breaker",
       target: "< 300 B (100,000 tool names)",
@@ -168,11 +211,21 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
 
   // Peers: one breaker object per tool (neither has a keyed registry).
   const cockatiel = await retained(TOOL_NAMES, () => toolNames.map(() => cockatielBreaker()));
-  rows.push({ what: "cockatiel circuitBreaker(ConsecutiveBreaker) per tool", items: formatCount(TOOL_NAMES), "bytes/item": formatBytes(cockatiel) });
-  const opossum = await retained(OPOSSUM_BREAKERS, () => Array.from({ length: OPOSSUM_BREAKERS }, () => opossumBreaker(async () => undefined)));
+  rows.push({
+    what: "cockatiel circuitBreaker(ConsecutiveBreaker) per tool",
+    items: formatCount(TOOL_NAMES),
+    "bytes/item": formatBytes(cockatiel),
+  });
+  const opossum = await retained(OPOSSUM_BREAKERS, () =>
+    Array.from({ length: OPOSSUM_BREAKERS }, () => opossumBreaker(async () => undefined)),
+  );
   for (const breaker of held as Array<ReturnType<typeof opossumBreaker>>) breaker.shutdown();
   held = undefined;
-  rows.push({ what: "opossum CircuitBreaker per tool (2 intervals each)", items: formatCount(OPOSSUM_BREAKERS), "bytes/item": formatBytes(opossum) });
+  rows.push({
+    what: "opossum CircuitBreaker per tool (2 intervals each)",
+    items: formatCount(OPOSSUM_BREAKERS),
+    "bytes/item": formatBytes(opossum),
+  });
   data.peers = { cockatielBytesPerBreaker: round(cockatiel), opossumBytesPerBreaker: round(opossum) };
 
   return {

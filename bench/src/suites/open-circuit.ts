@@ -1,6 +1,6 @@
 import { formatBytes, formatNs, formatRatio, round } from "../format.js";
-import { allocatedPerCall, compare, type Contestant } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
+import { allocatedPerCall, type Contestant, compare } from "../measure.js";
+import { type CoreModule, PENDING } from "../ours.js";
 import { BrokenCircuitError, cockatielBreaker, cockatielRetryBreaker, opossumBreaker } from "../peers.js";
 import type { Cell, SuiteResult } from "../report-types.js";
 
@@ -26,7 +26,9 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
     await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_0", scope: "run-0" }, failing);
     const probe = await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool);
     if (plugin.circuitState("broken_api") !== "open" || probe.status !== "failed" || probe.reason !== "circuit_open") {
-      throw new Error(`ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "failed" ? probe.reason : ""}`);
+      throw new Error(
+        `ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "failed" ? probe.reason : ""}`,
+      );
     }
     contestants.push([OURS, () => plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool)]);
   }
@@ -36,14 +38,20 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
   const composed = cockatielRetryBreaker({ threshold: 1, halfOpenAfter: RESET_MS });
   await composed.execute(failing).catch(() => undefined);
   for (const policy of [cockatiel, composed]) {
-    const rejected = await policy.execute(tool).then(() => false, (error: unknown) => error instanceof BrokenCircuitError);
+    const rejected = await policy.execute(tool).then(
+      () => false,
+      (error: unknown) => error instanceof BrokenCircuitError,
+    );
     if (!rejected) throw new Error("cockatiel circuit did not open");
   }
   const opossum = opossumBreaker(tool);
   const opossumNoPercentiles = opossumBreaker(tool, { rollingPercentilesEnabled: false });
   for (const breaker of [opossum, opossumNoPercentiles]) {
     breaker.open();
-    const rejected = await breaker.fire().then(() => false, () => true);
+    const rejected = await breaker.fire().then(
+      () => false,
+      () => true,
+    );
     if (!rejected) throw new Error("opossum circuit did not open");
   }
 

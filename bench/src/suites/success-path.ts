@@ -1,8 +1,8 @@
 import { formatBytes, formatNs, formatRatio, round } from "../format.js";
 import { auditHotPath, describeCounts, type HotPathCounts } from "../hot-path-audit.js";
-import { allocatedPerCall, compare, type Contestant } from "../measure.js";
-import { PENDING, type CoreModule } from "../ours.js";
-import { cockatielRetryBreaker, opossumBreaker, pRetryDefaultCall, pRetryFullCall, P_RETRY_VARIANTS_NOTE } from "../peers.js";
+import { allocatedPerCall, type Contestant, compare } from "../measure.js";
+import { type CoreModule, PENDING } from "../ours.js";
+import { cockatielRetryBreaker, opossumBreaker, P_RETRY_VARIANTS_NOTE, pRetryDefaultCall, pRetryFullCall } from "../peers.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const OURS = "retry-reflect plugin.execute";
@@ -28,7 +28,14 @@ async function pluginAfterUnrelatedFailure(core: CoreModule) {
 }
 
 /** A ratio target: `measured ≤ limit × reference`, pending while ours has not landed. */
-function ratioTarget(name: string, target: string, describe: (ratio: number) => string, value: number | undefined, reference: number, limit: number): TargetResult {
+function ratioTarget(
+  name: string,
+  target: string,
+  describe: (ratio: number) => string,
+  value: number | undefined,
+  reference: number,
+  limit: number,
+): TargetResult {
   if (value === undefined) return { name, target, measured: PENDING, met: null };
   const ratio = value / reference;
   return { name, target, measured: describe(ratio), met: ratio <= limit };
@@ -48,7 +55,10 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     const plugin = core.RetryReflectPlugin.create({});
     contestants.push([OURS, () => plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
     const afterFailure = await pluginAfterUnrelatedFailure(core);
-    contestants.push([OURS_AFTER_FAILURE, () => afterFailure.plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
+    contestants.push([
+      OURS_AFTER_FAILURE,
+      () => afterFailure.plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool),
+    ]);
     notes.push(
       `"${OURS_AFTER_FAILURE}": a separate plugin in which \`other_tool\` failed once (a plain \`new Error("Invalid input")\`, scope "elsewhere") before measuring; ` +
         `that call's outcome was \`${afterFailure.outcomeStatus}\` and it left ${afterFailure.circuits} circuit-breaker entr${afterFailure.circuits === 1 ? "y" : "ies"} (\`plugin.circuits.size\`; its attempt counters are not visible through the public API).`,
@@ -61,7 +71,9 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     };
     const observed = core.RetryReflectPlugin.create({ observers: [observer] });
     contestants.push([OURS_OBSERVED, () => observed.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
-    notes.push(`"${OURS_OBSERVED}": \`observers: [observer]\` where the observer has all four hooks (\`onEvent\`, \`onCallStart\`, \`runInContext: (_call, run) => run()\`, \`onCallEnd\`) and they do nothing.`);
+    notes.push(
+      `"${OURS_OBSERVED}": \`observers: [observer]\` where the observer has all four hooks (\`onEvent\`, \`onCallStart\`, \`runInContext: (_call, run) => run()\`, \`onCallEnd\`) and they do nothing.`,
+    );
   }
   contestants.push(
     [COCKATIEL, () => cockatiel.execute(() => tool(args))],
@@ -104,7 +116,14 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     };
     return row;
   });
-  if (ours === undefined) rows.splice(1, 0, { contestant: OURS, "ns/call": PENDING }, { contestant: OURS_AFTER_FAILURE, "ns/call": PENDING }, { contestant: OURS_OBSERVED, "ns/call": PENDING });
+  if (ours === undefined)
+    rows.splice(
+      1,
+      0,
+      { contestant: OURS, "ns/call": PENDING },
+      { contestant: OURS_AFTER_FAILURE, "ns/call": PENDING },
+      { contestant: OURS_OBSERVED, "ns/call": PENDING },
+    );
 
   const cockatielTiming = timings.find((timing) => timing.name === COCKATIEL)!;
   const cockatielOverhead = cockatielTiming.avgNs - floor;

@@ -2,32 +2,16 @@
 // errors and their codes, the idempotency stores, and the console logger. Building blocks
 // (the breaker, backoff, classification, cleaning, templates, fingerprints) are in
 // `@retry-reflect/core/primitives`; what framework adapters need is in `@retry-reflect/core/adapter`.
-export { RetryReflectPlugin, type ToolFunction } from "./plugin/plugin.js";
-export type { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
-export type { Circuits } from "./breaker/circuits.js";
+
 export type { CircuitSnapshot } from "./breaker/circuit-breaker.js";
-export type {
-  ClassifyContext,
-  IdempotencyOptions,
-  Jitter,
-  RetryReflectOptions,
-  ToolCall,
-  ToolContext,
-} from "./plugin/options.js";
-export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./plugin/outcome.js";
-export { DEFAULT_OPTIONS, type ResolvedOptions } from "./plugin/validate-options.js";
-export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";
-
-export { ToolError, type ToolErrorInit, type ToolErrorJSON } from "./errors/tool-error.js";
+export type { Circuits } from "./breaker/circuits.js";
+export { type Clock, systemClock } from "./clock.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";
-export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
 export { InvalidOptionError } from "./errors/invalid-option-error.js";
-
-export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
-export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
-
+export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
+export { ToolError, type ToolErrorInit, type ToolErrorJSON } from "./errors/tool-error.js";
+export { type ConsoleLoggerOptions, consoleLogger, formatEvent } from "./events/console-logger.js";
 export {
-  EVENT_MESSAGES,
   type CallEnd,
   type CallInfo,
   type CallOutcomeStatus,
@@ -36,6 +20,7 @@ export {
   type CircuitHalfOpenedEvent,
   type CircuitOpenedEvent,
   type CircuitState,
+  EVENT_MESSAGES,
   type EventLevel,
   type FailureReason,
   type FieldValue,
@@ -51,5 +36,18 @@ export {
   type StoreOperation,
   type ToolEffect,
 } from "./events/events.js";
-export { consoleLogger, formatEvent, type ConsoleLoggerOptions } from "./events/console-logger.js";
-export { systemClock, type Clock } from "./clock.js";
+export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
+export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
+export type {
+  ClassifyContext,
+  IdempotencyOptions,
+  Jitter,
+  RetryReflectOptions,
+  ToolCall,
+  ToolContext,
+} from "./plugin/options.js";
+export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./plugin/outcome.js";
+export { RetryReflectPlugin, type ToolFunction } from "./plugin/plugin.js";
+export type { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
+export { DEFAULT_OPTIONS, type ResolvedOptions } from "./plugin/validate-options.js";
+export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";

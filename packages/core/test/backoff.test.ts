@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { backoffDelay, DEFAULT_BACKOFF, withRetryAfter, type BackoffOptions } from "../src/primitives.js";
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, withRetryAfter } from "../src/primitives.js";
 
 const defaults: BackoffOptions = DEFAULT_BACKOFF;
 

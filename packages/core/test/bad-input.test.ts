@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RetryReflectPlugin, type RetryReflectObserver } from "../src/index.js";
+import { type RetryReflectObserver, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function timers(): number {
@@ -96,7 +96,8 @@ describe("observers", () => {
             log.push("leave");
             return result;
           },
-          onCallEnd: (_call, end) => log.push(`end ${end.status} attempts=${end.attempts} attempt=${end.attempt} state=${end.circuitState}`),
+          onCallEnd: (_call, end) =>
+            log.push(`end ${end.status} attempts=${end.attempts} attempt=${end.attempt} state=${end.circuitState}`),
         },
       ],
     });
@@ -107,7 +108,16 @@ describe("observers", () => {
     });
     await clock.runAll();
     await outcome;
-    expect(log).toEqual(["start t c1", "enter", "tool", "leave", "enter", "tool", "leave", "end success attempts=2 attempt=2 state=closed"]);
+    expect(log).toEqual([
+      "start t c1",
+      "enter",
+      "tool",
+      "leave",
+      "enter",
+      "tool",
+      "leave",
+      "end success attempts=2 attempt=2 state=closed",
+    ]);
   });
 });
 
@@ -135,7 +145,9 @@ describe("aborts", () => {
     let calls = 0;
     const controller = new AbortController();
     controller.abort();
-    await expect(plugin.execute({ toolName: "t", args: {}, signal: controller.signal }, () => calls++)).rejects.toMatchObject({ name: "AbortError" });
+    await expect(plugin.execute({ toolName: "t", args: {}, signal: controller.signal }, () => calls++)).rejects.toMatchObject({
+      name: "AbortError",
+    });
     expect(calls).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { LruMap } from "../src/internal/lru-map.js";
 import { canCallDirectly, runToolCall } from "../src/adapter.js";
 import { RetryReflectPlugin } from "../src/index.js";
+import { LruMap } from "../src/internal/lru-map.js";
 import { createFakeClock } from "../src/testing.js";
 
 describe("LruMap", () => {
@@ -65,12 +65,22 @@ describe("call.passThrough", () => {
       class Interrupt extends Error {}
       const interrupt = new Interrupt("needs human approval");
       const call = { toolName: "t", args: {}, scope: "run", passThrough: (error: unknown) => error instanceof Interrupt };
-      await expect(plugin.execute(call, () => { throw interrupt; })).rejects.toBe(interrupt);
+      await expect(
+        plugin.execute(call, () => {
+          throw interrupt;
+        }),
+      ).rejects.toBe(interrupt);
       expect(plugin.circuits.size).toBe(0); // not even one failure counted
       expect(clock.sleeps).toEqual([]);
       expect((await plugin.execute(call, () => "ok")).attempt).toBe(1);
       // Other errors are still failures.
-      expect((await plugin.execute(call, () => { throw new Error("boom"); })).status).toBe("reflect");
+      expect(
+        (
+          await plugin.execute(call, () => {
+            throw new Error("boom");
+          })
+        ).status,
+      ).toBe("reflect");
     }
     expect(events).toEqual(["retry"]); // only the ordinary failure, seen by the observed plugin
   });
@@ -79,7 +89,12 @@ describe("call.passThrough", () => {
 describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
   it("allows a direct call only while the policy has nothing to do for that tool", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, toolEffects: { send_email: "write" }, excludeTools: ["exit_loop"] });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      circuitBreakerThreshold: 2,
+      toolEffects: { send_email: "write" },
+      excludeTools: ["exit_loop"],
+    });
     expect(canCallDirectly(plugin, "get_weather")).toBe(true);
     expect(canCallDirectly(plugin, "send_email")).toBe(false); // a write goes through the guard
     expect(canCallDirectly(plugin, "get_weather", "write")).toBe(false);
@@ -105,7 +120,12 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     };
     await plugin.execute({ toolName: "t", args: {}, scope: "a" }, down);
     plugin.resetScope("a");
-    expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" })).toEqual({ status: "success", value: "ok", attempt: 1, replayed: false });
+    expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" })).toEqual({
+      status: "success",
+      value: "ok",
+      attempt: 1,
+      replayed: false,
+    });
     await plugin.execute({ toolName: "t", args: {}, scope: "b" }, down);
     expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
   });
@@ -115,9 +135,17 @@ describe("observers of events alone", () => {
   it("keep the fast path for healthy calls, and see a failure's events with its call", async () => {
     const clock = createFakeClock();
     const events: Array<{ type: string; tool: string | undefined; scope: string | undefined }> = [];
-    const plugin = RetryReflectPlugin.create({ clock, observers: [{ onEvent: (event) => void events.push({ type: event.type, tool: event.call?.toolName, scope: event.call?.scope }) }] });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      observers: [{ onEvent: (event) => void events.push({ type: event.type, tool: event.call?.toolName, scope: event.call?.scope }) }],
+    });
     expect(canCallDirectly(plugin, "search")).toBe(true);
-    expect(await plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => "ok")).toEqual({ status: "success", value: "ok", attempt: 1, replayed: false });
+    expect(await plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => "ok")).toEqual({
+      status: "success",
+      value: "ok",
+      attempt: 1,
+      replayed: false,
+    });
     expect(events).toEqual([]);
     const failed = await plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => {
       throw new Error("Invalid query");

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RetryReflectPlugin, type CircuitSnapshot } from "../src/index.js";
+import { type CircuitSnapshot, RetryReflectPlugin } from "../src/index.js";
 import { CircuitBreaker, type CircuitPermit } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
 
@@ -65,7 +65,12 @@ class ReferenceBreaker {
   }
 
   private isLiveProbe(state: ModelState, permit: ModelPermit): boolean {
-    return state.kind === "half-open" && permit.probe !== undefined && state.probe === permit.probe && this.now() - state.probeStartedAt < RESET_MS;
+    return (
+      state.kind === "half-open" &&
+      permit.probe !== undefined &&
+      state.probe === permit.probe &&
+      this.now() - state.probeStartedAt < RESET_MS
+    );
   }
 
   success(key: string, permit: ModelPermit): void {
@@ -101,7 +106,14 @@ type Command =
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant("acquire" as const), key: fc.integer({ min: 0, max: 1 }) }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant("settle" as const), which: fc.nat(), result: fc.constantFrom("success" as const, "failure" as const, "neutral" as const) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant("settle" as const),
+      which: fc.nat(),
+      result: fc.constantFrom("success" as const, "failure" as const, "neutral" as const),
+    }),
+  },
   // Steps around resetMs, so that probes hang past their lease and finish late.
   { weight: 2, arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.constantFrom(1, 10, 50, 99, 100, 101, 150) }) },
 );
@@ -199,7 +211,13 @@ describe("restore validates the whole snapshot before it changes anything", () =
   const bad: unknown[] = [
     { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "weird", failures: 0 } } },
     { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "closed", failures: -1 } } },
-    { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "open", failures: 1, remainingMs: "soon" } } },
+    {
+      version: 1,
+      breakers: {
+        payments: { state: "open", failures: 5, remainingMs: 1000 },
+        search: { state: "open", failures: 1, remainingMs: "soon" },
+      },
+    },
     { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: null } },
     { version: 1, breakers: [] },
     { version: 2, breakers: {} },

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RetryReflectPlugin, ToolError, type RetryReflectEvent } from "../src/index.js";
+import { type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { CircuitBreaker, type CircuitTransition } from "../src/primitives.js";
-import { structuredErrorJson } from "../src/texts/model-texts.js";
 import { createFakeClock } from "../src/testing.js";
+import { structuredErrorJson } from "../src/texts/model-texts.js";
 
 const broken = () => {
   throw new Error("upstream exploded");
@@ -98,7 +98,11 @@ describe("circuit breaker inside the plugin", () => {
     expect(settled.filter((outcome) => outcome.status === "success")).toHaveLength(1);
     const rejected = settled.filter((outcome) => outcome.status === "failed");
     expect(rejected).toHaveLength(999);
-    expect(rejected.every((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open" && (outcome.error.retryAfterMs ?? 0) > 0)).toBe(true);
+    expect(
+      rejected.every(
+        (outcome) => outcome.status === "failed" && outcome.reason === "circuit_open" && (outcome.error.retryAfterMs ?? 0) > 0,
+      ),
+    ).toBe(true);
     expect(plugin.circuitState("broken_api")).toBe("closed");
   });
 
@@ -143,7 +147,11 @@ describe("CircuitBreaker", () => {
     expect(breaker.state("t")).toBe("half-open");
     breaker.onSuccess("t", second.permit);
     expect(breaker.state("t")).toBe("closed");
-    expect(transitions.map((transition) => `${transition.from}->${transition.to}`)).toEqual(["closed->open", "open->half-open", "half-open->closed"]);
+    expect(transitions.map((transition) => `${transition.from}->${transition.to}`)).toEqual([
+      "closed->open",
+      "open->half-open",
+      "half-open->closed",
+    ]);
   });
 
   it("snapshots and restores as versioned JSON, keeping the remaining open time", async () => {
@@ -155,7 +163,10 @@ describe("CircuitBreaker", () => {
     }
     await clock.advance(4000);
     const snapshot = JSON.parse(JSON.stringify(breaker.snapshot()));
-    expect(snapshot).toEqual({ version: 1, breakers: { a: { state: "open", failures: 2, remainingMs: 6000 }, b: { state: "closed", failures: 1 } } });
+    expect(snapshot).toEqual({
+      version: 1,
+      breakers: { a: { state: "open", failures: 2, remainingMs: 6000 }, b: { state: "closed", failures: 1 } },
+    });
 
     const other = new CircuitBreaker({ threshold: 2, resetMs: 10_000, clock: createFakeClock(50_000) });
     other.restore(snapshot);
@@ -206,44 +217,49 @@ describe("CircuitBreaker", () => {
       fc.integer({ min: 0, max: 3000 }).map((ms): Step => ({ kind: "advance", ms })),
     );
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 2500 }), fc.array(step, { maxLength: 80 }), async (threshold, resetMs, steps) => {
-        const clock = createFakeClock();
-        const breaker = new CircuitBreaker({ threshold, resetMs, clock });
-        // Reference: calls run to completion one at a time.
-        let state: "closed" | "open" | "half-open" = "closed";
-        let failures = 0;
-        let openedAt = 0;
-        let now = 0;
-        for (const each of steps) {
-          if (each.kind === "advance") {
-            await clock.advance(each.ms);
-            now += each.ms;
-            continue;
-          }
-          if (state === "open" && now - openedAt >= resetMs) state = "half-open";
-          const decision = breaker.acquire("t");
-          const modelAdmits = state !== "open";
-          expect(decision.admitted).toBe(modelAdmits);
-          if (!decision.admitted) {
-            expect(decision.retryAfterMs).toBe(openedAt + resetMs - now);
-            continue;
-          }
-          if (each.kind === "success") {
-            breaker.onSuccess("t", decision.permit);
-            state = "closed";
-            failures = 0;
-          } else {
-            breaker.onFailure("t", decision.permit);
-            failures++;
-            if (state === "half-open" || failures >= threshold) {
-              state = "open";
-              openedAt = now;
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 2500 }),
+        fc.array(step, { maxLength: 80 }),
+        async (threshold, resetMs, steps) => {
+          const clock = createFakeClock();
+          const breaker = new CircuitBreaker({ threshold, resetMs, clock });
+          // Reference: calls run to completion one at a time.
+          let state: "closed" | "open" | "half-open" = "closed";
+          let failures = 0;
+          let openedAt = 0;
+          let now = 0;
+          for (const each of steps) {
+            if (each.kind === "advance") {
+              await clock.advance(each.ms);
+              now += each.ms;
+              continue;
             }
+            if (state === "open" && now - openedAt >= resetMs) state = "half-open";
+            const decision = breaker.acquire("t");
+            const modelAdmits = state !== "open";
+            expect(decision.admitted).toBe(modelAdmits);
+            if (!decision.admitted) {
+              expect(decision.retryAfterMs).toBe(openedAt + resetMs - now);
+              continue;
+            }
+            if (each.kind === "success") {
+              breaker.onSuccess("t", decision.permit);
+              state = "closed";
+              failures = 0;
+            } else {
+              breaker.onFailure("t", decision.permit);
+              failures++;
+              if (state === "half-open" || failures >= threshold) {
+                state = "open";
+                openedAt = now;
+              }
+            }
+            expect(breaker.state("t")).toBe(state === "open" && now - openedAt >= resetMs ? "half-open" : state);
+            if (state === "open" && now - openedAt >= resetMs) state = "half-open";
           }
-          expect(breaker.state("t")).toBe(state === "open" && now - openedAt >= resetMs ? "half-open" : state);
-          if (state === "open" && now - openedAt >= resetMs) state = "half-open";
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -253,7 +269,11 @@ describe("the failure that opens the circuit", () => {
   it("stops the call at once instead of retrying into an open circuit", async () => {
     const clock = createFakeClock();
     const events: RetryReflectEvent[] = [];
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, observers: [{ onEvent: (event) => events.push(event) }] });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      circuitBreakerThreshold: 2,
+      observers: [{ onEvent: (event) => events.push(event) }],
+    });
     let calls = 0;
     const outcome = plugin.execute({ toolName: "flaky", args: {} }, () => {
       calls++;
@@ -264,7 +284,11 @@ describe("the failure that opens the circuit", () => {
     expect(calls).toBe(2);
     expect(clock.sleeps).toEqual([500]);
     expect(result.status === "failed" && result.reason).toBe("circuit_open");
-    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000, details: { last_error_code: "TRANSIENT", last_error: "down" } });
+    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({
+      error_code: "CIRCUIT_OPEN",
+      retry_after_ms: 60_000,
+      details: { last_error_code: "TRANSIENT", last_error: "down" },
+    });
     expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened"]);
   });
 });

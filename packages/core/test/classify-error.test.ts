@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { isReturnedFailure } from "../src/classify/classify-error.js";
 import { ToolError } from "../src/index.js";
 import { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "../src/primitives.js";
-import { isReturnedFailure } from "../src/classify/classify-error.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
 
@@ -35,7 +35,9 @@ describe("classifyError: declared errors keep their own fields", () => {
   });
 
   it("keeps a ToolError even when it also looks like an HTTP 503", () => {
-    const declared = Object.assign(new ToolError({ code: "QUOTA_EXCEEDED", message: "monthly quota used", recoverable: false }), { status: 503 });
+    const declared = Object.assign(new ToolError({ code: "QUOTA_EXCEEDED", message: "monthly quota used", recoverable: false }), {
+      status: 503,
+    });
     expect(classifyError(declared).code).toBe("QUOTA_EXCEEDED");
   });
 
@@ -95,7 +97,9 @@ describe("classifyError: transient failures", () => {
   });
 
   it("a network code on the cause of any wrapper error is TRANSIENT", () => {
-    const wrapped = new Error("weather service request did not complete", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
+    const wrapped = new Error("weather service request did not complete", {
+      cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
+    });
     expect(classifyError(wrapped).code).toBe("TRANSIENT");
   });
 
@@ -171,7 +175,9 @@ describe("classifyError: rate limits and Retry-After", () => {
   });
 
   it("an HTTP date in the past means retry now (0), never a negative wait", () => {
-    expect(retryAfterMsOf(httpError(429, { "retry-after": "Thu, 01 Jan 2026 12:00:00 GMT" }), () => Date.parse("2026-01-01T13:00:00Z"))).toBe(0);
+    expect(
+      retryAfterMsOf(httpError(429, { "retry-after": "Thu, 01 Jan 2026 12:00:00 GMT" }), () => Date.parse("2026-01-01T13:00:00Z")),
+    ).toBe(0);
   });
 
   it("the Retry-After header on error.response.headers counts too (axios-style)", () => {
@@ -226,7 +232,12 @@ describe("classifyError: invalid arguments", () => {
   });
 
   it("other messages that name bad input are INVALID_ARGUMENTS", () => {
-    for (const message of ["city is required", "date must be in the future", "Missing required parameter: city", "units 'kelvin' not supported"]) {
+    for (const message of [
+      "city is required",
+      "date must be in the future",
+      "Missing required parameter: city",
+      "units 'kelvin' not supported",
+    ]) {
       expect(classifyError(new Error(message)).code, message).toBe("INVALID_ARGUMENTS");
     }
   });
@@ -276,7 +287,12 @@ describe("isReturnedFailure", () => {
 
   it("is true for the seed's plain error shape", () => {
     expect(
-      isReturnedFailure({ error_code: "RECORD_NOT_FOUND", message: "No order 1234", recoverable: true, suggested_action: "Search by email." }),
+      isReturnedFailure({
+        error_code: "RECORD_NOT_FOUND",
+        message: "No order 1234",
+        recoverable: true,
+        suggested_action: "Search by email.",
+      }),
     ).toBe(true);
   });
 

@@ -40,15 +40,21 @@ describe("cleanErrorText: stack traces", () => {
 
 describe("defaultRedactor", () => {
   it("redacts bearer and basic credentials", () => {
-    expect(defaultRedactor("401: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123 rejected")).toBe("401: Bearer [REDACTED] rejected");
+    expect(defaultRedactor("401: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123 rejected")).toBe(
+      "401: Bearer [REDACTED] rejected",
+    );
     expect(defaultRedactor("upstream said 401 with Bearer abcdefghijklmnop")).toBe("upstream said 401 with Bearer [REDACTED]");
     // As a header, the whole value goes, the scheme with it.
-    expect(defaultRedactor("401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123")).toBe("401 for Authorization: [REDACTED]");
+    expect(defaultRedactor("401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc-DEF_123")).toBe(
+      "401 for Authorization: [REDACTED]",
+    );
     expect(defaultRedactor("sent basic dXNlcjpwYXNzd29yZA== upstream")).toBe("sent basic [REDACTED] upstream");
   });
 
   it("redacts sk-... API keys, project keys with - and _ included", () => {
-    expect(defaultRedactor("Incorrect API key provided: sk-abcdefghijklmnopqrstuvwxyz012345.")).toBe("Incorrect API key provided: [REDACTED].");
+    expect(defaultRedactor("Incorrect API key provided: sk-abcdefghijklmnopqrstuvwxyz012345.")).toBe(
+      "Incorrect API key provided: [REDACTED].",
+    );
     const projectKey = "sk-proj-Ab3_xY-9kLmNoPqRsTuV_wXyZ0123456789-abcdEFGH";
     const redacted = defaultRedactor(`key ${projectKey} rejected`);
     expect(redacted).not.toContain("9kLmNoPqRsTuV");
@@ -67,7 +73,9 @@ describe("defaultRedactor", () => {
   });
 
   it("redacts prefixed secret parameters such as id_token= and x-api-key=", () => {
-    expect(defaultRedactor("https://x.test/cb?id_token=eyJhbGciOi.payload.sig&state=1")).toBe("https://x.test/cb?id_token=[REDACTED]&state=1");
+    expect(defaultRedactor("https://x.test/cb?id_token=eyJhbGciOi.payload.sig&state=1")).toBe(
+      "https://x.test/cb?id_token=[REDACTED]&state=1",
+    );
     expect(defaultRedactor("https://x.test/q?auth_token=abcdef123")).toBe("https://x.test/q?auth_token=[REDACTED]");
     expect(defaultRedactor("x-api-key=abcdef123 rejected")).toBe("x-api-key=[REDACTED] rejected");
   });
@@ -81,7 +89,9 @@ describe("defaultRedactor", () => {
   });
 
   it("redacts the credentials of a URL and keeps its host", () => {
-    expect(defaultRedactor("GET https://user:pass@api.example.com/v1/items failed")).toBe("GET https://[REDACTED]@api.example.com/v1/items failed");
+    expect(defaultRedactor("GET https://user:pass@api.example.com/v1/items failed")).toBe(
+      "GET https://[REDACTED]@api.example.com/v1/items failed",
+    );
     expect(defaultRedactor("connect postgres://admin:s3cr%40t@db.internal:5432/app refused")).toBe(
       "connect postgres://[REDACTED]@db.internal:5432/app refused",
     );
@@ -108,21 +118,36 @@ describe("defaultRedactor", () => {
     expect(defaultRedactor('{"error":"rejected header Authorization: Bearer abcdef123456","status":401}')).toBe(
       '{"error":"rejected header Authorization: [REDACTED]","status":401}',
     );
-    expect(defaultRedactor("sent X-Api-Key: abc123, Accept: application/json")).toBe("sent X-Api-Key: [REDACTED], Accept: application/json");
+    expect(defaultRedactor("sent X-Api-Key: abc123, Accept: application/json")).toBe(
+      "sent X-Api-Key: [REDACTED], Accept: application/json",
+    );
     expect(defaultRedactor("'authorization: sometoken' was refused")).toBe("'authorization: [REDACTED]' was refused");
     // Inside a JSON string, an escaped quote or newline ends the value and stays intact.
-    expect(defaultRedactor('{"detail":"header \\"Cookie: a=b\\" invalid\\nnext"}')).toBe('{"detail":"header \\"Cookie: [REDACTED]\\" invalid\\nnext"}');
+    expect(defaultRedactor('{"detail":"header \\"Cookie: a=b\\" invalid\\nnext"}')).toBe(
+      '{"detail":"header \\"Cookie: [REDACTED]\\" invalid\\nnext"}',
+    );
   });
 
   it("redacts secret-named fields of a JSON error body, keeping it valid JSON", () => {
     expect(defaultRedactor('{"password":"hunter2","user":"bob"}')).toBe('{"password":"[REDACTED]","user":"bob"}');
-    const body = '{ "client_secret" : "cs_9f8e", "access_token":"ya29.A0", "refresh_token": "1//0g", "id_token":"x", "api_key":"k1", ' +
+    const body =
+      '{ "client_secret" : "cs_9f8e", "access_token":"ya29.A0", "refresh_token": "1//0g", "id_token":"x", "api_key":"k1", ' +
       '"apiKey":"k2", "APIKEY":"k3", "x-api-key":"k4", "Authorization":"Basic Zm9v", "passwd":"p", "secret":"s", "token":"t", "scope":"read" }';
     const redacted = defaultRedactor(body);
     expect(JSON.parse(redacted)).toEqual({
-      client_secret: "[REDACTED]", access_token: "[REDACTED]", refresh_token: "[REDACTED]", id_token: "[REDACTED]", api_key: "[REDACTED]",
-      apiKey: "[REDACTED]", APIKEY: "[REDACTED]", "x-api-key": "[REDACTED]", Authorization: "[REDACTED]", passwd: "[REDACTED]",
-      secret: "[REDACTED]", token: "[REDACTED]", scope: "read",
+      client_secret: "[REDACTED]",
+      access_token: "[REDACTED]",
+      refresh_token: "[REDACTED]",
+      id_token: "[REDACTED]",
+      api_key: "[REDACTED]",
+      apiKey: "[REDACTED]",
+      APIKEY: "[REDACTED]",
+      "x-api-key": "[REDACTED]",
+      Authorization: "[REDACTED]",
+      passwd: "[REDACTED]",
+      secret: "[REDACTED]",
+      token: "[REDACTED]",
+      scope: "read",
     });
   });
 
@@ -215,7 +240,7 @@ describe("cleanErrorText: length", () => {
   });
 
   it("handles a 10 MB message quickly, capped with the truncation mark", () => {
-    const huge = ("Bearer abcdefghijklmnop " + "z".repeat(1_000) + "\n    at f (a.js:1:2)\n").repeat(10_000);
+    const huge = `Bearer abcdefghijklmnop ${"z".repeat(1_000)}\n    at f (a.js:1:2)\n`.repeat(10_000);
     expect(huge.length).toBeGreaterThan(10_000_000);
     const started = performance.now();
     const cleaned = clean(huge, 1000);
@@ -229,7 +254,7 @@ describe("cleanErrorText: length", () => {
   });
 
   it("does not leave a secret half-visible at the cut", () => {
-    const text = "a".repeat(60) + " key=" + "s".repeat(200);
+    const text = `${"a".repeat(60)} key=${"s".repeat(200)}`;
     const cleaned = clean(text, 100);
     expect(cleaned).not.toContain("sss");
     expect(cleaned.length).toBeLessThanOrEqual(100);
@@ -320,9 +345,9 @@ describe("cleanErrorText: pathological input stays fast", () => {
     const inputs = [
       "a-".repeat(100_000),
       "sk-a".repeat(50_000),
-      "x_".repeat(100_000) + "=",
-      "at " + "a".repeat(200_000),
-      ("Bearer " + "b".repeat(5)).repeat(20_000),
+      `${"x_".repeat(100_000)}=`,
+      `at ${"a".repeat(200_000)}`,
+      `Bearer ${"b".repeat(5)}`.repeat(20_000),
     ];
     const started = performance.now();
     for (const input of inputs) {
@@ -338,18 +363,18 @@ describe("cleanErrorText: pathological input stays fast", () => {
       '"password":"'.repeat(16_000),
       "'password': '".repeat(15_000),
       '\\"token\\":\\"'.repeat(15_000),
-      '"x'.repeat(50_000) + '_token":' + "1".repeat(100_000),
-      "a_".repeat(100_000) + "password",
+      `${'"x'.repeat(50_000)}_token":${"1".repeat(100_000)}`,
+      `${"a_".repeat(100_000)}password`,
       "eyJ".repeat(70_000),
       "eyJa.".repeat(40_000),
-      "eyJ" + "a".repeat(100_000) + "." + "b".repeat(100_000),
+      `eyJ${"a".repeat(100_000)}.${"b".repeat(100_000)}`,
       "a://".repeat(50_000),
-      "https://" + "u".repeat(200_000),
-      "x".repeat(200_000) + "://",
+      `https://${"u".repeat(200_000)}`,
+      `${"x".repeat(200_000)}://`,
       "Authorization:".repeat(15_000),
       "authorization".repeat(15_000),
       "Token ".repeat(35_000),
-      "Token " + "a".repeat(200_000),
+      `Token ${"a".repeat(200_000)}`,
     ];
     for (const input of inputs) {
       const started = performance.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RetryReflectPlugin, type ExecuteOutcome, type RetryReflectEvent } from "../src/index.js";
+import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 /** A promise and the function that resolves it: lets a test hold tools in flight. */
@@ -13,14 +13,21 @@ const invalid = () => new Error("Invalid units. Supported: celsius, fahrenheit")
 const unavailable = () => Object.assign(new Error("HTTP 503 Service Unavailable"), { status: 503 });
 
 function summary(outcomes: readonly ExecuteOutcome<unknown>[]) {
-  return outcomes.map((outcome) => (outcome.status === "failed" ? `${outcome.attempt}:${outcome.reason}` : `${outcome.attempt}:${outcome.status}`));
+  return outcomes.map((outcome) =>
+    outcome.status === "failed" ? `${outcome.attempt}:${outcome.reason}` : `${outcome.attempt}:${outcome.status}`,
+  );
 }
 
 describe("parallel calls of one tool in one scope share one attempt budget", () => {
   it("8 parallel failures with maxRetries 3: distinct attempt numbers, the budget spent, the 9th call exhausted without running", async () => {
     const clock = createFakeClock();
     const events: RetryReflectEvent[] = [];
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 100, observers: [{ onEvent: (event) => events.push(event) }] });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 3,
+      circuitBreakerThreshold: 100,
+      observers: [{ onEvent: (event) => events.push(event) }],
+    });
     const held = gate();
     let runs = 0;
     const calls = Array.from({ length: 8 }, () =>
@@ -34,9 +41,20 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
     expect(runs).toBe(8);
     held.open();
     const outcomes = await Promise.all(calls);
-    expect(summary(outcomes)).toEqual(["1:reflect", "2:reflect", "3:reflect", "4:exhausted", "5:exhausted", "6:exhausted", "7:exhausted", "8:exhausted"]);
+    expect(summary(outcomes)).toEqual([
+      "1:reflect",
+      "2:reflect",
+      "3:reflect",
+      "4:exhausted",
+      "5:exhausted",
+      "6:exhausted",
+      "7:exhausted",
+      "8:exhausted",
+    ]);
     // The model sees the true count in the structured error.
-    expect(outcomes.map((outcome) => (outcome.status === "success" ? 0 : JSON.parse(outcome.message.split("\n\n").at(-1) ?? "{}").attempt))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(
+      outcomes.map((outcome) => (outcome.status === "success" ? 0 : JSON.parse(outcome.message.split("\n\n").at(-1) ?? "{}").attempt)),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(events.filter((event) => event.type === "retry").map((event) => event.fields.attempt)).toEqual([1, 2, 3]);
 
     const ninth = await plugin.execute({ toolName: "get_weather", args: { city: "NYC", units: "celsius" }, scope: "run-1" }, () => {
@@ -91,8 +109,15 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
       expect(runs).toBe(1000);
       if (kind === "invalid") {
         // Each failure took the next number; the first three were reflected, the rest exhausted.
-        expect(outcomes.map((outcome) => outcome.attempt).sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, index) => index + 1));
-        expect(outcomes.filter((outcome) => outcome.status === "reflect").map((outcome) => outcome.attempt).sort()).toEqual([1, 2, 3]);
+        expect(outcomes.map((outcome) => outcome.attempt).sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 1000 }, (_, index) => index + 1),
+        );
+        expect(
+          outcomes
+            .filter((outcome) => outcome.status === "reflect")
+            .map((outcome) => outcome.attempt)
+            .sort(),
+        ).toEqual([1, 2, 3]);
         expect(outcomes.filter((outcome) => outcome.status === "failed" && outcome.reason === "exhausted")).toHaveLength(997);
       } else {
         // The three in-place retries waited, found the budget spent, and did not run.

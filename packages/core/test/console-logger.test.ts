@@ -15,7 +15,15 @@ afterEach(() => {
 describe("formatEvent: the seed's log lines", () => {
   it("retry", () => {
     const line = formatEvent(
-      event("retry", { tool_name: "get_weather", attempt: 1, max: 3, backoff_ms: 500, error: "Invalid units", error_code: "INVALID_ARGUMENTS", mode: "reflect" }),
+      event("retry", {
+        tool_name: "get_weather",
+        attempt: 1,
+        max: 3,
+        backoff_ms: 500,
+        error: "Invalid units",
+        error_code: "INVALID_ARGUMENTS",
+        mode: "reflect",
+      }),
     );
     expect(line).toBe(
       'WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 max=3 backoff_ms=500 error="Invalid units" error_code=INVALID_ARGUMENTS mode=reflect',
@@ -35,8 +43,12 @@ describe("formatEvent: the seed's log lines", () => {
   });
 
   it("circuit_half_opened and circuit_closed", () => {
-    expect(formatEvent(event("circuit_half_opened", { tool_name: "broken_api" }))).toBe("INFO retry_reflect: circuit breaker half-open tool_name=broken_api");
-    expect(formatEvent(event("circuit_closed", { tool_name: "broken_api" }))).toBe("INFO retry_reflect: circuit breaker closed tool_name=broken_api");
+    expect(formatEvent(event("circuit_half_opened", { tool_name: "broken_api" }))).toBe(
+      "INFO retry_reflect: circuit breaker half-open tool_name=broken_api",
+    );
+    expect(formatEvent(event("circuit_closed", { tool_name: "broken_api" }))).toBe(
+      "INFO retry_reflect: circuit breaker closed tool_name=broken_api",
+    );
   });
 
   it("call_rejected", () => {
@@ -52,7 +64,9 @@ describe("formatEvent: the seed's log lines", () => {
   });
 
   it("idempotent_replay and idempotency_conflict", () => {
-    expect(formatEvent(event("idempotent_replay", { tool_name: "send_email" }))).toBe("INFO retry_reflect: idempotent replay tool_name=send_email");
+    expect(formatEvent(event("idempotent_replay", { tool_name: "send_email" }))).toBe(
+      "INFO retry_reflect: idempotent replay tool_name=send_email",
+    );
     expect(formatEvent(event("idempotency_conflict", { tool_name: "send_email", reason: "key_reused" }))).toBe(
       "WARN retry_reflect: idempotency conflict tool_name=send_email reason=key_reused",
     );
@@ -67,7 +81,9 @@ describe("formatEvent: the seed's log lines", () => {
 
 describe("formatEvent: quoting", () => {
   it("quotes a string value with spaces or other non-bare characters", () => {
-    expect(formatEvent(event("circuit_closed", { tool_name: "my tool" }))).toBe('INFO retry_reflect: circuit breaker closed tool_name="my tool"');
+    expect(formatEvent(event("circuit_closed", { tool_name: "my tool" }))).toBe(
+      'INFO retry_reflect: circuit breaker closed tool_name="my tool"',
+    );
     expect(formatEvent(event("circuit_closed", { tool_name: "a=b" }))).toBe('INFO retry_reflect: circuit breaker closed tool_name="a=b"');
     expect(formatEvent(event("circuit_closed", { tool_name: "" }))).toBe('INFO retry_reflect: circuit breaker closed tool_name=""');
   });

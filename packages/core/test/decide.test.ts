@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, type Decision, type FailureFacts } from "../src/plugin/decide.js";
+import { type Decision, decide, type FailureFacts } from "../src/plugin/decide.js";
 
 const policy = { maxRetries: 3, maxBackoffMs: 30_000 };
 
@@ -21,25 +21,57 @@ const table: ReadonlyArray<readonly [name: string, facts: Partial<FailureFacts>,
   ["transient read: in place after the backoff", {}, { kind: "retry", delayMs: 500 }],
   ["transient idempotent: in place", { effect: "idempotent" }, { kind: "retry", delayMs: 500 }],
   ["transient write behind a key: in place", { effect: "write", guarded: true }, { kind: "retry", delayMs: 500 }],
-  ["transient write without a key: reflected, outcome unknown", { effect: "write" }, { kind: "reflect", delayMs: 500, unknownOutcome: true }],
+  [
+    "transient write without a key: reflected, outcome unknown",
+    { effect: "write" },
+    { kind: "reflect", delayMs: 500, unknownOutcome: true },
+  ],
   ["invalid arguments: reflected", { kind: "invalid_arguments" }, { kind: "reflect", delayMs: 500, unknownOutcome: false }],
   ["other recoverable failure: reflected", { kind: "other" }, { kind: "reflect", delayMs: 500, unknownOutcome: false }],
-  ["invalid arguments of a write without a key: reflected, outcome known", { kind: "invalid_arguments", effect: "write" }, { kind: "reflect", delayMs: 500, unknownOutcome: false }],
+  [
+    "invalid arguments of a write without a key: reflected, outcome known",
+    { kind: "invalid_arguments", effect: "write" },
+    { kind: "reflect", delayMs: 500, unknownOutcome: false },
+  ],
   ["Retry-After above the backoff raises the delay", { retryAfterMs: 2000 }, { kind: "retry", delayMs: 2000 }],
   ["Retry-After below the backoff changes nothing", { retryAfterMs: 100 }, { kind: "retry", delayMs: 500 }],
   ["Retry-After is capped at maxBackoffMs", { retryAfterMs: 120_000 }, { kind: "retry", delayMs: 30_000 }],
   ["not recoverable: stop", { recoverable: false }, { kind: "stop", reason: "not_recoverable" }],
-  ["not recoverable beats a spent budget", { recoverable: false, attempt: 9, budgetSpent: true }, { kind: "stop", reason: "not_recoverable" }],
+  [
+    "not recoverable beats a spent budget",
+    { recoverable: false, attempt: 9, budgetSpent: true },
+    { kind: "stop", reason: "not_recoverable" },
+  ],
   ["the last attempt allowed still retries", { attempt: 3 }, { kind: "retry", delayMs: 500 }],
   ["past maxRetries: exhausted", { attempt: 4 }, { kind: "stop", reason: "exhausted" }],
   ["a budget spent by a parallel call: exhausted", { budgetSpent: true }, { kind: "stop", reason: "exhausted" }],
   ["exhausted beats an open circuit", { attempt: 4, circuitOpenForMs: 60_000 }, { kind: "stop", reason: "exhausted" }],
-  ["this failure opened the circuit: stop, with the open time", { circuitOpenForMs: 60_000 }, { kind: "stop", reason: "circuit_open", retryAfterMs: 60_000 }],
-  ["an open circuit stops an invalid-arguments failure too", { kind: "invalid_arguments", circuitOpenForMs: 10 }, { kind: "stop", reason: "circuit_open", retryAfterMs: 10 }],
+  [
+    "this failure opened the circuit: stop, with the open time",
+    { circuitOpenForMs: 60_000 },
+    { kind: "stop", reason: "circuit_open", retryAfterMs: 60_000 },
+  ],
+  [
+    "an open circuit stops an invalid-arguments failure too",
+    { kind: "invalid_arguments", circuitOpenForMs: 10 },
+    { kind: "stop", reason: "circuit_open", retryAfterMs: 10 },
+  ],
   ["a refusal is reflected, with no wait", { origin: "refusal", kind: "other" }, { kind: "reflect", delayMs: 0, unknownOutcome: false }],
-  ["a refusal waits what it asks (IN_PROGRESS)", { origin: "refusal", kind: "other", retryAfterMs: 1500 }, { kind: "reflect", delayMs: 1500, unknownOutcome: false }],
-  ["a refusal's wait is capped", { origin: "refusal", kind: "other", retryAfterMs: 99_000 }, { kind: "reflect", delayMs: 30_000, unknownOutcome: false }],
-  ["a refusal ignores the circuit", { origin: "refusal", kind: "other", circuitOpenForMs: 5 }, { kind: "reflect", delayMs: 0, unknownOutcome: false }],
+  [
+    "a refusal waits what it asks (IN_PROGRESS)",
+    { origin: "refusal", kind: "other", retryAfterMs: 1500 },
+    { kind: "reflect", delayMs: 1500, unknownOutcome: false },
+  ],
+  [
+    "a refusal's wait is capped",
+    { origin: "refusal", kind: "other", retryAfterMs: 99_000 },
+    { kind: "reflect", delayMs: 30_000, unknownOutcome: false },
+  ],
+  [
+    "a refusal ignores the circuit",
+    { origin: "refusal", kind: "other", circuitOpenForMs: 5 },
+    { kind: "reflect", delayMs: 0, unknownOutcome: false },
+  ],
   ["a refusal past maxRetries: exhausted", { origin: "refusal", kind: "other", attempt: 4 }, { kind: "stop", reason: "exhausted" }],
 ];
 

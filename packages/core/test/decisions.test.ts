@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RetriesExhaustedError, RetryReflectPlugin, ToolError, type RetryReflectEvent } from "../src/index.js";
+import { RetriesExhaustedError, type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function recorder() {
@@ -29,8 +29,14 @@ describe("transient failures are retried in place", () => {
     expect(calls).toBe(3);
     expect(clock.sleeps).toEqual([500, 1000]);
     expect(events.map((event) => [event.type, event.fields])).toEqual([
-      ["retry", { tool_name: "api_call", attempt: 1, max: 3, backoff_ms: 500, error: "HTTP 503", error_code: "TRANSIENT", mode: "in_place" }],
-      ["retry", { tool_name: "api_call", attempt: 2, max: 3, backoff_ms: 1000, error: "HTTP 503", error_code: "TRANSIENT", mode: "in_place" }],
+      [
+        "retry",
+        { tool_name: "api_call", attempt: 1, max: 3, backoff_ms: 500, error: "HTTP 503", error_code: "TRANSIENT", mode: "in_place" },
+      ],
+      [
+        "retry",
+        { tool_name: "api_call", attempt: 2, max: 3, backoff_ms: 1000, error: "HTTP 503", error_code: "TRANSIENT", mode: "in_place" },
+      ],
       ["retry_succeeded", { tool_name: "api_call", attempt: 3 }],
     ]);
   });
@@ -66,8 +72,14 @@ describe("transient failures are retried in place", () => {
     expect(result.status).toBe("failed");
     if (result.status !== "failed") return;
     expect(result.reason).toBe("exhausted");
-    expect(result.message).toMatch(/^The tool 'api_call' failed 4 times; the last error was: "connect ECONNREFUSED 127.0.0.1:9". Do not call 'api_call' again for this task. Tell the user what failed./);
-    expect(result.error.toJSON()).toMatchObject({ error_code: "RETRIES_EXHAUSTED", recoverable: false, details: { last_error_code: "TRANSIENT" } });
+    expect(result.message).toMatch(
+      /^The tool 'api_call' failed 4 times; the last error was: "connect ECONNREFUSED 127.0.0.1:9". Do not call 'api_call' again for this task. Tell the user what failed./,
+    );
+    expect(result.error.toJSON()).toMatchObject({
+      error_code: "RETRIES_EXHAUSTED",
+      recoverable: false,
+      details: { last_error_code: "TRANSIENT" },
+    });
     expect(events.at(-1)?.fields).toEqual({ tool_name: "api_call", attempts: 4, error: "connect ECONNREFUSED 127.0.0.1:9" });
 
     // The same task calling again is stopped without running the tool.
@@ -176,12 +188,22 @@ describe("reflection and the shared attempt budget", () => {
 
   it("treats returned ToolErrors, seed-shaped objects and MCP isError results as failures", async () => {
     const plugin = RetryReflectPlugin.create({ clock: createFakeClock() });
-    const recordNotFound = await plugin.execute({ toolName: "get_user", args: { id: "usr_123" }, scope: "a" }, () =>
-      new ToolError({ code: "RECORD_NOT_FOUND", message: "No user with ID 'usr_123'.", recoverable: true, suggestedAction: "Use list_users() first." }),
+    const recordNotFound = await plugin.execute(
+      { toolName: "get_user", args: { id: "usr_123" }, scope: "a" },
+      () =>
+        new ToolError({
+          code: "RECORD_NOT_FOUND",
+          message: "No user with ID 'usr_123'.",
+          recoverable: true,
+          suggestedAction: "Use list_users() first.",
+        }),
     );
     expect(recordNotFound.status === "reflect" && recordNotFound.error.code).toBe("RECORD_NOT_FOUND");
     expect(recordNotFound.status === "reflect" && recordNotFound.message).toContain('"suggested_action":"Use list_users() first."');
-    const mcp = await plugin.execute({ toolName: "mcp_tool", args: {}, scope: "b" }, () => ({ isError: true, content: [{ type: "text", text: "Invalid path: /nope" }] }));
+    const mcp = await plugin.execute({ toolName: "mcp_tool", args: {}, scope: "b" }, () => ({
+      isError: true,
+      content: [{ type: "text", text: "Invalid path: /nope" }],
+    }));
     expect(mcp.status === "reflect" && mcp.error.code).toBe("INVALID_ARGUMENTS");
     expect(mcp.status === "reflect" && mcp.prompt).toContain('"Invalid path: /nope"');
   });
@@ -229,15 +251,38 @@ describe("reflection and the shared attempt budget", () => {
 
 describe("tool scoping", () => {
   it("calls excluded tools plainly: their errors pass through untouched", async () => {
-    const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), excludeTools: ["exit_loop"], includeTools: ["exit_loop", "api_call"] });
+    const plugin = RetryReflectPlugin.create({
+      clock: createFakeClock(),
+      excludeTools: ["exit_loop"],
+      includeTools: ["exit_loop", "api_call"],
+    });
     const signal = new Error("exit requested");
-    await expect(plugin.execute({ toolName: "exit_loop", args: {} }, () => { throw signal; })).rejects.toBe(signal);
-    expect(await plugin.execute({ toolName: "exit_loop", args: {} }, () => 1)).toEqual({ status: "success", value: 1, attempt: 1, replayed: false });
+    await expect(
+      plugin.execute({ toolName: "exit_loop", args: {} }, () => {
+        throw signal;
+      }),
+    ).rejects.toBe(signal);
+    expect(await plugin.execute({ toolName: "exit_loop", args: {} }, () => 1)).toEqual({
+      status: "success",
+      value: 1,
+      attempt: 1,
+      replayed: false,
+    });
     // Not in a non-empty includeTools: untouched too.
     const other = new Error("Invalid");
-    await expect(plugin.execute({ toolName: "db_query", args: {} }, () => { throw other; })).rejects.toBe(other);
+    await expect(
+      plugin.execute({ toolName: "db_query", args: {} }, () => {
+        throw other;
+      }),
+    ).rejects.toBe(other);
     // In scope: handled.
-    expect((await plugin.execute({ toolName: "api_call", args: {} }, () => { throw new Error("Invalid"); })).status).toBe("reflect");
+    expect(
+      (
+        await plugin.execute({ toolName: "api_call", args: {} }, () => {
+          throw new Error("Invalid");
+        })
+      ).status,
+    ).toBe("reflect");
   });
 
   it("an empty includeTools means all tools", async () => {

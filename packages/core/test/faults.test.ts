@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  type IdempotencyStore,
   InMemoryIdempotencyStore,
   RetriesExhaustedError,
-  RetryReflectPlugin,
-  type IdempotencyStore,
   type RetryReflectEvent,
   type RetryReflectObserver,
+  RetryReflectPlugin,
 } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
@@ -44,7 +44,13 @@ describe("observers can never break a call or the process", () => {
         throw new Error("telemetry backend down");
       },
     };
-    const plugin = RetryReflectPlugin.create({ clock, observers: [rejecting], initialBackoffMs: 0, circuitBreakerThreshold: 3, circuitBreakerResetMs: 1 });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      observers: [rejecting],
+      initialBackoffMs: 0,
+      circuitBreakerThreshold: 3,
+      circuitBreakerResetMs: 1,
+    });
     const statuses = new Map<string, number>();
     for (let index = 0; index < 10_000; index++) {
       const pending = plugin.execute({ toolName: `t${index % 7}`, args: { index }, scope: `run-${index % 13}` }, () => {
@@ -101,7 +107,13 @@ describe("observers can never break a call or the process", () => {
             throw new Error("late failure in the observer");
           }) as unknown as RetryReflectObserver["runInContext"],
         },
-        { runInContext: (_call, run) => (run(), run(), "not the tool's result") as never },
+        {
+          runInContext: ((_call: unknown, run: () => unknown) => {
+            run();
+            run();
+            return "not the tool's result";
+          }) as unknown as RetryReflectObserver["runInContext"],
+        },
       ],
     });
     const outcome = await plugin.execute({ toolName: "t", args: {} }, () => {
@@ -204,7 +216,7 @@ describe("a store that throws or times out yields an outcome, never a rejection"
   }
 
   for (const behaviour of ["throw", "reject", undefined, { status: "nonsense" }] as const) {
-    it(`begin that ${behaviour === undefined ? "returns nothing" : typeof behaviour === "string" ? behaviour + "s" : "returns a malformed record"}: STORE_UNAVAILABLE, the write does not run`, async () => {
+    it(`begin that ${behaviour === undefined ? "returns nothing" : typeof behaviour === "string" ? `${behaviour}s` : "returns a malformed record"}: STORE_UNAVAILABLE, the write does not run`, async () => {
       const { pay, payments, events } = setup(faultyStore({ begin: behaviour ?? null }));
       const outcome = await pay();
       expect(outcome.status).toBe("reflect");
@@ -277,7 +289,10 @@ describe("the bounded idempotency store never drops an in-flight lock", () => {
       await held.promise;
       return "ok";
     };
-    const inFlight = [plugin.execute({ toolName: "pay", args: { idempotency_key: "a" } }, slow), plugin.execute({ toolName: "pay", args: { idempotency_key: "b" } }, slow)];
+    const inFlight = [
+      plugin.execute({ toolName: "pay", args: { idempotency_key: "a" } }, slow),
+      plugin.execute({ toolName: "pay", args: { idempotency_key: "b" } }, slow),
+    ];
     await clock.advance(0);
     const refused = await plugin.execute({ toolName: "pay", args: { idempotency_key: "c" }, scope: "other" }, slow);
     expect(refused.status).toBe("reflect");
@@ -301,7 +316,14 @@ describe("the bounded idempotency store never drops an in-flight lock", () => {
   it("10,000 concurrent same-key writes from two plugins with random failures and aborts: one side effect per completed key, no caller hanging", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ maxEntries: 50, clock });
-    const options = { clock, toolEffects: { pay: "write" as const }, idempotency: { store, leaseMs: 60_000 }, circuitBreakerThreshold: 1_000_000, initialBackoffMs: 1, maxRetries: 5 };
+    const options = {
+      clock,
+      toolEffects: { pay: "write" as const },
+      idempotency: { store, leaseMs: 60_000 },
+      circuitBreakerThreshold: 1_000_000,
+      initialBackoffMs: 1,
+      maxRetries: 5,
+    };
     const plugins = [RetryReflectPlugin.create(options), RetryReflectPlugin.create(options)];
     let seed = 42;
     const random = () => {
@@ -320,12 +342,15 @@ describe("the bounded idempotency store never drops an in-flight lock", () => {
       const delay = Math.floor(random() * 20);
       if (random() < 0.1) void clock.sleep(Math.floor(random() * 20)).then(() => controller.abort(new Error("caller gave up")));
       const plugin = plugins[Math.floor(index / keys.length) % 2] as RetryReflectPlugin;
-      const call = plugin.execute({ toolName: "pay", args: { amount: 7, idempotency_key: key }, scope: `run-${index}`, signal: controller.signal }, async (_args, context) => {
-        await clock.sleep(delay, context.signal);
-        if (fails) throw transient ? Object.assign(new Error("HTTP 503"), { status: 503 }) : new Error("card declined");
-        effects.set(key, (effects.get(key) ?? 0) + 1);
-        return { receipt: key };
-      });
+      const call = plugin.execute(
+        { toolName: "pay", args: { amount: 7, idempotency_key: key }, scope: `run-${index}`, signal: controller.signal },
+        async (_args, context) => {
+          await clock.sleep(delay, context.signal);
+          if (fails) throw transient ? Object.assign(new Error("HTTP 503"), { status: 503 }) : new Error("card declined");
+          effects.set(key, (effects.get(key) ?? 0) + 1);
+          return { receipt: key };
+        },
+      );
       pending.push(
         call.then(
           (value) => void settled.push({ key, result: { status: "fulfilled", value } }),
@@ -337,7 +362,11 @@ describe("the bounded idempotency store never drops an in-flight lock", () => {
     await Promise.all(pending);
     expect(settled).toHaveLength(10_000);
     for (const [key, count] of effects) expect([key, count]).toEqual([key, 1]);
-    const completed = new Set(settled.filter((entry) => entry.result.status === "fulfilled" && (entry.result.value as { status: string }).status === "success").map((entry) => entry.key));
+    const completed = new Set(
+      settled
+        .filter((entry) => entry.result.status === "fulfilled" && (entry.result.value as { status: string }).status === "success")
+        .map((entry) => entry.key),
+    );
     for (const key of completed) expect(effects.get(key)).toBe(1);
     for (const entry of settled) {
       if (entry.result.status === "fulfilled" && (entry.result.value as { status: string }).status === "success") {
@@ -398,7 +427,8 @@ describe("RETRIES_EXHAUSTED keeps the last failure as its cause", () => {
 
   function causes(error: unknown): unknown[] {
     const chain: unknown[] = [];
-    for (let current = error; current !== undefined && chain.length < 10; current = (current as { cause?: unknown }).cause) chain.push(current);
+    for (let current = error; current !== undefined && chain.length < 10; current = (current as { cause?: unknown }).cause)
+      chain.push(current);
     return chain;
   }
 
@@ -419,9 +449,11 @@ describe("RETRIES_EXHAUSTED keeps the last failure as its cause", () => {
   it("on RetriesExhaustedError", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, onExhausted: "throw" });
-    const error = await plugin.execute({ toolName: "t", args: {} }, () => {
-      throw lastFailure;
-    }).catch((thrown: unknown) => thrown);
+    const error = await plugin
+      .execute({ toolName: "t", args: {} }, () => {
+        throw lastFailure;
+      })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(RetriesExhaustedError);
     expect(causes(error)).toContain(lastFailure);
   });

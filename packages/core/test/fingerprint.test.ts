@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { argumentsFingerprint, canonicalJson } from "../src/primitives.js";
 import { ArgumentDepthError, MAX_ARGUMENT_DEPTH } from "../src/idempotency/fingerprint.js";
+import { argumentsFingerprint, canonicalJson } from "../src/primitives.js";
 
 describe("canonicalJson", () => {
   it("sorts object keys at every depth", () => {
@@ -35,7 +35,11 @@ describe("canonicalJson", () => {
       if (Array.isArray(value)) return value.map(reversedKeys);
       if (typeof value === "object" && value !== null) {
         // fromEntries defines own properties, so a "__proto__" key (fast-check makes them) stays a key.
-        return Object.fromEntries(Object.keys(value).reverse().map((key) => [key, reversedKeys((value as Record<string, unknown>)[key])]));
+        return Object.fromEntries(
+          Object.keys(value)
+            .reverse()
+            .map((key) => [key, reversedKeys((value as Record<string, unknown>)[key])]),
+        );
       }
       return value;
     };
@@ -58,8 +62,12 @@ describe("argumentsFingerprint", () => {
   });
 
   it("ignores the key field, so a retry with the same key and arguments matches", () => {
-    expect(argumentsFingerprint({ ...email, idempotency_key: "k-2" }, "idempotency_key")).toBe(argumentsFingerprint(email, "idempotency_key"));
-    expect(argumentsFingerprint(email, "idempotency_key")).toBe(argumentsFingerprint({ to: "a@example.com", subject: "Invoice", body: "Hello" }));
+    expect(argumentsFingerprint({ ...email, idempotency_key: "k-2" }, "idempotency_key")).toBe(
+      argumentsFingerprint(email, "idempotency_key"),
+    );
+    expect(argumentsFingerprint(email, "idempotency_key")).toBe(
+      argumentsFingerprint({ to: "a@example.com", subject: "Invoice", body: "Hello" }),
+    );
   });
 
   it("differs when any other argument differs", () => {
@@ -79,15 +87,27 @@ describe("argumentsFingerprint", () => {
 
   it("tells distinct JSON argument objects apart (property: no collisions in a sample)", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })), { minLength: 2, maxLength: 30, selector: canonicalJson }), (argsList) => {
-        const prints = new Set(argsList.map((args) => argumentsFingerprint(args)));
-        expect(prints.size).toBe(argsList.length);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })), {
+          minLength: 2,
+          maxLength: 30,
+          selector: canonicalJson,
+        }),
+        (argsList) => {
+          const prints = new Set(argsList.map((args) => argumentsFingerprint(args)));
+          expect(prints.size).toBe(argsList.length);
+        },
+      ),
     );
   });
 
   it("does not recurse forever on an object whose toJSON returns itself or leads back to it", () => {
-    const odd = { value: 1, toJSON(): unknown { return this; } };
+    const odd = {
+      value: 1,
+      toJSON(): unknown {
+        return this;
+      },
+    };
     expect(canonicalJson({ odd })).toBe('{"odd":{"value":1}}');
     const loop: { next?: unknown; toJSON(): unknown } = { toJSON: () => ({ back: loop }) };
     expect(canonicalJson(loop)).toBe('{"back":"[Circular]"}');
@@ -106,20 +126,48 @@ describe("argumentsFingerprint: content and type, not just JSON shape", () => {
   });
 
   it("tells Maps apart by their entries, whatever the insertion order", () => {
-    const eur = new Map<string, unknown>([["currency", "EUR"], ["amount", 10]]);
-    expect(fingerprint({ line: eur })).not.toBe(fingerprint({ line: new Map<string, unknown>([["currency", "USD"], ["amount", 10]]) }));
+    const eur = new Map<string, unknown>([
+      ["currency", "EUR"],
+      ["amount", 10],
+    ]);
+    expect(fingerprint({ line: eur })).not.toBe(
+      fingerprint({
+        line: new Map<string, unknown>([
+          ["currency", "USD"],
+          ["amount", 10],
+        ]),
+      }),
+    );
     expect(fingerprint(eur)).not.toBe(fingerprint(new Map()));
-    expect(fingerprint(eur)).toBe(fingerprint(new Map<string, unknown>([["amount", 10], ["currency", "EUR"]])));
+    expect(fingerprint(eur)).toBe(
+      fingerprint(
+        new Map<string, unknown>([
+          ["amount", 10],
+          ["currency", "EUR"],
+        ]),
+      ),
+    );
     // A Map is not the plain object with the same members, and its keys keep their type.
     expect(fingerprint(eur)).not.toBe(fingerprint({ currency: "EUR", amount: 10 }));
     expect(fingerprint(new Map([[1, "a"]]))).not.toBe(fingerprint(new Map([["1", "a"]])));
   });
 
   it("compares Maps with object keys by the keys' content", () => {
-    const byUser = (first: number, second: number) => new Map([[{ user: first }, "read"], [{ user: second }, "write"]]);
+    const byUser = (first: number, second: number) =>
+      new Map([
+        [{ user: first }, "read"],
+        [{ user: second }, "write"],
+      ]);
     expect(fingerprint(byUser(1, 2))).not.toBe(fingerprint(byUser(1, 3)));
     expect(fingerprint(byUser(1, 2))).not.toBe(fingerprint(byUser(2, 1)));
-    expect(fingerprint(byUser(1, 2))).toBe(fingerprint(new Map([[{ user: 2 }, "write"], [{ user: 1 }, "read"]])));
+    expect(fingerprint(byUser(1, 2))).toBe(
+      fingerprint(
+        new Map([
+          [{ user: 2 }, "write"],
+          [{ user: 1 }, "read"],
+        ]),
+      ),
+    );
   });
 
   it("tells Sets apart by their elements, whatever the insertion order", () => {
@@ -131,17 +179,27 @@ describe("argumentsFingerprint: content and type, not just JSON shape", () => {
 
   it("ignores insertion order of Maps and Sets (property)", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.tuple(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 })), { selector: ([key]) => key, maxLength: 12 }), (entries) => {
-        const reversed = [...entries].reverse();
-        expect(fingerprint(new Map(reversed))).toBe(fingerprint(new Map(entries)));
-        const keys = entries.map(([key]) => key);
-        expect(fingerprint(new Set([...keys].reverse()))).toBe(fingerprint(new Set(keys)));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 })), { selector: ([key]) => key, maxLength: 12 }),
+        (entries) => {
+          const reversed = [...entries].reverse();
+          expect(fingerprint(new Map(reversed))).toBe(fingerprint(new Map(entries)));
+          const keys = entries.map(([key]) => key);
+          expect(fingerprint(new Set([...keys].reverse()))).toBe(fingerprint(new Set(keys)));
+        },
+      ),
     );
   });
 
   it("tells a BigInt from the string and the number with the same digits", () => {
-    const prints = [fingerprint(1n), fingerprint("1"), fingerprint(1), fingerprint({ amount: 10n }), fingerprint({ amount: "10" }), fingerprint({ amount: 10 })];
+    const prints = [
+      fingerprint(1n),
+      fingerprint("1"),
+      fingerprint(1),
+      fingerprint({ amount: 10n }),
+      fingerprint({ amount: "10" }),
+      fingerprint({ amount: 10 }),
+    ];
     expect(new Set(prints).size).toBe(prints.length);
     expect(fingerprint({ amount: 10n })).toBe(fingerprint({ amount: BigInt(10) }));
   });
@@ -207,12 +265,29 @@ describe("argumentsFingerprint: content and type, not just JSON shape", () => {
 
 describe("canonicalJson: display of Maps, Sets, BigInts, Dates and binary data", () => {
   it("writes a Map with string keys as an object with sorted keys", () => {
-    expect(canonicalJson(new Map<string, unknown>([["b", 1], ["a", [2]]]))).toBe('{"a":[2],"b":1}');
+    expect(
+      canonicalJson(
+        new Map<string, unknown>([
+          ["b", 1],
+          ["a", [2]],
+        ]),
+      ),
+    ).toBe('{"a":[2],"b":1}');
   });
 
   it("writes a Map with other keys as sorted [key, value] pairs", () => {
-    const text = canonicalJson(new Map<unknown, string>([[2, "two"], [{ id: 1 }, "object"], [1, "one"]]));
-    expect(JSON.parse(text)).toEqual([[1, "one"], [2, "two"], [{ id: 1 }, "object"]]);
+    const text = canonicalJson(
+      new Map<unknown, string>([
+        [2, "two"],
+        [{ id: 1 }, "object"],
+        [1, "one"],
+      ]),
+    );
+    expect(JSON.parse(text)).toEqual([
+      [1, "one"],
+      [2, "two"],
+      [{ id: 1 }, "object"],
+    ]);
   });
 
   it("writes a Set as a sorted array, whatever the insertion order", () => {
@@ -234,7 +309,10 @@ describe("canonicalJson: display of Maps, Sets, BigInts, Dates and binary data",
 
   it("always writes valid JSON", () => {
     const value = {
-      map: new Map<unknown, unknown>([[1n, new Set([Number.NaN])], ["k", new Date(0)]]),
+      map: new Map<unknown, unknown>([
+        [1n, new Set([Number.NaN])],
+        ["k", new Date(0)],
+      ]),
       set: new Set([undefined, Number.NEGATIVE_INFINITY]),
       buffer: new ArrayBuffer(2),
     };
@@ -300,7 +378,17 @@ describe("deeply nested arguments", () => {
 
 describe("canonicalJson writes strings as JSON.stringify does", () => {
   it("for plain text, quotes, backslashes, control characters and surrogates", () => {
-    const samples = ["", "plain", 'say "hi"', "back\\slash", "tab\tnew\nline\u0000", "emoji 😀", "lone \ud800 high", "lone \udc00 low", "ünïcödé"];
+    const samples = [
+      "",
+      "plain",
+      'say "hi"',
+      "back\\slash",
+      "tab\tnew\nline\u0000",
+      "emoji 😀",
+      "lone \ud800 high",
+      "lone \udc00 low",
+      "ünïcödé",
+    ];
     for (const sample of samples) expect(canonicalJson({ [sample]: sample })).toBe(JSON.stringify({ [sample]: sample }));
   });
 });

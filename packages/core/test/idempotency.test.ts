@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InMemoryIdempotencyStore, RetryReflectPlugin, type RetryReflectEvent, type ToolContext } from "../src/index.js";
+import { InMemoryIdempotencyStore, type RetryReflectEvent, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 interface Email {
@@ -31,11 +31,14 @@ describe("idempotency guard for write tools", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const calls = Array.from({ length: 100 }, (_, index) =>
-      plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" }, scope: `run-${index}` }, async (args, context) => {
-        await gate;
-        sent.push({ to: args.to, key: context.idempotencyKey });
-        return { id: "msg-1" };
-      }),
+      plugin.execute(
+        { toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" }, scope: `run-${index}` },
+        async (args, context) => {
+          await gate;
+          sent.push({ to: args.to, key: context.idempotencyKey });
+          return { id: "msg-1" };
+        },
+      ),
     );
     release();
     const outcomes = await Promise.all(calls);
@@ -58,7 +61,10 @@ describe("idempotency guard for write tools", () => {
   it("rejects the same key with other arguments", async () => {
     const { plugin, sent, send, events } = emailSetup();
     await plugin.execute({ toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" } }, send);
-    const reused = await plugin.execute({ toolName: "send_email", args: { to: "b@example.com", subject: "hi", idempotency_key: "k-1" } }, send);
+    const reused = await plugin.execute(
+      { toolName: "send_email", args: { to: "b@example.com", subject: "hi", idempotency_key: "k-1" } },
+      send,
+    );
     expect(reused.status).toBe("reflect");
     if (reused.status !== "reflect") return;
     expect(reused.error.code).toBe("IDEMPOTENCY_KEY_REUSED");

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REFLECTION_PROMPT, InMemoryIdempotencyStore, InvalidOptionError, RetryReflectPlugin, systemClock, type IdempotencyStore, type ResolvedOptions, type RetryReflectObserver, type RetryReflectOptions } from "../src/index.js";
-import { defaultRedactor } from "../src/primitives.js";
+import {
+  DEFAULT_REFLECTION_PROMPT,
+  type IdempotencyStore,
+  InMemoryIdempotencyStore,
+  InvalidOptionError,
+  type ResolvedOptions,
+  type RetryReflectObserver,
+  type RetryReflectOptions,
+  RetryReflectPlugin,
+  systemClock,
+} from "../src/index.js";
 import { resolveOptions } from "../src/plugin/validate-options.js";
+import { defaultRedactor } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
 
 /** The InvalidOptionError that `run` throws (fails the test when it throws nothing or something else). */
@@ -72,7 +82,14 @@ describe("defaults", () => {
   });
 
   it("accepts the boundary values: no retries, no initial delay, multiplier 1, threshold 1", () => {
-    const options = resolveOptions({ maxRetries: 0, initialBackoffMs: 0, maxBackoffMs: 0, backoffMultiplier: 1, circuitBreakerThreshold: 1, maxErrorLength: 32 });
+    const options = resolveOptions({
+      maxRetries: 0,
+      initialBackoffMs: 0,
+      maxBackoffMs: 0,
+      backoffMultiplier: 1,
+      circuitBreakerThreshold: 1,
+      maxErrorLength: 32,
+    });
     expect(options.maxRetries).toBe(0);
     expect(options.initialBackoffMs).toBe(0);
     expect(options.maxBackoffMs).toBe(0);

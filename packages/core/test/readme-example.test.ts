@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function block(after: string, lang: string): string {
   const start = readme.indexOf(after);
-  const fence = readme.indexOf("```" + lang + "\n", start);
+  const fence = readme.indexOf(`\`\`\`${lang}\n`, start);
   const end = readme.indexOf("\n```", fence + 4);
   return readme.slice(fence + lang.length + 4, end + 1);
 }

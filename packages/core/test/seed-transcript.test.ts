@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consoleLogger, DEFAULT_REFLECTION_PROMPT, RetryReflectPlugin, type RetryReflectEvent } from "../src/index.js";
+import { consoleLogger, DEFAULT_REFLECTION_PROMPT, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 interface WeatherArgs {
@@ -36,7 +36,7 @@ describe("the seed's reflection transcript", () => {
       `The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`,
     );
     expect(DEFAULT_REFLECTION_PROMPT).toContain("{tool_name}");
-    expect(first.message.startsWith(first.prompt + "\n\n")).toBe(true);
+    expect(first.message.startsWith(`${first.prompt}\n\n`)).toBe(true);
     expect(JSON.parse(first.message.slice(first.prompt.length + 2))).toEqual({
       error_code: "INVALID_ARGUMENTS",
       message: "Invalid units. Supported: celsius, fahrenheit",
@@ -51,10 +51,26 @@ describe("the seed's reflection transcript", () => {
       (args: WeatherArgs) => getWeather(args),
     );
     await clock.advance(500);
-    await expect(second).resolves.toEqual({ status: "success", value: { temperature: 22, condition: "sunny" }, attempt: 2, replayed: false });
+    await expect(second).resolves.toEqual({
+      status: "success",
+      value: { temperature: 22, condition: "sunny" },
+      attempt: 2,
+      replayed: false,
+    });
 
     expect(events.map((event) => [event.type, event.fields])).toEqual([
-      ["retry", { tool_name: "get_weather", attempt: 1, max: 3, backoff_ms: 500, error: "Invalid units. Supported: celsius, fahrenheit", error_code: "INVALID_ARGUMENTS", mode: "reflect" }],
+      [
+        "retry",
+        {
+          tool_name: "get_weather",
+          attempt: 1,
+          max: 3,
+          backoff_ms: 500,
+          error: "Invalid units. Supported: celsius, fahrenheit",
+          error_code: "INVALID_ARGUMENTS",
+          mode: "reflect",
+        },
+      ],
       ["retry_succeeded", { tool_name: "get_weather", attempt: 2 }],
     ]);
     expect(lines).toEqual([

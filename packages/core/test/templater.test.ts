@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REFLECTION_PROMPT, InvalidOptionError } from "../src/index.js";
-import { cleanErrorText, compileReflectionTemplate, defaultRedactor, REFLECTION_PLACEHOLDERS, type ReflectionPlaceholder, type ReflectionValues } from "../src/primitives.js";
+import {
+  cleanErrorText,
+  compileReflectionTemplate,
+  defaultRedactor,
+  REFLECTION_PLACEHOLDERS,
+  type ReflectionPlaceholder,
+  type ReflectionValues,
+} from "../src/primitives.js";
 
 const values = (overrides: Partial<ReflectionValues> = {}): ReflectionValues => ({
   tool_name: "get_weather",
@@ -37,10 +44,10 @@ describe("compileReflectionTemplate", () => {
   });
 
   it("substitutes every documented placeholder, each as often as it appears", () => {
-    const source = REFLECTION_PLACEHOLDERS.map((name) => `${name}={${name}}`).join("; ") + " again {tool_name}";
+    const source = `${REFLECTION_PLACEHOLDERS.map((name) => `${name}={${name}}`).join("; ")} again {tool_name}`;
     expect(compileReflectionTemplate(source).render(values())).toBe(
       'tool_name=get_weather; error="Invalid units. Supported: celsius, fahrenheit"; error_code=INVALID_ARGUMENTS; attempt=1; ' +
-        'max_retries=3; suggested_action=Correct the arguments named in the error and call the tool again.; ' +
+        "max_retries=3; suggested_action=Correct the arguments named in the error and call the tool again.; " +
         'args={"city":"nyc","units":"kelvin"} again get_weather',
     );
   });
@@ -97,9 +104,7 @@ type Segment = { readonly kind: "text"; readonly text: string } | { readonly kin
 
 const placeholderText = fc.constantFrom(...REFLECTION_PLACEHOLDERS.map((name) => `{${name}}`), "{", "}", "{{", "}}");
 /** Any text, rich in braces and placeholder look-alikes. */
-const trickyText = fc
-  .array(fc.oneof(fc.string({ maxLength: 8 }), placeholderText), { maxLength: 6 })
-  .map((parts) => parts.join(""));
+const trickyText = fc.array(fc.oneof(fc.string({ maxLength: 8 }), placeholderText), { maxLength: 6 }).map((parts) => parts.join(""));
 
 const segment: fc.Arbitrary<Segment> = fc.oneof(
   trickyText.map((text): Segment => ({ kind: "text", text })),
@@ -122,10 +127,8 @@ describe("compileReflectionTemplate properties", () => {
       fc.property(fc.array(segment, { maxLength: 10 }), renderValues, (segments, input) => {
         const source =
           "Prompt: " +
-          segments
-            .map((part) => (part.kind === "text" ? part.text.replace(/\{/g, "{{").replace(/\}/g, "}}") : `{${part.name}}`))
-            .join("");
-        const expected = "Prompt: " + segments.map((part) => (part.kind === "text" ? part.text : input[part.name])).join("");
+          segments.map((part) => (part.kind === "text" ? part.text.replace(/\{/g, "{{").replace(/\}/g, "}}") : `{${part.name}}`)).join("");
+        const expected = `Prompt: ${segments.map((part) => (part.kind === "text" ? part.text : input[part.name])).join("")}`;
         expect(compileReflectionTemplate(source).render(input)).toBe(expected);
       }),
     );
@@ -137,7 +140,15 @@ describe("cleanErrorText cap (property)", () => {
     const text = fc.oneof(
       fc.string({ maxLength: 3_000 }),
       fc.string({ unit: "grapheme", maxLength: 500 }),
-      fc.array(fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom("\n", "\n    at f (a.js:1:2)\n", "Bearer abcdefgh12345 ", "sk-abcdefgh12345678 ", "?token=abc&")), { maxLength: 200 }).map((parts) => parts.join("")),
+      fc
+        .array(
+          fc.oneof(
+            fc.string({ maxLength: 40 }),
+            fc.constantFrom("\n", "\n    at f (a.js:1:2)\n", "Bearer abcdefgh12345 ", "sk-abcdefgh12345678 ", "?token=abc&"),
+          ),
+          { maxLength: 200 },
+        )
+        .map((parts) => parts.join("")),
     );
     fc.assert(
       fc.property(text, fc.integer({ min: 32, max: 2_000 }), (input, maxLength) => {

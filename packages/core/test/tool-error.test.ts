@@ -35,7 +35,12 @@ describe("ToolError", () => {
   });
 
   it("toJSON gives the seed's snake_case shape, without optional members when absent", () => {
-    const error = new ToolError({ code: "RECORD_NOT_FOUND", message: "No order 1234", recoverable: false, suggestedAction: "Tell the user." });
+    const error = new ToolError({
+      code: "RECORD_NOT_FOUND",
+      message: "No order 1234",
+      recoverable: false,
+      suggestedAction: "Tell the user.",
+    });
     expect(error.toJSON()).toStrictEqual({
       error_code: "RECORD_NOT_FOUND",
       message: "No order 1234",
@@ -105,7 +110,12 @@ describe("ToolError", () => {
   });
 
   it("fromJSON round-trips through text (what a tool returns over the wire)", () => {
-    const json: ToolErrorJSON = { error_code: "RECORD_NOT_FOUND", message: "No order 1234", recoverable: true, suggested_action: "Search by email." };
+    const json: ToolErrorJSON = {
+      error_code: "RECORD_NOT_FOUND",
+      message: "No order 1234",
+      recoverable: true,
+      suggested_action: "Search by email.",
+    };
     const parsed = JSON.parse(JSON.stringify(json)) as ToolErrorJSON;
     const error = ToolError.fromJSON(parsed, parsed);
     expect(error.toJSON()).toStrictEqual(json);

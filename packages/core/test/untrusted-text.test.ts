@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consoleLogger, RetryReflectPlugin, ToolError, type RetryReflectEvent } from "../src/index.js";
+import { consoleLogger, type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
@@ -33,7 +33,11 @@ describe("untrusted text is cleaned in every sink", () => {
       });
     });
     expect(outcome.status).toBe("failed");
-    const written = sinks({ message: outcome.status === "failed" ? outcome.message : "", error: outcome.status === "failed" ? outcome.error.toJSON() : {} }, events, lines);
+    const written = sinks(
+      { message: outcome.status === "failed" ? outcome.message : "", error: outcome.status === "failed" ? outcome.error.toJSON() : {} },
+      events,
+      lines,
+    );
     expect(written).not.toContain(key);
     expect(written).toContain("[REDACTED]");
     expect(lines.some((line) => line.includes("retries exhausted"))).toBe(true);
@@ -50,12 +54,24 @@ describe("untrusted text is cleaned in every sink", () => {
   it("replaces an error_code that is not an UPPER_SNAKE identifier by TOOL_FAILED, and caps a huge one", async () => {
     const { plugin, events } = setup({ circuitBreakerThreshold: 100 });
     for (const code of ["x".repeat(10_000_000), "not a code", "lower_case", "A".repeat(65), "DROP TABLE;"]) {
-      const outcome = await plugin.execute({ toolName: "search", args: {}, scope: code.slice(0, 20) }, () => ({ error_code: code, message: "nope", recoverable: true }));
+      const outcome = await plugin.execute({ toolName: "search", args: {}, scope: code.slice(0, 20) }, () => ({
+        error_code: code,
+        message: "nope",
+        recoverable: true,
+      }));
       expect(outcome.status === "reflect" && outcome.error.code).toBe("TOOL_FAILED");
       expect(outcome.status === "reflect" && outcome.message.length).toBeLessThan(5000);
     }
-    expect(events.filter((event) => event.type === "retry").every((event) => event.type === "retry" && event.fields.error_code === "TOOL_FAILED")).toBe(true);
-    const kept = await plugin.execute({ toolName: "search", args: {}, scope: "ok" }, () => ({ error_code: "RECORD_NOT_FOUND", message: "no such id", recoverable: true }));
+    expect(
+      events
+        .filter((event) => event.type === "retry")
+        .every((event) => event.type === "retry" && event.fields.error_code === "TOOL_FAILED"),
+    ).toBe(true);
+    const kept = await plugin.execute({ toolName: "search", args: {}, scope: "ok" }, () => ({
+      error_code: "RECORD_NOT_FOUND",
+      message: "no such id",
+      recoverable: true,
+    }));
     expect(kept.status === "reflect" && kept.error.code).toBe("RECORD_NOT_FOUND");
   });
 
@@ -105,10 +121,13 @@ describe("fingerprints and deep arguments", () => {
   it("write arguments nested 20,000 levels deep: a clear INVALID_ARGUMENTS, the tool does not run", async () => {
     const { plugin } = setup();
     let runs = 0;
-    const outcome = await plugin.execute({ toolName: "pay", args: { idempotency_key: "k-deep", payload: nested(20_000) }, scope: "run" }, () => {
-      runs++;
-      return "paid";
-    });
+    const outcome = await plugin.execute(
+      { toolName: "pay", args: { idempotency_key: "k-deep", payload: nested(20_000) }, scope: "run" },
+      () => {
+        runs++;
+        return "paid";
+      },
+    );
     expect(outcome.status).toBe("reflect");
     if (outcome.status !== "reflect") return;
     expect(outcome.error.code).toBe("INVALID_ARGUMENTS");

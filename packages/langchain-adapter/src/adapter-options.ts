@@ -7,7 +7,8 @@ const TOOL_CONTEXT_MODES: readonly ToolContextMode[] = ["writes", "all"];
 /** The adapter's own options, checked once; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(options: { name?: unknown; scope?: unknown; toolContext?: unknown; effect?: unknown }): void {
   const { name, scope, toolContext, effect } = options;
-  if (name !== undefined && (typeof name !== "string" || name.length === 0)) throw new InvalidOptionError("name", name, "a non-empty string");
+  if (name !== undefined && (typeof name !== "string" || name.length === 0))
+    throw new InvalidOptionError("name", name, "a non-empty string");
   if (scope !== undefined && typeof scope !== "function") throw new InvalidOptionError("scope", scope, "a function");
   if (toolContext !== undefined && !TOOL_CONTEXT_MODES.includes(toolContext as ToolContextMode)) {
     throw new InvalidOptionError("toolContext", toolContext, `one of ${TOOL_CONTEXT_MODES.map((mode) => `"${mode}"`).join(", ")}`);

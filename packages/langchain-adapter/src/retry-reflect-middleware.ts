@@ -1,14 +1,14 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
-import { getConfig, type Command } from "@langchain/langgraph";
-import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
+import { type Command, getConfig } from "@langchain/langgraph";
+import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@retry-reflect/core";
+import { canCallDirectly, type DirectAttempt, recordDirectSuccess } from "@retry-reflect/core/adapter";
 import { createMiddleware } from "langchain";
-import { isPlugin } from "./is-plugin.js";
 import { checkAdapterOptions } from "./adapter-options.js";
-import { canCallDirectly, recordDirectSuccess, type DirectAttempt } from "@retry-reflect/core/adapter";
+import { isPlugin } from "./is-plugin.js";
 import { isControlFlow, LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { failureOfResult } from "./to-failure.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { failureOfResult } from "./to-failure.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
 /** What a custom `scope` function sees of a tool call. */
@@ -143,13 +143,19 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
 
   scope(): string {
     const { request } = this;
-    return this.scopeOf({ threadId: currentThreadId(request.runtime.configurable), runId: runIdOfState(request.state), toolCall: request.toolCall });
+    return this.scopeOf({
+      threadId: currentThreadId(request.runtime.configurable),
+      runId: runIdOfState(request.state),
+      toolCall: request.toolCall,
+    });
   }
 
   /** The model's own arguments need no copy of the request; corrected ones (a retry) do. */
   protected invoke(args: unknown): ReturnType<ToolCallHandler> {
     const { request } = this;
     const toolCall = request.toolCall;
-    return this.handler(args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } });
+    return this.handler(
+      args === toolCall.args ? request : { ...request, toolCall: { ...toolCall, args: args as LangChainToolCall["args"] } },
+    );
   }
 }

@@ -1,10 +1,10 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { GraphInterrupt } from "@langchain/langgraph";
+import type { RetryReflectPlugin as Plugin, ToolEffect } from "@retry-reflect/core";
 import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { RetryReflectPlugin as Plugin, ToolEffect } from "@retry-reflect/core";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 
 interface CallFields {
@@ -34,6 +34,7 @@ class TestCall<R> extends LangChainHostCall<R> {
 }
 
 const runLangChainTool = <R>(call: TestCall<R>) => call.outcome();
+
 import { getToolContext } from "./tool-context.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
@@ -66,10 +67,13 @@ describe("runLangChainTool", () => {
     const reason = new Error("stop");
     const thrown = Object.assign(new Error("aborted"), { name: "AbortError" });
     const result = runLangChainTool(
-      call(async () => {
-        controller.abort(reason);
-        throw thrown;
-      }, { signal: controller.signal }),
+      call(
+        async () => {
+          controller.abort(reason);
+          throw thrown;
+        },
+        { signal: controller.signal },
+      ),
     );
     await expect(result).rejects.toBe(reason);
     expect(events).toEqual([]);
@@ -81,7 +85,16 @@ describe("runLangChainTool", () => {
     const reason = new Error("stop");
     controller.abort(reason);
     let ran = false;
-    await expect(runLangChainTool(call(async () => void (ran = true), { signal: controller.signal }))).rejects.toBe(reason);
+    await expect(
+      runLangChainTool(
+        call(
+          async () => {
+            ran = true;
+          },
+          { signal: controller.signal },
+        ),
+      ),
+    ).rejects.toBe(reason);
     expect(ran).toBe(false);
   });
 
@@ -96,15 +109,27 @@ describe("runLangChainTool", () => {
 
   it("a returned error ToolMessage is a failure: reflect with its text", async () => {
     const { call } = setup();
-    const result = await runLangChainTool(call(async () => new ToolMessage({ content: "Error: nope is not a valid tool, try one of [a, b].", tool_call_id: "call_1", status: "error" })));
+    const result = await runLangChainTool(
+      call(
+        async () =>
+          new ToolMessage({ content: "Error: nope is not a valid tool, try one of [a, b].", tool_call_id: "call_1", status: "error" }),
+      ),
+    );
     expect(result.status).toBe("reflect");
     if (result.status === "reflect") expect(result.error.message).toBe("Error: nope is not a valid tool, try one of [a, b].");
   });
 
   it("a returned error ToolMessage whose artifact is the seed's shape keeps its code", async () => {
     const { call } = setup();
-    const artifact = new ToolError({ code: "RECORD_NOT_FOUND", message: "no order 7", recoverable: true, suggestedAction: "Check the order id." }).toJSON();
-    const result = await runLangChainTool(call(async () => new ToolMessage({ content: "no order 7", artifact, tool_call_id: "call_1", status: "error" })));
+    const artifact = new ToolError({
+      code: "RECORD_NOT_FOUND",
+      message: "no order 7",
+      recoverable: true,
+      suggestedAction: "Check the order id.",
+    }).toJSON();
+    const result = await runLangChainTool(
+      call(async () => new ToolMessage({ content: "no order 7", artifact, tool_call_id: "call_1", status: "error" })),
+    );
     expect(result.status).toBe("reflect");
     if (result.status === "reflect") expect(result.error.toJSON()).toMatchObject(artifact);
   });
@@ -123,7 +148,9 @@ describe("runLangChainTool", () => {
   it("the tool reads its context (attempt, key) through getToolContext()", async () => {
     const { call } = setup();
     const seen: unknown[] = [];
-    const result = await runLangChainTool(call(async () => seen.push(getToolContext()), { effect: "write", args: { idempotency_key: "k1" } }));
+    const result = await runLangChainTool(
+      call(async () => seen.push(getToolContext()), { effect: "write", args: { idempotency_key: "k1" } }),
+    );
     expect(result.status).toBe("success");
     expect(seen).toEqual([expect.objectContaining({ attempt: 1, idempotencyKey: "k1", toolName: "tool", callId: "call_1" })]);
   });

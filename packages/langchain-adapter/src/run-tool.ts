@@ -1,7 +1,7 @@
+import type { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import { ToolMessage } from "@langchain/core/messages";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { runToolCall, type DirectAttempt, type HostOutcome, type HostToolCall } from "@retry-reflect/core/adapter";
+import { type DirectAttempt, type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
 import { failureOfResult, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -79,7 +79,12 @@ const presentAsText = <R>(outcome: HostOutcome<R>, call: HostToolCall<R>) => res
  * What the host gets back: the tool's own result on success (a replayed `ToolMessage` re-addressed
  * to this call); on `reflect` / `failed`, an error `ToolMessage` (`asMessage`) or the outcome's text.
  */
-export function resultFor<R>(outcome: HostOutcome<R>, toolName: string, callId: string | undefined, asMessage: boolean): R | ToolMessage | string {
+export function resultFor<R>(
+  outcome: HostOutcome<R>,
+  toolName: string,
+  callId: string | undefined,
+  asMessage: boolean,
+): R | ToolMessage | string {
   switch (outcome.status) {
     case "success":
       return outcome.replayed ? readdressToolMessage(outcome.value, callId) : outcome.value;

@@ -1,4 +1,4 @@
-import { HumanMessage, AIMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 
@@ -16,7 +16,12 @@ describe("scope", () => {
   });
 
   it("takes the run marker from the latest human message id", () => {
-    const messages = [new HumanMessage({ content: "a", id: "h1" }), new AIMessage({ content: "b", id: "a1" }), new HumanMessage({ content: "c", id: "h2" }), new AIMessage({ content: "d", id: "a2" })];
+    const messages = [
+      new HumanMessage({ content: "a", id: "h1" }),
+      new AIMessage({ content: "b", id: "a1" }),
+      new HumanMessage({ content: "c", id: "h2" }),
+      new AIMessage({ content: "d", id: "a2" }),
+    ];
     expect(runIdOfState({ messages })).toBe("h2");
     expect(runIdOfState({ messages: [] })).toBeUndefined();
     expect(runIdOfState(undefined)).toBeUndefined();

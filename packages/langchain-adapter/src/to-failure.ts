@@ -2,8 +2,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
 import { ToolError } from "@retry-reflect/core";
-import { isToolErrorShape } from "@retry-reflect/core/adapter";
-import { invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
+import { invalidArgumentsError, isToolErrorShape, problemsFromIssues } from "@retry-reflect/core/adapter";
 
 type Bag = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
-import { RetryReflectPlugin, type RetryReflectOptions, type ToolEffect } from "@retry-reflect/core";
+import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@retry-reflect/core";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { isPlugin } from "./is-plugin.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
@@ -61,7 +61,11 @@ export class RetryReflectTool<
     return this.wrapOptions.toolContext;
   }
 
-  constructor(tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>, plugin: RetryReflectPlugin, options: WithRetryReflectOptions = {}) {
+  constructor(
+    tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>,
+    plugin: RetryReflectPlugin,
+    options: WithRetryReflectOptions = {},
+  ) {
     super({
       metadata: tool.metadata,
       responseFormat: tool.responseFormat,
@@ -88,9 +92,10 @@ export class RetryReflectTool<
     arg: TArg,
     configArg?: TConfig,
   ): Promise<ToolReturnType<TArg, TConfig, ToolOutputT>> {
-    const config = typeof configArg === "object" && configArg !== null && !Array.isArray(configArg)
-      ? (configArg as ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown })
-      : undefined;
+    const config =
+      typeof configArg === "object" && configArg !== null && !Array.isArray(configArg)
+        ? (configArg as ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown })
+        : undefined;
     const { toolCall, ...innerConfig } = config ?? {};
     const args: unknown = arg;
     const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
@@ -100,7 +105,11 @@ export class RetryReflectTool<
   }
 
   /** Not reached through `invoke`/`call` (overridden above); runs the wrapped tool as `call` does. */
-  protected async _call(arg: SchemaOutputT, _runManager?: CallbackManagerForToolRun, parentConfig?: ToolRunnableConfig): Promise<ToolOutputT> {
+  protected async _call(
+    arg: SchemaOutputT,
+    _runManager?: CallbackManagerForToolRun,
+    parentConfig?: ToolRunnableConfig,
+  ): Promise<ToolOutputT> {
     return (await this.call(arg as unknown as StructuredToolCallInput<SchemaT, SchemaInputT>, parentConfig)) as ToolOutputT;
   }
 }
@@ -121,7 +130,9 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
   options: WithRetryReflectOptions = {},
 ): RetryReflectTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT> {
   if (typeof tool !== "object" || tool === null || typeof tool.invoke !== "function" || typeof tool.name !== "string") {
-    throw new TypeError(`withRetryReflect: expected a LangChain tool (with name and invoke), received ${tool === null ? "null" : typeof tool}`);
+    throw new TypeError(
+      `withRetryReflect: expected a LangChain tool (with name and invoke), received ${tool === null ? "null" : typeof tool}`,
+    );
   }
   checkAdapterOptions(options);
   return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
@@ -139,7 +150,16 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
     private readonly toolCall: LangChainToolCall | undefined,
     private readonly innerConfig: ToolRunnableConfig,
   ) {
-    super(owner.plugin, owner.name, args, callId, config?.signal, owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects), owner.tool.schema, owner.toolContextOption);
+    super(
+      owner.plugin,
+      owner.name,
+      args,
+      callId,
+      config?.signal,
+      owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects),
+      owner.tool.schema,
+      owner.toolContextOption,
+    );
   }
 
   scope(): string {

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { RetryReflectPlugin } from "@retry-reflect/core";
@@ -37,7 +37,11 @@ describe("the circuit breaker across agent runs", () => {
     for (let run = 1; run <= 5; run++) {
       const message = await runOnce();
       // The 5th failure opens the circuit: the model is told at once not to call the tool again.
-      expect(message.artifact).toMatchObject(run < 5 ? { error_code: "TOOL_FAILED" } : { error_code: "CIRCUIT_OPEN", details: { last_error_code: "TOOL_FAILED", last_error: "upstream exploded" } });
+      expect(message.artifact).toMatchObject(
+        run < 5
+          ? { error_code: "TOOL_FAILED" }
+          : { error_code: "CIRCUIT_OPEN", details: { last_error_code: "TOOL_FAILED", last_error: "upstream exploded" } },
+      );
       expect(plugin.circuitState("broken_api")).toBe(run < 5 ? "closed" : "open");
     }
     expect(toolCalls).toBe(5);

@@ -1,7 +1,7 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { Command, isGraphInterrupt, MemorySaver, interrupt } from "@langchain/langgraph";
+import { Command, interrupt, isGraphInterrupt, MemorySaver } from "@langchain/langgraph";
 import { RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent, createMiddleware, humanInTheLoopMiddleware } from "langchain";
@@ -64,7 +64,10 @@ describe("control flow passes through untouched", () => {
 
     const resumed = await drive(clock, agent.invoke(new Command({ resume: "yes" }), config));
     // Same scope after the resume: the second failure is attempt 2 of this run, not attempt 1 of a new one.
-    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry", 2]]);
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
+      ["retry", 1],
+      ["retry", 2],
+    ]);
     const last = resumed.messages.filter((message) => ToolMessage.isInstance(message)).at(-1) as ToolMessage;
     expect(last.tool_call_id).toBe("call_2");
     expect(last.artifact).toMatchObject({ error_code: "TOOL_FAILED" });
@@ -121,7 +124,9 @@ describe("control flow passes through untouched", () => {
         started();
         const signal = config.signal as AbortSignal;
         return new Promise<string>((_resolve, reject) => {
-          signal.addEventListener("abort", () => reject(Object.assign(new Error("The operation was aborted"), { name: "AbortError" })), { once: true });
+          signal.addEventListener("abort", () => reject(Object.assign(new Error("The operation was aborted"), { name: "AbortError" })), {
+            once: true,
+          });
         });
       },
       { name: "slow", description: "Takes a while.", schema: z.object({ q: z.string() }) },

@@ -30,7 +30,9 @@ describe("the direct path (no observer, healthy tools)", () => {
       },
       { name: "search", description: "Search.", schema: z.object({ query: z.string() }) },
     );
-    const model = fakeModel().respond(callTools({ name: "search", args: { query: "retry" }, id: "call_1" })).respond(new AIMessage("Found it."));
+    const model = fakeModel()
+      .respond(callTools({ name: "search", args: { query: "retry" }, id: "call_1" }))
+      .respond(new AIMessage("Found it."));
     const agent = createAgent({ model, tools: [search], middleware: [retryReflectMiddleware(plugin)] });
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "search" }] }));
     // The first attempt was made directly; the plugin took over at its failure (attempt 1), once.
@@ -73,7 +75,9 @@ describe("the direct path (no observer, healthy tools)", () => {
       },
       { name: "deploy", description: "Deploy.", schema: z.object({}) },
     );
-    const model = fakeModel().respond(callTools({ name: "deploy", args: {}, id: "call_1" })).respond(new AIMessage("Deployed."));
+    const model = fakeModel()
+      .respond(callTools({ name: "deploy", args: {}, id: "call_1" }))
+      .respond(new AIMessage("Deployed."));
     const agent = createAgent({ model, tools: [deploy], middleware: [retryReflectMiddleware(plugin)], checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: "t-1" } };
     const paused = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "deploy" }] }, config));
@@ -83,15 +87,20 @@ describe("the direct path (no observer, healthy tools)", () => {
     const executed = vi.spyOn(plugin, "execute");
     const resumed = await drive(clock, agent.invoke(new Command({ resume: "yes" }), config));
     expect(executed).not.toHaveBeenCalled(); // the resumed call succeeded directly
-    expect(resumed.messages.filter((message) => ToolMessage.isInstance(message)).map((message) => message.content)).toEqual(["deploy: yes"]);
+    expect(resumed.messages.filter((message) => ToolMessage.isInstance(message)).map((message) => message.content)).toEqual([
+      "deploy: yes",
+    ]);
   });
 
   it("stays direct for a healthy tool after another tool failed (bookkeeping is per tool)", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock });
-    const broken = tool(async () => {
-      throw new Error("Invalid input: the id must be numeric");
-    }, { name: "broken", description: "Fails.", schema: z.object({}) });
+    const broken = tool(
+      async () => {
+        throw new Error("Invalid input: the id must be numeric");
+      },
+      { name: "broken", description: "Fails.", schema: z.object({}) },
+    );
     const healthy = tool(async () => "fine", { name: "healthy", description: "Works.", schema: z.object({}) });
     const model = fakeModel()
       .respond(callTools({ name: "broken", args: {}, id: "call_1" }))

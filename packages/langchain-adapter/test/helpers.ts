@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { FakeClock } from "@retry-reflect/core/testing";
 import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { FakeClock } from "@retry-reflect/core/testing";
 
 /** The model's turn that calls tools (no text), as a provider would send it. */
 export function callTools(...calls: Array<{ name: string; args: Record<string, unknown>; id: string }>): AIMessage {
@@ -14,7 +14,12 @@ export function recordEvents(): RetryReflectObserver & { readonly events: RetryR
     events,
     onEvent: (event) => void events.push(event),
     lines: () =>
-      events.map((event) => `${event.level} ${event.message} ${Object.entries(event.fields).map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`).join(" ")}`),
+      events.map(
+        (event) =>
+          `${event.level} ${event.message} ${Object.entries(event.fields)
+            .map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`)
+            .join(" ")}`,
+      ),
   };
 }
 

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { RetryReflectPlugin, type ToolContext } from "@retry-reflect/core";
@@ -82,7 +82,9 @@ describe("send_email, a write tool behind the idempotency guard", () => {
       },
       { name: "send_email", description: "Send an email.", schema: emailSchema },
     );
-    const model = fakeModel().respond(callTools({ name: "send_email", args, id: "call_1" })).respond(new AIMessage("Sent."));
+    const model = fakeModel()
+      .respond(callTools({ name: "send_email", args, id: "call_1" }))
+      .respond(new AIMessage("Sent."));
     const agent = createAgent({ model, tools: [sendEmail], middleware: [retryReflectMiddleware(plugin)] });
 
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "email the invoice to ada" }] }));

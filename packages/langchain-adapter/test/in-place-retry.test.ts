@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { RetryReflectPlugin } from "@retry-reflect/core";
@@ -93,7 +93,10 @@ describe("a transient failure is retried in place", () => {
     const reason = new Error("user cancelled");
 
     const run = agent.invoke({ messages: [{ role: "user", content: "search retry" }] }, { signal: controller.signal });
-    const outcome = run.then(() => "resolved", (error: unknown) => error);
+    const outcome = run.then(
+      () => "resolved",
+      (error: unknown) => error,
+    );
     for (let round = 0; round < 1000 && clock.pendingSleeps() === 0; round++) await new Promise<void>((resolve) => setImmediate(resolve));
     expect(clock.pendingSleeps()).toBe(1); // waiting 500 ms before attempt 2
     controller.abort(reason);

@@ -1,9 +1,9 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
+import { Command } from "@langchain/langgraph";
 import { RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
-import { Command } from "@langchain/langgraph";
 import { createAgent, createMiddleware, toolErrorMiddleware, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -24,7 +24,9 @@ function flaky(failures: number) {
 }
 
 function searchModel() {
-  return fakeModel().respond(callTools({ name: "search", args: { query: "q" }, id: "call_1" })).respond(new AIMessage("ok"));
+  return fakeModel()
+    .respond(callTools({ name: "search", args: { query: "q" }, id: "call_1" }))
+    .respond(new AIMessage("ok"));
 }
 
 describe("beside LangChain's own tool middleware", () => {
@@ -41,7 +43,10 @@ describe("beside LangChain's own tool middleware", () => {
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "q" }] }));
     expect((result.messages[2] as ToolMessage).content).toBe("results for q");
     expect(counter.calls).toBe(4); // 2 of our attempts x 2 calls each
-    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
+      ["retry", 1],
+      ["retry_succeeded", 2],
+    ]);
   });
 
   it("toolErrorMiddleware inside ours turns errors into error messages, which ours still treats as failures", async () => {
@@ -84,7 +89,9 @@ describe("beside LangChain's own tool middleware", () => {
     let command: Command | undefined;
     const handoff = tool(
       async (_input, config) => {
-        command = new Command({ update: { messages: [new ToolMessage({ content: "handed off", tool_call_id: String(config.toolCall?.id) })] } });
+        command = new Command({
+          update: { messages: [new ToolMessage({ content: "handed off", tool_call_id: String(config.toolCall?.id) })] },
+        });
         return command;
       },
       { name: "handoff", description: "Hand off.", schema: z.object({}) },
@@ -98,7 +105,9 @@ describe("beside LangChain's own tool middleware", () => {
         return result;
       },
     });
-    const model = fakeModel().respond(callTools({ name: "handoff", args: {}, id: "call_1" })).respond(new AIMessage("ok"));
+    const model = fakeModel()
+      .respond(callTools({ name: "handoff", args: {}, id: "call_1" }))
+      .respond(new AIMessage("ok"));
     const agent = createAgent({ model, tools: [handoff], middleware: [outer, retryReflectMiddleware(plugin)] });
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "go" }] }));
     expect(seen).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { RetryReflectPlugin } from "@retry-reflect/core";
@@ -56,7 +56,10 @@ describe("arguments that fail the tool's zod schema (ToolInputParsingException)"
     expect((result.messages[4] as ToolMessage).content).toBe("22 celsius in NYC");
     // The model erred, not the tool: the breaker (threshold 1 here) does not count it.
     expect(plugin.circuitState("get_weather")).toBe("closed");
-    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1], ["retry_succeeded", 2]]);
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
+      ["retry", 1],
+      ["retry_succeeded", 2],
+    ]);
   });
 
   it("tell the model the type it sent when the schema wanted another", async () => {

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
@@ -34,7 +34,12 @@ async function runWith(translate: (text: string) => unknown) {
 describe("a non-recoverable QUOTA_EXCEEDED error", () => {
   it("reaches the model with its suggested action and is not retried (thrown ToolError)", async () => {
     const { result, recorder, calls, model, clock } = await runWith(() => {
-      throw new ToolError({ code: "QUOTA_EXCEEDED", message: "Monthly quota of 10000 characters exceeded", recoverable: false, suggestedAction: ACTION });
+      throw new ToolError({
+        code: "QUOTA_EXCEEDED",
+        message: "Monthly quota of 10000 characters exceeded",
+        recoverable: false,
+        suggestedAction: ACTION,
+      });
     });
     const message = result.messages[2] as ToolMessage;
     expect(message.status).toBe("error");

@@ -7,7 +7,7 @@ import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { retryReflectMiddleware, withRetryReflect, type ScopeInput } from "../src/index.js";
+import { retryReflectMiddleware, type ScopeInput, withRetryReflect } from "../src/index.js";
 import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
 describe("retryReflectMiddleware options", () => {
@@ -41,7 +41,8 @@ describe("retryReflectMiddleware options", () => {
         { name: "report", description: "Build a report.", schema: z.object({}) },
       );
       const model = fakeModel();
-      for (let turn = 1; turn <= 2; turn++) model.respond(callTools({ name: "report", args: {}, id: `call_${turn}` })).respond(new AIMessage(`turn ${turn}`));
+      for (let turn = 1; turn <= 2; turn++)
+        model.respond(callTools({ name: "report", args: {}, id: `call_${turn}` })).respond(new AIMessage(`turn ${turn}`));
       const agent = createAgent({
         model,
         tools: [failing],
@@ -61,7 +62,10 @@ describe("retryReflectMiddleware options", () => {
       return `thread:${input.threadId}`;
     };
     expect(await run(perThread)).toEqual([1, 2]); // one scope per thread: the second run goes on counting
-    expect(seen.map((input) => [input.threadId, input.toolCall.id])).toEqual([["thread-9", "call_1"], ["thread-9", "call_2"]]);
+    expect(seen.map((input) => [input.threadId, input.toolCall.id])).toEqual([
+      ["thread-9", "call_1"],
+      ["thread-9", "call_2"],
+    ]);
     expect(seen[0]?.runId).toEqual(expect.any(String));
     expect(seen[0]?.runId).not.toBe(seen[1]?.runId);
   });

@@ -1,7 +1,7 @@
+import { describeProblem, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
-import { describeProblem, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
 
 function issuesOf(schema: { safeParse(value: unknown): { success: boolean; error?: { issues: unknown[] } } }, value: unknown): unknown[] {
   const result = schema.safeParse(value);
@@ -14,7 +14,9 @@ describe("problemsFromIssues + describeProblem", () => {
 
   it("names an enum field, its allowed values and what was received (zod 4)", () => {
     const args = { city: "nyc", units: "kelvin" };
-    expect(problemsFromIssues(issuesOf(schema, args), args).map(describeProblem)).toEqual(["units: expected one of celsius, fahrenheit; received kelvin"]);
+    expect(problemsFromIssues(issuesOf(schema, args), args).map(describeProblem)).toEqual([
+      "units: expected one of celsius, fahrenheit; received kelvin",
+    ]);
   });
 
   it("names every bad field: a missing one, a wrong type, a bound", () => {
@@ -67,7 +69,9 @@ describe("the received value shows its type whenever it matters", () => {
 
   it("an array sent as an object, and an object sent as an array", () => {
     expect(linesOf(z.object({ tags: z.array(z.string()) }), { tags: { a: 1 } })).toEqual(['tags: expected array; received object {"a":1}']);
-    expect(linesOf(z.object({ where: z.object({ city: z.string() }) }), { where: [1, 2] })).toEqual(["where: expected object; received array [1,2]"]);
+    expect(linesOf(z.object({ where: z.object({ city: z.string() }) }), { where: [1, 2] })).toEqual([
+      "where: expected object; received array [1,2]",
+    ]);
   });
 
   it("null and booleans are named by their type", () => {
@@ -95,11 +99,15 @@ describe("the received value shows its type whenever it matters", () => {
 
   it("a string literal that looks like another type is quoted on both sides", () => {
     expect(linesOf(z.object({ version: z.literal("2") }), { version: 2 })).toEqual(['version: expected one of "2"; received number 2']);
-    expect(linesOf(z.object({ version: z.enum(["1", "2"]) }), { version: "3" })).toEqual(['version: expected one of "1", "2"; received string "3"']);
+    expect(linesOf(z.object({ version: z.enum(["1", "2"]) }), { version: "3" })).toEqual([
+      'version: expected one of "1", "2"; received string "3"',
+    ]);
   });
 
   it("a value no branch of a union took names its type", () => {
-    expect(linesOf(z.object({ id: z.union([z.number(), z.boolean()]) }), { id: "7" })).toEqual([expect.stringMatching(/^id: .*; received string "7"$/)]);
+    expect(linesOf(z.object({ id: z.union([z.number(), z.boolean()]) }), { id: "7" })).toEqual([
+      expect.stringMatching(/^id: .*; received string "7"$/),
+    ]);
   });
 
   it("outside type checks, a string is bare only when it cannot be misread", () => {
@@ -133,7 +141,10 @@ describe("the received value shows its type whenever it matters", () => {
 describe("invalidArgumentsError", () => {
   it("is a recoverable INVALID_ARGUMENTS ToolError listing the fields in its details", () => {
     const args = { city: "nyc", units: "kelvin" };
-    const error = invalidArgumentsError(problemsFromIssues(issuesOf(z.object({ units: z.enum(["celsius", "fahrenheit"]) }), args), args), undefined);
+    const error = invalidArgumentsError(
+      problemsFromIssues(issuesOf(z.object({ units: z.enum(["celsius", "fahrenheit"]) }), args), args),
+      undefined,
+    );
     expect(error.toJSON()).toMatchObject({
       error_code: "INVALID_ARGUMENTS",
       message: "units: expected one of celsius, fahrenheit; received kelvin",

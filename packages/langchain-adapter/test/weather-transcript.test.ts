@@ -9,8 +9,7 @@ import { z } from "zod";
 import { retryReflectMiddleware } from "../src/index.js";
 import { callTools, drive, recordEvents, transcript } from "./helpers.js";
 
-const REFLECTION =
-  `The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`;
+const REFLECTION = `The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`;
 
 function weatherTool(calls: Array<Record<string, unknown>>) {
   return tool(
@@ -31,7 +30,13 @@ describe("the seed's weather transcript through createAgent", () => {
   it("gives the model the reflection prompt, and the corrected call succeeds with 'retry succeeded' attempt=2", async () => {
     const clock = createFakeClock();
     const recorder = recordEvents();
-    const plugin = RetryReflectPlugin.builder().maxRetries(3).initialBackoffMs(500).backoffMultiplier(2).clock(clock).observer(recorder).build();
+    const plugin = RetryReflectPlugin.builder()
+      .maxRetries(3)
+      .initialBackoffMs(500)
+      .backoffMultiplier(2)
+      .clock(clock)
+      .observer(recorder)
+      .build();
     const calls: Array<Record<string, unknown>> = [];
     const model = fakeModel()
       .respond(callTools({ name: "get_weather", args: { city: "nyc", units: "kelvin" }, id: "call_1" }))
@@ -48,7 +53,12 @@ describe("the seed's weather transcript through createAgent", () => {
     expect(toolMessage.tool_call_id).toBe("call_1");
     expect(toolMessage.name).toBe("get_weather");
     expect(String(toolMessage.content).split("\n\n")[0]).toBe(REFLECTION);
-    expect(DEFAULT_REFLECTION_PROMPT.replace("{tool_name}", "get_weather").replace("{error}", JSON.stringify("Invalid units. Supported: celsius, fahrenheit"))).toBe(REFLECTION);
+    expect(
+      DEFAULT_REFLECTION_PROMPT.replace("{tool_name}", "get_weather").replace(
+        "{error}",
+        JSON.stringify("Invalid units. Supported: celsius, fahrenheit"),
+      ),
+    ).toBe(REFLECTION);
     expect(JSON.parse(String(toolMessage.content).split("\n\n")[1] ?? "")).toMatchObject({
       error_code: "INVALID_ARGUMENTS",
       message: "Invalid units. Supported: celsius, fahrenheit",
@@ -56,7 +66,11 @@ describe("the seed's weather transcript through createAgent", () => {
       attempt: 1,
       max_retries: 3,
     });
-    expect(toolMessage.artifact).toMatchObject({ error_code: "INVALID_ARGUMENTS", message: "Invalid units. Supported: celsius, fahrenheit", recoverable: true });
+    expect(toolMessage.artifact).toMatchObject({
+      error_code: "INVALID_ARGUMENTS",
+      message: "Invalid units. Supported: celsius, fahrenheit",
+      recoverable: true,
+    });
 
     // The model saw the reflection as the result of its call before correcting it.
     expect(model.calls).toHaveLength(3);
@@ -70,7 +84,10 @@ describe("the seed's weather transcript through createAgent", () => {
       `[tool get_weather success]: {"temperature":22,"condition":"sunny"}`,
       "[ai]: It is 22 °C and sunny in NYC.",
     ]);
-    expect(calls).toEqual([{ city: "nyc", units: "kelvin" }, { city: "NYC", units: "celsius" }]);
+    expect(calls).toEqual([
+      { city: "nyc", units: "kelvin" },
+      { city: "NYC", units: "celsius" },
+    ]);
     expect(recorder.lines()).toEqual([
       `WARN tool call failed, retrying tool_name="get_weather" attempt=1 max=3 backoff_ms=500 error="Invalid units. Supported: celsius, fahrenheit" error_code="INVALID_ARGUMENTS" mode="reflect"`,
       `INFO retry succeeded tool_name="get_weather" attempt=2`,

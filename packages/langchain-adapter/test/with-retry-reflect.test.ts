@@ -1,7 +1,7 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { StructuredTool, tool } from "@langchain/core/tools";
-import { Command, END, MessagesAnnotation, START, StateGraph, interrupt, MemorySaver } from "@langchain/langgraph";
+import { Command, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
@@ -11,8 +11,7 @@ import { z } from "zod";
 import { RetryReflectTool, withRetryReflect } from "../src/index.js";
 import { callTools, drive, recordEvents } from "./helpers.js";
 
-const REFLECTION =
-  `The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`;
+const REFLECTION = `The tool 'get_weather' failed with: "Invalid units. Supported: celsius, fahrenheit". Analyze what went wrong and provide corrected arguments.`;
 
 function weather() {
   const calls: unknown[] = [];
@@ -22,7 +21,12 @@ function weather() {
       if (units !== "celsius" && units !== "fahrenheit") throw new Error("Invalid units. Supported: celsius, fahrenheit");
       return JSON.stringify({ temperature: 22, condition: "sunny" });
     },
-    { name: "get_weather", description: "Current weather of a city.", schema: z.object({ city: z.string(), units: z.string() }), metadata: { team: "weather" } },
+    {
+      name: "get_weather",
+      description: "Current weather of a city.",
+      schema: z.object({ city: z.string(), units: z.string() }),
+      metadata: { team: "weather" },
+    },
   );
   return { calls, getWeather };
 }
@@ -52,7 +56,12 @@ describe("withRetryReflect(tool, plugin)", () => {
   it("invoked with a tool call: a ToolMessage, with status error and the structured error as artifact on failure", async () => {
     const { getWeather } = weather();
     const wrapped = withRetryReflect(getWeather, { clock: createFakeClock() });
-    const message = (await wrapped.invoke({ type: "tool_call", id: "call_9", name: "get_weather", args: { city: "nyc", units: "kelvin" } })) as ToolMessage;
+    const message = (await wrapped.invoke({
+      type: "tool_call",
+      id: "call_9",
+      name: "get_weather",
+      args: { city: "nyc", units: "kelvin" },
+    })) as ToolMessage;
     expect(ToolMessage.isInstance(message)).toBe(true);
     expect(message.status).toBe("error");
     expect(message.tool_call_id).toBe("call_9");
@@ -60,10 +69,17 @@ describe("withRetryReflect(tool, plugin)", () => {
   });
 
   it("schema failures become INVALID_ARGUMENTS naming the field", async () => {
-    const strict = tool(async ({ units }) => units, { name: "get_weather", description: "w", schema: z.object({ units: z.enum(["celsius", "fahrenheit"]) }) });
+    const strict = tool(async ({ units }) => units, {
+      name: "get_weather",
+      description: "w",
+      schema: z.object({ units: z.enum(["celsius", "fahrenheit"]) }),
+    });
     const wrapped = withRetryReflect(strict, { clock: createFakeClock() });
     const message = (await wrapped.invoke({ type: "tool_call", id: "c", name: "get_weather", args: { units: "kelvin" } })) as ToolMessage;
-    expect(message.artifact).toMatchObject({ error_code: "INVALID_ARGUMENTS", message: "units: expected one of celsius, fahrenheit; received kelvin" });
+    expect(message.artifact).toMatchObject({
+      error_code: "INVALID_ARGUMENTS",
+      message: "units: expected one of celsius, fahrenheit; received kelvin",
+    });
   });
 
   it("runs the seed's weather transcript in createAgent with no middleware", async () => {

@@ -21,11 +21,7 @@ const provider = new NodeTracerProvider({
 });
 provider.register(); // global tracer provider + AsyncLocalStorage context manager
 
-const plugin = RetryReflectPlugin.builder()
-  .maxRetries(3)
-  .toolEffects({ send_email: "write" })
-  .observer(openTelemetryObserver())
-  .build();
+const plugin = RetryReflectPlugin.builder().maxRetries(3).toolEffects({ send_email: "write" }).observer(openTelemetryObserver()).build();
 const tracer = trace.getTracer("retry-reflect-example");
 
 async function getWeather(args) {
@@ -46,7 +42,11 @@ await tracer.startActiveSpan("invoke_agent weather-agent", async (agent) => {
   await plugin.execute({ toolName: "get_weather", args: { city: "nyc", units: "kelvin" }, callId: "call_1", scope: "run-1" }, getWeather);
   await plugin.execute({ toolName: "get_weather", args: { city: "nyc", units: "celsius" }, callId: "call_2", scope: "run-1" }, getWeather);
   // A broken tool: retries in place, exhausted, the breaker opens, later calls are rejected.
-  for (const [callId, scope] of [["call_3", "run-1"], ["call_4", "run-2"], ["call_5", "run-3"]]) {
+  for (const [callId, scope] of [
+    ["call_3", "run-1"],
+    ["call_4", "run-2"],
+    ["call_5", "run-3"],
+  ]) {
     await plugin.execute({ toolName: "api_call", args: {}, callId, scope }, alwaysDown);
   }
   // A write replayed by its idempotency key: the second call does not send twice.
@@ -58,4 +58,6 @@ await tracer.startActiveSpan("invoke_agent weather-agent", async (agent) => {
 });
 
 await provider.shutdown(); // flushes the batch
-console.log(`sent; open ${process.env.JAEGER_UI ?? "http://localhost:16686"} and pick service "${process.env.OTEL_SERVICE_NAME ?? "unknown_service:node"}"`);
+console.log(
+  `sent; open ${process.env.JAEGER_UI ?? "http://localhost:16686"} and pick service "${process.env.OTEL_SERVICE_NAME ?? "unknown_service:node"}"`,
+);

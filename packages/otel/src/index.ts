@@ -4,13 +4,6 @@ export {
   OPEN_TELEMETRY_OBSERVER_DEFAULTS,
   openTelemetryObserver,
 } from "./open-telemetry-observer.js";
-export type {
-  OpenTelemetryLogger,
-  OpenTelemetryLoggerProvider,
-  OpenTelemetryLogRecord,
-  OpenTelemetryObserverOptions,
-  SpanMode,
-} from "./types.js";
 export {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
@@ -36,3 +29,10 @@ export {
   METRIC_RETRY_REFLECT_REFLECTIONS,
   METRIC_RETRY_REFLECT_RETRIES,
 } from "./semconv.js";
+export type {
+  OpenTelemetryLogger,
+  OpenTelemetryLoggerProvider,
+  OpenTelemetryLogRecord,
+  OpenTelemetryObserverOptions,
+  SpanMode,
+} from "./types.js";

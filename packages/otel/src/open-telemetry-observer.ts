@@ -1,21 +1,12 @@
-import {
-  type Attributes,
-  context,
-  type MeterProvider,
-  metrics,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
+import { type Attributes, context, type MeterProvider, metrics, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { CallEnd, CallInfo, RetryReflectObserver } from "@retry-reflect/core";
 import { version } from "../package.json";
 import { serializeContent } from "./content.js";
 import { circuitStateOfEvent, eventAttributes } from "./event-attributes.js";
 import { finalErrorType, statusMessage, toException } from "./final-error.js";
 import { createInstruments, type Instruments } from "./instruments.js";
-import { recordCallMetrics, recordEventMetrics } from "./record-metrics.js";
 import type { CallState } from "./internal-types.js";
+import { recordCallMetrics, recordEventMetrics } from "./record-metrics.js";
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
@@ -69,10 +60,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
   const excludeFields = options.contentExcludeFields ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.contentExcludeFields;
   const content = (value: unknown) => serializeContent(value, excludeFields, maxContentLength);
 
-  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(
-    INSTRUMENTATION_SCOPE_NAME,
-    INSTRUMENTATION_SCOPE_VERSION,
-  );
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION);
   const logger = options.loggerProvider?.getLogger(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION);
   const calls = new WeakMap<CallInfo, CallState>();
 
@@ -82,7 +70,10 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
   const instruments = (): Instruments => {
     const provider = options.meterProvider ?? metrics.getMeterProvider();
     if (meterCache?.provider !== provider) {
-      meterCache = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION)) };
+      meterCache = {
+        provider,
+        instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION)),
+      };
     }
     return meterCache.instruments;
   };

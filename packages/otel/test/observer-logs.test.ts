@@ -18,7 +18,15 @@ describe("log records", () => {
     observer.onEvent?.(
       makeEvent("retry", {
         call,
-        fields: { tool_name: "get_weather", attempt: 1, max: 3, backoff_ms: 500, error: "Invalid units", error_code: "INVALID_ARGUMENTS", mode: "in_place" },
+        fields: {
+          tool_name: "get_weather",
+          attempt: 1,
+          max: 3,
+          backoff_ms: 500,
+          error: "Invalid units",
+          error_code: "INVALID_ARGUMENTS",
+          mode: "in_place",
+        },
       }),
     );
     observer.onEvent?.(makeEvent("retry_succeeded", { call, fields: { tool_name: "get_weather", attempt: 2 } }));

@@ -1,6 +1,6 @@
 import { metrics } from "@opentelemetry/api";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ToolError } from "@retry-reflect/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openTelemetryObserver } from "../src/index.js";
 import { makeCall, makeEnd, makeEvent } from "./helpers/fake-calls.js";
 import { counterPoints, createTelemetry, histogramPoints, type Telemetry } from "./helpers/telemetry-harness.js";
@@ -29,7 +29,15 @@ function feedScenario(observer: ReturnType<typeof openTelemetryObserver>) {
   observer.onEvent?.(
     makeEvent("retry", {
       call: first,
-      fields: { tool_name: "get_weather", attempt: 1, max: 3, backoff_ms: 500, error: "Invalid units", error_code: "INVALID_ARGUMENTS", mode: "reflect" },
+      fields: {
+        tool_name: "get_weather",
+        attempt: 1,
+        max: 3,
+        backoff_ms: 500,
+        error: "Invalid units",
+        error_code: "INVALID_ARGUMENTS",
+        mode: "reflect",
+      },
     }),
   );
   const invalid = new ToolError({ code: "INVALID_ARGUMENTS", message: "Invalid units", recoverable: true });
@@ -46,7 +54,15 @@ function feedScenario(observer: ReturnType<typeof openTelemetryObserver>) {
     observer.onEvent?.(
       makeEvent("retry", {
         call: flaky,
-        fields: { tool_name: "api_call", attempt, max: 3, backoff_ms: 500 * attempt, error: "503", error_code: "TRANSIENT", mode: "in_place" },
+        fields: {
+          tool_name: "api_call",
+          attempt,
+          max: 3,
+          backoff_ms: 500 * attempt,
+          error: "503",
+          error_code: "TRANSIENT",
+          mode: "in_place",
+        },
       }),
     );
   }
@@ -88,8 +104,18 @@ describe("metrics", () => {
     const points = counterPoints((await telemetry.metrics()).get("retry_reflect.retries"));
     expect(points).toEqual(
       expect.arrayContaining([
-        { attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.mode": "reflect", "retry_reflect.error_code": "INVALID_ARGUMENTS" }, value: 1 },
-        { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.mode": "in_place", "retry_reflect.error_code": "TRANSIENT" }, value: 2 },
+        {
+          attributes: {
+            "gen_ai.tool.name": "get_weather",
+            "retry_reflect.mode": "reflect",
+            "retry_reflect.error_code": "INVALID_ARGUMENTS",
+          },
+          value: 1,
+        },
+        {
+          attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.mode": "in_place", "retry_reflect.error_code": "TRANSIENT" },
+          value: 2,
+        },
       ]),
     );
     expect(points).toHaveLength(2);
@@ -111,8 +137,12 @@ describe("metrics", () => {
         })),
       ),
     );
-    expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([{ attributes: { "gen_ai.tool.name": "api_call" }, value: 1 }]);
-    expect(counterPoints(collected.get("retry_reflect.idempotency.replays"))).toEqual([{ attributes: { "gen_ai.tool.name": "send_email" }, value: 1 }]);
+    expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "api_call" }, value: 1 },
+    ]);
+    expect(counterPoints(collected.get("retry_reflect.idempotency.replays"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "send_email" }, value: 1 },
+    ]);
   });
 
   it("records the call duration in seconds by tool, outcome and error.type", async () => {

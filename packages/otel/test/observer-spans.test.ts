@@ -1,6 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ToolError } from "@retry-reflect/core";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTelemetryObserver } from "../src/index.js";
 import { makeCall, makeEnd, makeEvent } from "./helpers/fake-calls.js";
 import { createTelemetry, installContextManager, spanEvents, type Telemetry } from "./helpers/telemetry-harness.js";
@@ -110,7 +110,11 @@ describe("span events carry the documented fields", () => {
         },
       }),
     );
-    const invalid = new ToolError({ code: "INVALID_ARGUMENTS", message: "Invalid units. Supported: celsius, fahrenheit", recoverable: true });
+    const invalid = new ToolError({
+      code: "INVALID_ARGUMENTS",
+      message: "Invalid units. Supported: celsius, fahrenheit",
+      recoverable: true,
+    });
     observer.onCallEnd?.(first, makeEnd({ status: "reflect", attempt: 1, error: invalid }));
 
     const second = makeCall("get_weather", { callId: "call_2" });
@@ -199,7 +203,11 @@ describe("span events carry the documented fields", () => {
         attributes: { "gen_ai.tool.name": "db_query", "retry_reflect.attempts": 4, "retry_reflect.error": "connection reset" },
       },
     ]);
-    expect(span.attributes).toMatchObject({ "retry_reflect.outcome": "failed", "retry_reflect.failure.reason": "exhausted", "error.type": "TRANSIENT" });
+    expect(span.attributes).toMatchObject({
+      "retry_reflect.outcome": "failed",
+      "retry_reflect.failure.reason": "exhausted",
+      "error.type": "TRANSIENT",
+    });
     expect(span.status.code).toBe(SpanStatusCode.ERROR);
   });
 
@@ -212,7 +220,11 @@ describe("span events carry the documented fields", () => {
 
     const span = telemetry.span("execute_tool send_email");
     expect(spanEvents(span)).toEqual([{ name: "idempotent replay", attributes: { "gen_ai.tool.name": "send_email" } }]);
-    expect(span.attributes).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.replayed": true, "retry_reflect.tool.effect": "write" });
+    expect(span.attributes).toMatchObject({
+      "retry_reflect.outcome": "success",
+      "retry_reflect.replayed": true,
+      "retry_reflect.tool.effect": "write",
+    });
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
   });
 
@@ -231,7 +243,9 @@ describe("span events carry the documented fields", () => {
     const observer = openTelemetryObserver({ tracerProvider: telemetry.tracerProvider });
     const call = makeCall("send_email", { effect: "write" });
     observer.onCallStart?.(call);
-    observer.onEvent?.(makeEvent("store_error", { call, fields: { tool_name: "send_email", operation: "complete", error: "connection reset" } }));
+    observer.onEvent?.(
+      makeEvent("store_error", { call, fields: { tool_name: "send_email", operation: "complete", error: "connection reset" } }),
+    );
     observer.onCallEnd?.(call, makeEnd({ status: "success" }));
     const span = telemetry.span("execute_tool send_email");
     expect(spanEvents(span)).toEqual([
@@ -332,7 +346,9 @@ describe("spanMode", () => {
   });
 
   it("rejects an unknown mode, naming the option and the value", () => {
-    expect(() => openTelemetryObserver({ spanMode: "child" as "span" })).toThrow('Expected `spanMode` to be "span" or "active", got "child"');
+    expect(() => openTelemetryObserver({ spanMode: "child" as "span" })).toThrow(
+      'Expected `spanMode` to be "span" or "active", got "child"',
+    );
     expect(() => openTelemetryObserver({ maxContentLength: 3 })).toThrow("`maxContentLength`");
   });
 });

@@ -7,8 +7,8 @@ import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@op
 import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTelemetryObserver, type OpenTelemetryObserverOptions } from "../src/index.js";
-import { toJaegerSpan, type JaegerSpan } from "./helpers/jaeger-view.js";
+import { type OpenTelemetryObserverOptions, openTelemetryObserver } from "../src/index.js";
+import { type JaegerSpan, toJaegerSpan } from "./helpers/jaeger-view.js";
 import { decodeJsonTraces, decodeProtobufTraces, type ReceivedSpan } from "./helpers/otlp-decode.js";
 import { startOtlpReceiver } from "./helpers/otlp-receiver.js";
 import { createTelemetry, installContextManager } from "./helpers/telemetry-harness.js";
@@ -40,7 +40,9 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
     .circuitBreakerThreshold(5)
     .toolEffects({ send_email: "write" })
     .clock(clock)
-    .observer(openTelemetryObserver({ tracerProvider, meterProvider: local.meterProvider, loggerProvider: local.loggerProvider, ...options }))
+    .observer(
+      openTelemetryObserver({ tracerProvider, meterProvider: local.meterProvider, loggerProvider: local.loggerProvider, ...options }),
+    )
     .build();
   const http = tracerProvider.getTracer("http-client");
   const agent = tracerProvider.getTracer("agent").startSpan("invoke_agent weather-agent");
@@ -54,7 +56,10 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
       return { temperature: 21 };
     };
     await plugin.execute({ toolName: "get_weather", args: { city: "nyc", units: "kelvin" }, callId: "call_1", scope: "run-1" }, getWeather);
-    const corrected = plugin.execute({ toolName: "get_weather", args: { city: "nyc", units: "celsius" }, callId: "call_2", scope: "run-1" }, getWeather);
+    const corrected = plugin.execute(
+      { toolName: "get_weather", args: { city: "nyc", units: "celsius" }, callId: "call_2", scope: "run-1" },
+      getWeather,
+    );
     await clock.advance(500);
     await corrected;
 
@@ -63,7 +68,11 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
     const down = () => {
       throw new ToolError({ code: "TRANSIENT", message: "upstream 503", recoverable: true });
     };
-    for (const [callId, scope] of [["call_3", "run-1"], ["call_4", "run-2"], ["call_5", "run-3"]] as const) {
+    for (const [callId, scope] of [
+      ["call_3", "run-1"],
+      ["call_4", "run-2"],
+      ["call_5", "run-3"],
+    ] as const) {
       const pending = plugin.execute({ toolName: "api_call", args: {}, callId, scope }, down);
       await clock.runAll();
       await pending;
@@ -140,7 +149,11 @@ function expectJaegerView(received: ReceivedSpan[]) {
   });
   expect(weather1.tags.error).toBeUndefined();
   expect(weather2.logs).toEqual([{ event: "retry succeeded", "gen_ai.tool.name": "get_weather", "retry_reflect.attempt": 2 }]);
-  expect(weather2.tags).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.attempt": 2, "retry_reflect.circuit.state": "closed" });
+  expect(weather2.tags).toMatchObject({
+    "retry_reflect.outcome": "success",
+    "retry_reflect.attempt": 2,
+    "retry_reflect.circuit.state": "closed",
+  });
   expect(weather2.tags.error).toBeUndefined();
   expect(weather2.tags["otel.status_code"]).toBeUndefined();
 
@@ -152,15 +165,27 @@ function expectJaegerView(received: ReceivedSpan[]) {
     "tool call failed, retrying",
     "retries exhausted",
   ]);
-  expect(exhausted.logs[3]).toEqual({ event: "retries exhausted", "gen_ai.tool.name": "api_call", "retry_reflect.attempts": 4, "retry_reflect.error": "upstream 503" });
-  expect(exhausted.tags).toMatchObject({ error: true, "otel.status_code": "ERROR", "error.type": "RETRIES_EXHAUSTED", "retry_reflect.outcome": "failed" });
+  expect(exhausted.logs[3]).toEqual({
+    event: "retries exhausted",
+    "gen_ai.tool.name": "api_call",
+    "retry_reflect.attempts": 4,
+    "retry_reflect.error": "upstream 503",
+  });
+  expect(exhausted.tags).toMatchObject({
+    error: true,
+    "otel.status_code": "ERROR",
+    "error.type": "RETRIES_EXHAUSTED",
+    "retry_reflect.outcome": "failed",
+  });
   const opened = byCallId(spans, "call_4");
   // The failure that opens the breaker ends the call at once: no retry into an open circuit.
   expect(opened.logs).toEqual([
     { event: "circuit breaker opened", "gen_ai.tool.name": "api_call", "retry_reflect.failures": 5, "retry_reflect.reset_ms": 60_000 },
   ]);
   const rejected = byCallId(spans, "call_5");
-  expect(rejected.logs).toEqual([{ event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 }]);
+  expect(rejected.logs).toEqual([
+    { event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 },
+  ]);
   for (const span of [opened, rejected]) {
     expect(span.tags).toMatchObject({
       error: true,
@@ -211,7 +236,9 @@ describe("privacy over the wire", () => {
   it("content capture is off by default: no argument or result value is exported", async () => {
     const { requests } = await exportScenario(new OTLPJsonTraceExporter({ url: receiver.url }));
     const spans = requests.flatMap((request) => decodeJsonTraces(request.body));
-    expect(spans.some((span) => "gen_ai.tool.call.arguments" in span.attributes || "gen_ai.tool.call.result" in span.attributes)).toBe(false);
+    expect(spans.some((span) => "gen_ai.tool.call.arguments" in span.attributes || "gen_ai.tool.call.result" in span.attributes)).toBe(
+      false,
+    );
     const bytes = Buffer.concat(requests.map((request) => request.raw)).toString("utf8");
     expect(bytes).not.toContain("ada@example.com");
     expect(bytes).not.toContain("kelvin");

@@ -96,7 +96,10 @@ describe("the seed's weather case through the real plugin", () => {
 
     const retries = counterPoints((await telemetry.metrics()).get("retry_reflect.retries"));
     expect(retries).toEqual([
-      { attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.mode": "reflect", "retry_reflect.error_code": "INVALID_ARGUMENTS" }, value: 1 },
+      {
+        attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.mode": "reflect", "retry_reflect.error_code": "INVALID_ARGUMENTS" },
+        value: 1,
+      },
     ]);
   });
 
@@ -113,7 +116,14 @@ describe("the seed's weather case through the real plugin", () => {
     expect(clock.sleeps).toEqual([500, 1000]);
 
     const span = telemetry.span("execute_tool api_call");
-    expect(span.events.map((event) => [event.name, event.attributes?.["retry_reflect.attempt"], event.attributes?.["retry_reflect.backoff_ms"], event.attributes?.["retry_reflect.mode"]])).toEqual([
+    expect(
+      span.events.map((event) => [
+        event.name,
+        event.attributes?.["retry_reflect.attempt"],
+        event.attributes?.["retry_reflect.backoff_ms"],
+        event.attributes?.["retry_reflect.mode"],
+      ]),
+    ).toEqual([
       ["tool call failed, retrying", 1, 500, "in_place"],
       ["tool call failed, retrying", 2, 1000, "in_place"],
       ["retry succeeded", 3, undefined, undefined],
@@ -143,7 +153,11 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
     const lastEvent = spanEvents(first!).at(-1);
     expect(lastEvent).toEqual({
       name: "retries exhausted",
-      attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.attempts": 5, "retry_reflect.error": "upstream 503 Service Unavailable" },
+      attributes: {
+        "gen_ai.tool.name": "api_call",
+        "retry_reflect.attempts": 5,
+        "retry_reflect.error": "upstream 503 Service Unavailable",
+      },
     });
     expect(first?.attributes).toMatchObject({
       "retry_reflect.outcome": "failed",
@@ -167,7 +181,9 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
     expect(second?.status.code).toBe(SpanStatusCode.ERROR);
 
     const collected = await telemetry.metrics();
-    expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([{ attributes: { "gen_ai.tool.name": "api_call" }, value: 1 }]);
+    expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "api_call" }, value: 1 },
+    ]);
     expect(counterPoints(collected.get("retry_reflect.circuit.transitions"))).toEqual([
       { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.circuit.state": "open" }, value: 1 },
     ]);
@@ -200,7 +216,11 @@ describe("idempotency through the real plugin", () => {
 
     const [, replayed] = telemetry.spans();
     expect(spanEvents(replayed!)).toEqual([{ name: "idempotent replay", attributes: { "gen_ai.tool.name": "send_email" } }]);
-    expect(replayed?.attributes).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.replayed": true, "retry_reflect.tool.effect": "write" });
+    expect(replayed?.attributes).toMatchObject({
+      "retry_reflect.outcome": "success",
+      "retry_reflect.replayed": true,
+      "retry_reflect.tool.effect": "write",
+    });
     expect(replayed?.status.code).toBe(SpanStatusCode.UNSET);
     expect(counterPoints((await telemetry.metrics()).get("retry_reflect.idempotency.replays"))).toEqual([
       { attributes: { "gen_ai.tool.name": "send_email" }, value: 1 },

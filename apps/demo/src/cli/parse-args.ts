@@ -68,7 +68,8 @@ function httpUrl(option: string, value: string): string {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) throw new CliError(`${option}: expected an http(s) URL such as ${DEFAULT_OTLP_ENDPOINT}, got "${value}"`);
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+    throw new CliError(`${option}: expected an http(s) URL such as ${DEFAULT_OTLP_ENDPOINT}, got "${value}"`);
   return value;
 }
 
@@ -83,7 +84,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   let color: boolean | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
-    const [flag, inline] = argument.startsWith("--") && argument.includes("=") ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)] : [argument, undefined];
+    const [flag, inline] =
+      argument.startsWith("--") && argument.includes("=")
+        ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)]
+        : [argument, undefined];
     const next = (): string | undefined => inline ?? (argv[index + 1]?.startsWith("-") ? undefined : argv[++index]);
     switch (flag) {
       case "-h":
@@ -99,7 +103,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         break;
       case "--model": {
         const value = next();
-        if (!value || !/^openai:.+/.test(value)) throw new CliError('--model: expected "openai:<model name>", e.g. --model openai:gpt-4o-mini');
+        if (!value || !/^openai:.+/.test(value))
+          throw new CliError('--model: expected "openai:<model name>", e.g. --model openai:gpt-4o-mini');
         model = value;
         break;
       }

@@ -1,10 +1,10 @@
+import { createOpenAiModel, type RealModelChoice } from "../model/create-openai-model.js";
+import { colorsWanted, createStyle } from "../output/style.js";
 import { agentEngine } from "../runner/agent-engine.js";
 import { coreEngine } from "../runner/core-engine.js";
 import { runDemo } from "../runner/run-demo.js";
 import { createVirtualClock } from "../runner/virtual-clock.js";
-import { createOpenAiModel, type RealModelChoice } from "../model/create-openai-model.js";
-import { colorsWanted, createStyle } from "../output/style.js";
-import { setupTracing, type DemoTracing } from "../tracing/setup-tracing.js";
+import { type DemoTracing, setupTracing } from "../tracing/setup-tracing.js";
 import { CliError, HELP_TEXT, parseArgs } from "./parse-args.js";
 
 export interface CliIo {
@@ -19,7 +19,7 @@ export interface CliIo {
 
 /** The demo's command line: parses, runs, prints, and returns the exit code (0, 1, or 2 for usage errors). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let options;
+  let options: ReturnType<typeof parseArgs>;
   try {
     options = parseArgs(argv, io.env);
   } catch (error) {
@@ -61,7 +61,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       clock,
       clockLabel: options.fast ? "virtual time (--fast: backoffs and the reset are simulated, not waited for)" : "real time",
       engine: engine === "agent" ? agentEngine : coreEngine,
-      engineLabel: engine === "agent" ? "LangChain createAgent + retryReflectMiddleware(plugin)" : "core plugin.execute loop (--engine core)",
+      engineLabel:
+        engine === "agent" ? "LangChain createAgent + retryReflectMiddleware(plugin)" : "core plugin.execute loop (--engine core)",
       model,
       observers: tracing ? [tracing.observer] : [],
       tracerProvider: tracing?.tracerProvider,
@@ -76,7 +77,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         io.out(`Traces: ${exportedSpans} spans exported. Open Jaeger: ${style.bold(tracing.jaegerUiUrl)}`);
       } else if (exportedSpans === 0) {
         io.out("");
-        io.out(style.dim(`Traces: no collector answered at ${tracing.tracesUrl}; spans were dropped. Start Jaeger (see apps/demo/README.md).`));
+        io.out(
+          style.dim(`Traces: no collector answered at ${tracing.tracesUrl}; spans were dropped. Start Jaeger (see apps/demo/README.md).`),
+        );
       } else {
         io.out("");
         io.out(`Traces: ${exportedSpans} spans exported, ${failedExports} exports failed. Open Jaeger: ${tracing.jaegerUiUrl}`);

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 
 /** Helpers for scripts: what the conversation says so far. */
 
@@ -36,7 +36,9 @@ export function jsonOf(message: BaseMessage): unknown {
 }
 
 /** The structured error `{error_code, recoverable, ...}` the plugin appends to its messages, if any. */
-export function structuredErrorOf(message: ToolMessage): { error_code?: string; recoverable?: boolean; suggested_action?: string } | undefined {
+export function structuredErrorOf(
+  message: ToolMessage,
+): { error_code?: string; recoverable?: boolean; suggested_action?: string } | undefined {
   const artifact: unknown = message.artifact;
   if (typeof artifact === "object" && artifact !== null && "error_code" in artifact) return artifact as { error_code?: string };
   const text = textOf(message);

@@ -54,7 +54,12 @@ export class ScriptedChatModel extends BaseChatModel {
       "toolCalls" in reply
         ? new AIMessage({
             content: text,
-            tool_calls: reply.toolCalls.map((call) => ({ id: `call_${this.counter.next++}`, name: call.name, args: call.args, type: "tool_call" as const })),
+            tool_calls: reply.toolCalls.map((call) => ({
+              id: `call_${this.counter.next++}`,
+              name: call.name,
+              args: call.args,
+              type: "tool_call" as const,
+            })),
           })
         : new AIMessage({ content: text });
     return { generations: [{ text, message }] };

@@ -16,7 +16,17 @@ const identity = (text: string) => text;
 
 export function createStyle(enabled: boolean): Style {
   if (!enabled) {
-    return { enabled, bold: identity, dim: identity, red: identity, green: identity, yellow: identity, blue: identity, magenta: identity, cyan: identity };
+    return {
+      enabled,
+      bold: identity,
+      dim: identity,
+      red: identity,
+      green: identity,
+      yellow: identity,
+      blue: identity,
+      magenta: identity,
+      cyan: identity,
+    };
   }
   return {
     enabled,
@@ -43,6 +53,6 @@ export function colorsWanted(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
 
 /** Length of `text` as shown, ANSI codes excluded. */
 export function visibleLength(text: string): number {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
   return text.replace(/\u001b\[[0-9;]*m/g, "").length;
 }

@@ -1,6 +1,6 @@
-import { duplicateWritesPrevented } from "../runner/scenario-stats.js";
 import type { ScenarioResult } from "../runner/run-scenario.js";
-import { visibleLength, type Style } from "./style.js";
+import { duplicateWritesPrevented } from "../runner/scenario-stats.js";
+import { type Style, visibleLength } from "./style.js";
 
 const HEADERS = ["#", "scenario", "tool execs", "model calls", "in place", "reflections", "breaker transitions", "dup writes", "outcome"];
 
@@ -33,5 +33,10 @@ export function renderSummaryTable(results: readonly ScenarioResult[], style: St
       .join("  ")
       .trimEnd();
   const [header, ...body] = rows;
-  return [style.bold(render(header ?? [])), style.dim(widths.map((width) => "─".repeat(width)).join("  ")), ...body.map(render), style.dim(SUMMARY_LEGEND)];
+  return [
+    style.bold(render(header ?? [])),
+    style.dim(widths.map((width) => "─".repeat(width)).join("  ")),
+    ...body.map(render),
+    style.dim(SUMMARY_LEGEND),
+  ];
 }

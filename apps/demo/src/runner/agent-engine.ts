@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { createAgent, createMiddleware } from "langchain";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine, type TurnReporter } from "./turn-engine.js";

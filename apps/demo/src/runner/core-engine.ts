@@ -1,13 +1,23 @@
-import { AIMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { ExecuteOutcome } from "@retry-reflect/core";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine } from "./turn-engine.js";
 
 function toToolMessage(outcome: ExecuteOutcome<unknown>, toolName: string, toolCallId: string): ToolMessage {
   if (outcome.status === "success") {
     const value = outcome.value;
-    return new ToolMessage({ name: toolName, tool_call_id: toolCallId, content: typeof value === "string" ? value : JSON.stringify(value) });
+    return new ToolMessage({
+      name: toolName,
+      tool_call_id: toolCallId,
+      content: typeof value === "string" ? value : JSON.stringify(value),
+    });
   }
-  return new ToolMessage({ name: toolName, tool_call_id: toolCallId, content: outcome.message, status: "error", artifact: outcome.error.toJSON() });
+  return new ToolMessage({
+    name: toolName,
+    tool_call_id: toolCallId,
+    content: outcome.message,
+    status: "error",
+    artifact: outcome.error.toJSON(),
+  });
 }
 
 /**
@@ -32,7 +42,12 @@ export const coreEngine: TurnEngine = async (input) => {
       input.reporter.toolCallStarted(call.name);
       let result: ToolMessage;
       if (!tool) {
-        result = new ToolMessage({ name: call.name, tool_call_id: toolCallId, content: `Error: tool '${call.name}' does not exist.`, status: "error" });
+        result = new ToolMessage({
+          name: call.name,
+          tool_call_id: toolCallId,
+          content: `Error: tool '${call.name}' does not exist.`,
+          status: "error",
+        });
       } else {
         const outcome = await input.plugin.execute(
           { toolName: call.name, args: call.args, callId: toolCallId, scope: input.threadId },

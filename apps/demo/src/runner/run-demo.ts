@@ -1,10 +1,10 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { TracerProvider } from "@opentelemetry/api";
-import { systemClock, type Clock, type RetryReflectObserver } from "@retry-reflect/core";
+import { type Clock, type RetryReflectObserver, systemClock } from "@retry-reflect/core";
 import { ScriptedChatModel } from "../model/scripted-chat-model.js";
-import { renderSummaryTable } from "../output/summary-table.js";
 import type { Style } from "../output/style.js";
-import { Transcript, type LineSink } from "../output/transcript.js";
+import { renderSummaryTable } from "../output/summary-table.js";
+import { type LineSink, Transcript } from "../output/transcript.js";
 import { ALL_SCENARIOS } from "../scenarios/all-scenarios.js";
 import { DEFAULT_TIMING, type DemoTiming, type Scenario } from "../scenarios/scenario.js";
 import { coreEngine } from "./core-engine.js";
@@ -79,6 +79,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
   const results: ScenarioResult[] = [];
   const tracer = options.tracerProvider?.getTracer("retry-reflect-demo");
+  const model = options.model;
   for (const scenario of scenarios) {
     results.push(
       await runScenario(scenario, {
@@ -86,7 +87,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         clock: options.clock ?? systemClock,
         timing,
         engine: options.engine ?? coreEngine,
-        createModel: options.model ? () => options.model!.create() : scriptedModel,
+        createModel: model !== undefined ? () => model.create() : scriptedModel,
         observers: options.observers,
         tracer,
       }),

@@ -1,13 +1,13 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { consoleLogger, RetryReflectPlugin, type Clock, type RetryReflectObserver } from "@retry-reflect/core";
+import { type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
 import { textOf } from "../model/conversation.js";
 import type { Transcript } from "../output/transcript.js";
 import type { DemoTiming, Scenario, ScenarioEnvironment, ScenarioVerdict } from "../scenarios/scenario.js";
 import { startServices } from "../services/start-services.js";
 import { DEMO_PLUGIN_OPTIONS, SYSTEM_PROMPT } from "./demo-plugin-options.js";
-import { countingHooks, createScenarioStats, statsObserver, type ScenarioStats } from "./scenario-stats.js";
+import { countingHooks, createScenarioStats, type ScenarioStats, statsObserver } from "./scenario-stats.js";
 import type { TurnEngine, TurnReporter } from "./turn-engine.js";
 
 export interface ScenarioRunConfig {
@@ -71,7 +71,13 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
     const hooks = countingHooks(stats, { onToolError: (_toolName, message) => transcript.toolError(message) });
     const tools = scenario.tools(services, hooks, timing);
     const model = config.createModel(scenario);
-    const environment: ScenarioEnvironment = { services, transcript, clock, timing, circuitState: (toolName) => plugin.circuitState(toolName) };
+    const environment: ScenarioEnvironment = {
+      services,
+      transcript,
+      clock,
+      timing,
+      circuitState: (toolName) => plugin.circuitState(toolName),
+    };
 
     let replaysBefore = 0;
     let dedupesBefore = 0;
@@ -112,9 +118,18 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
         conversation = [];
         threadId = `scenario-${scenario.id}-run-${index + 1}`;
       }
-      if (scenario.turns.length > 1) transcript.note(turn.continues ? `— same conversation (${threadId}), next message —` : `— agent run ${threadId} —`);
+      if (scenario.turns.length > 1)
+        transcript.note(turn.continues ? `— same conversation (${threadId}), next message —` : `— agent run ${threadId} —`);
       transcript.user(turn.user);
-      const input = { model, tools, plugin, messages: [...conversation, new HumanMessage(turn.user)], threadId, systemPrompt: SYSTEM_PROMPT, reporter };
+      const input = {
+        model,
+        tools,
+        plugin,
+        messages: [...conversation, new HumanMessage(turn.user)],
+        threadId,
+        systemPrompt: SYSTEM_PROMPT,
+        reporter,
+      };
       conversation = config.tracer ? await tracedTurn(config.tracer, threadId, () => config.engine(input)) : await config.engine(input);
     }
     stats.emailsSent = services.email.stats.sent;
@@ -125,7 +140,6 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
     await services.close();
   }
 }
-
 
 /** One agent run as an `invoke_agent` span, so that Jaeger groups its tool spans per run. */
 function tracedTurn<T>(tracer: Tracer, threadId: string, run: () => Promise<T>): Promise<T> {

@@ -47,7 +47,8 @@ export const circuitBreakerScenario: Scenario = {
     expectEqual(problems, "breaker transitions", stats.breakerTransitions.join(" → "), "open → half-open → closed");
     if (stats.callsRejected < 1) problems.push("no call failed fast on the open circuit");
     const opened = stats.events.find((event) => event.type === "circuit_opened");
-    if (!opened || opened.type !== "circuit_opened" || opened.fields.failures !== THRESHOLD) problems.push(`the breaker did not open after ${THRESHOLD} failures`);
+    if (opened?.type !== "circuit_opened" || opened.fields.failures !== THRESHOLD)
+      problems.push(`the breaker did not open after ${THRESHOLD} failures`);
     expectEqual(problems, "model calls", stats.modelCalls, 8);
     if (!/128 items/.test(stats.finalAnswer)) problems.push(`answer: ${stats.finalAnswer}`);
     return { outcome: problems.length === 0 ? "failed fast while open; probe closed it; answered" : "unexpected", problems };

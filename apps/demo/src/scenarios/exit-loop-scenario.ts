@@ -1,6 +1,6 @@
+import { jsonOf } from "../model/conversation.js";
 import { createApiCallTool } from "../tools/api-call-tool.js";
 import { createExitLoopTool } from "../tools/exit-loop-tool.js";
-import { jsonOf } from "../model/conversation.js";
 import { expectEqual, type Scenario } from "./scenario.js";
 import { latestResult, reportedError } from "./script-helpers.js";
 
@@ -10,7 +10,7 @@ export const exitLoopScenario: Scenario = {
   title: "Excluded control-flow tool: exit_loop passes through untouched",
   shortName: "excluded exit_loop",
   intro: () => [
-    "excludeTools: [\"exit_loop\"]. api_call is handled by the plugin; exit_loop runs as a plain call:",
+    'excludeTools: ["exit_loop"]. api_call is handled by the plugin; exit_loop runs as a plain call:',
     "no attempt tracking, no breaker, no events, no span. It ends the agent loop (returnDirect).",
   ],
   serviceFaults: { flakyFaults: [] },
@@ -31,7 +31,8 @@ export const exitLoopScenario: Scenario = {
     expectEqual(problems, "events about exit_loop", stats.events.filter((event) => event.toolName === "exit_loop").length, 0);
     expectEqual(problems, "model calls", stats.modelCalls, 2);
     const last = stats.toolResults[stats.toolResults.length - 1];
-    if (last?.toolName !== "exit_loop" || last.content !== "Loop ended: orders checked: 42") problems.push(`last tool result: ${last?.content ?? "none"}`);
+    if (last?.toolName !== "exit_loop" || last.content !== "Loop ended: orders checked: 42")
+      problems.push(`last tool result: ${last?.content ?? "none"}`);
     return { outcome: problems.length === 0 ? "loop ended by exit_loop; plugin not involved" : "unexpected", problems };
   },
 };

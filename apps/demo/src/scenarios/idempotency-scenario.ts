@@ -60,9 +60,9 @@ export const idempotencyScenario: Scenario = {
     expectEqual(problems, "send_email executions", stats.executionsByTool.send_email ?? 0, 2);
     expectEqual(problems, "model calls", stats.modelCalls, 4);
     return {
-      outcome: problems.length === 0 ? `1 email sent, ${stats.guardReplays + stats.serviceDeduplicated} duplicates prevented` : "unexpected",
+      outcome:
+        problems.length === 0 ? `1 email sent, ${stats.guardReplays + stats.serviceDeduplicated} duplicates prevented` : "unexpected",
       problems,
     };
   },
 };
-

@@ -1,7 +1,7 @@
+import { structuredErrorOf } from "../model/conversation.js";
 import { createTranslateTool } from "../tools/translate-tool.js";
 import { expectEqual, type Scenario } from "./scenario.js";
 import { latestResult, mustStop, reportedError } from "./script-helpers.js";
-import { structuredErrorOf } from "../model/conversation.js";
 
 /** Scenario 5: a non-recoverable QUOTA_EXCEEDED: the model is told to stop and tells the user. */
 export const quotaScenario: Scenario = {
@@ -18,9 +18,12 @@ export const quotaScenario: Scenario = {
     if (!result) return { toolCalls: [{ name: "translate_text", args: { text: "Good morning, team!", target_language: "fr" } }] };
     if (mustStop(result)) {
       const code = structuredErrorOf(result)?.error_code ?? "an error";
-      return { text: `I can't translate this today: the translation service reports ${code} (${reportedError(result)}). Please try again tomorrow.` };
+      return {
+        text: `I can't translate this today: the translation service reports ${code} (${reportedError(result)}). Please try again tomorrow.`,
+      };
     }
-    if (result.status === "error") return { toolCalls: [{ name: "translate_text", args: { text: "Good morning, team!", target_language: "fr" } }] };
+    if (result.status === "error")
+      return { toolCalls: [{ name: "translate_text", args: { text: "Good morning, team!", target_language: "fr" } }] };
     return { text: "Bonjour à toute l'équipe !" };
   },
   turns: [{ user: "Translate 'Good morning, team!' into French." }],

@@ -19,5 +19,7 @@ export function mustStop(result: ToolMessage): boolean {
 /** The error the plugin reported, for the model's apology. */
 export function reportedError(result: ToolMessage): string {
   const structured = structuredErrorOf(result);
-  return structured && "message" in structured && typeof structured.message === "string" ? structured.message : textOf(result).split("\n")[0] ?? "";
+  return structured && "message" in structured && typeof structured.message === "string"
+    ? structured.message
+    : (textOf(result).split("\n")[0] ?? "");
 }

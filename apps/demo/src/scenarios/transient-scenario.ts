@@ -30,7 +30,7 @@ export const transientScenario: Scenario = {
     expectEqual(problems, "tool executions", stats.toolExecutions, 4);
     expectEqual(problems, "orders API requests", services.flakyApi.stats.requests, 4);
     const rateLimited = stats.events.find((event) => event.type === "retry" && event.fields.error_code === "RATE_LIMITED");
-    if (!rateLimited || rateLimited.type !== "retry" || rateLimited.fields.backoff_ms !== 3000) {
+    if (rateLimited?.type !== "retry" || rateLimited.fields.backoff_ms !== 3000) {
       problems.push("the 429 was not retried after its Retry-After (3000 ms)");
     }
     if (!/^42 orders/.test(stats.finalAnswer)) problems.push(`answer: ${stats.finalAnswer}`);

@@ -1,4 +1,4 @@
-import { parseJsonBody, sendJson, startHttpService, type HttpService } from "./http-service.js";
+import { type HttpService, parseJsonBody, sendJson, startHttpService } from "./http-service.js";
 
 /**
  * How the first response is lost after the email was sent:

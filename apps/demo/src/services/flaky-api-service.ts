@@ -1,4 +1,4 @@
-import { sendJson, startHttpService, type HttpService } from "./http-service.js";
+import { type HttpService, sendJson, startHttpService } from "./http-service.js";
 
 /** One injected failure: an HTTP status, with `Retry-After` (seconds) for a 429. */
 export interface InjectedFault {
@@ -7,11 +7,7 @@ export interface InjectedFault {
 }
 
 /** The default fault script: two 503s, then a 429 asking to wait three seconds, then success. */
-export const DEFAULT_FLAKY_FAULTS: readonly InjectedFault[] = [
-  { status: 503 },
-  { status: 503 },
-  { status: 429, retryAfterSeconds: 3 },
-];
+export const DEFAULT_FLAKY_FAULTS: readonly InjectedFault[] = [{ status: 503 }, { status: 503 }, { status: 429, retryAfterSeconds: 3 }];
 
 export interface FlakyApiService extends HttpService {
   readonly stats: { requests: number; failuresInjected: number };

@@ -1,4 +1,4 @@
-import { sendJson, startHttpService, type HttpService } from "./http-service.js";
+import { type HttpService, sendJson, startHttpService } from "./http-service.js";
 
 export interface QuotaService extends HttpService {
   readonly stats: { requests: number };

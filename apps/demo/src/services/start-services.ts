@@ -1,7 +1,7 @@
-import { startBrokenService, type BrokenService } from "./broken-service.js";
-import { startEmailService, type EmailService, type LostResponseMode } from "./email-service.js";
-import { DEFAULT_FLAKY_FAULTS, startFlakyApiService, type FlakyApiService, type InjectedFault } from "./flaky-api-service.js";
-import { startQuotaService, type QuotaService } from "./quota-service.js";
+import { type BrokenService, startBrokenService } from "./broken-service.js";
+import { type EmailService, type LostResponseMode, startEmailService } from "./email-service.js";
+import { DEFAULT_FLAKY_FAULTS, type FlakyApiService, type InjectedFault, startFlakyApiService } from "./flaky-api-service.js";
+import { type QuotaService, startQuotaService } from "./quota-service.js";
 import { startWeatherService, type WeatherService } from "./weather-service.js";
 
 export interface ServiceFaults {

@@ -1,6 +1,6 @@
-import { context, diag, DiagLogLevel, type TracerProvider } from "@opentelemetry/api";
+import { context, DiagLogLevel, diag, type TracerProvider } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { ExportResultCode, setGlobalErrorHandler, type ExportResult } from "@opentelemetry/core";
+import { type ExportResult, ExportResultCode, setGlobalErrorHandler } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
@@ -124,6 +124,10 @@ export function setupTracing(options: TracingOptions): DemoTracing {
     tracesUrl,
     jaegerUiUrl: `http://${host}:16686/search?service=${DEMO_SERVICE_NAME}`,
     stats,
-    shutdown: () => withTimeout(provider.forceFlush().then(() => provider.shutdown()), exportTimeoutMs * 2 + 500),
+    shutdown: () =>
+      withTimeout(
+        provider.forceFlush().then(() => provider.shutdown()),
+        exportTimeoutMs * 2 + 500,
+      ),
   };
 }

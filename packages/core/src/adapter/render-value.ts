@@ -31,6 +31,7 @@ export function typeOf(value: unknown): string {
  * `[1]`, `"x"`).
  */
 export function readsBare(text: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
   if (text === "" || text.trim() !== text || text.includes(",") || /[\u0000-\u001f\u007f]/.test(text)) return false;
   if (TYPED_PREFIX.test(text)) return false;
   try {
@@ -72,4 +73,3 @@ export function renderPlainValue(value: unknown): string {
 export function allowedReadBare(allowed: readonly unknown[]): boolean {
   return allowed.every((option) => typeof option === "string" && readsBare(option));
 }
-

@@ -66,7 +66,11 @@ type Original<R> = DirectAttempt<R>;
  * made once: it gets the call.
  */
 export function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolCall<R>): Promise<HostOutcome<R>>;
-export function runToolCall<R, P>(plugin: RetryReflectPlugin, call: HostToolCall<R>, present: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P): Promise<R | P>;
+export function runToolCall<R, P>(
+  plugin: RetryReflectPlugin,
+  call: HostToolCall<R>,
+  present: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
+): Promise<R | P>;
 export async function runToolCall<R, P>(
   plugin: RetryReflectPlugin,
   call: HostToolCall<R>,
@@ -74,7 +78,10 @@ export async function runToolCall<R, P>(
 ): Promise<HostOutcome<R> | R | P> {
   const { toolName, signal } = call;
   if (!plugin.isInScope(toolName)) {
-    const outcome: HostOutcome<R> = { status: "passthrough", value: await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId }) };
+    const outcome: HostOutcome<R> = {
+      status: "passthrough",
+      value: await call.run(call.args, { attempt: 1, signal, toolName, callId: call.callId }),
+    };
     return present === undefined ? outcome : present(outcome, call);
   }
   const effect = call.effect ?? plugin.effectOf(toolName);
@@ -112,12 +119,16 @@ export async function runToolCall<R, P>(
     } catch (error) {
       if (call.isControlFlow?.(error) || signal?.aborted) throw error;
       const failure = call.failureOfThrown === undefined ? error : await call.failureOfThrown(error, args);
-      if (failure !== error) (originals ??= new Map()).set(failure, { thrown: error });
+      if (failure !== error) {
+        originals ??= new Map();
+        originals.set(failure, { thrown: error });
+      }
       throw failure;
     }
     const failure = call.failureOfResult?.(result);
     if (failure !== undefined) {
-      (originals ??= new Map()).set(failure, { returned: result });
+      originals ??= new Map();
+      originals.set(failure, { returned: result });
       throw failure;
     }
     return result;
@@ -126,7 +137,10 @@ export async function runToolCall<R, P>(
   let outcome: HostOutcome<R>;
   try {
     const scope = typeof call.scope === "function" ? call.scope() : call.scope;
-    outcome = await plugin.execute({ toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow }, runTool);
+    outcome = await plugin.execute(
+      { toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow },
+      runTool,
+    );
   } catch (error) {
     const original = originals?.get(error);
     if (original === undefined) throw error;

@@ -84,7 +84,11 @@ export function problemsFromIssues(issues: readonly unknown[], args: unknown): A
       continue;
     }
     // zod v4 enum/literal: `values`; zod v3 enum: `options`.
-    const allowed = Array.isArray(raw.values) ? (raw.values as unknown[]) : Array.isArray(raw.options) ? (raw.options as unknown[]) : undefined;
+    const allowed = Array.isArray(raw.values)
+      ? (raw.values as unknown[])
+      : Array.isArray(raw.options)
+        ? (raw.options as unknown[])
+        : undefined;
     if ((code === "invalid_value" || code === "invalid_enum_value") && allowed) {
       const shown = at.found ? renderAgainstAllowed(at.value, allowed) : undefined;
       problems.push({ field: renderPath(path), expected: `one of ${renderAllowed(allowed)}`, allowed, received: shown });
@@ -155,14 +159,27 @@ export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: u
       }
       case "enum":
       case "const": {
-        const allowed = Array.isArray(params.allowedValues) ? (params.allowedValues as unknown[]) : "allowedValue" in params ? [params.allowedValue] : undefined;
+        const allowed = Array.isArray(params.allowedValues)
+          ? (params.allowedValues as unknown[])
+          : "allowedValue" in params
+            ? [params.allowedValue]
+            : undefined;
         if (allowed === undefined) break;
         const expected = raw.keyword === "enum" ? `one of ${renderAllowed(allowed)}` : renderAllowed(allowed);
-        problems.push({ field: renderPath(path), expected, allowed, received: at.found ? renderAgainstAllowed(at.value, allowed) : undefined });
+        problems.push({
+          field: renderPath(path),
+          expected,
+          allowed,
+          received: at.found ? renderAgainstAllowed(at.value, allowed) : undefined,
+        });
         continue;
       }
       case "type": {
-        const type = Array.isArray(params.type) ? (params.type as unknown[]).join(" or ") : typeof params.type === "string" ? params.type : undefined;
+        const type = Array.isArray(params.type)
+          ? (params.type as unknown[]).join(" or ")
+          : typeof params.type === "string"
+            ? params.type
+            : undefined;
         if (type === undefined) break;
         problems.push({ field: renderPath(path), expected: type, received: at.found ? renderTypedValue(at.value) : undefined });
         continue;
@@ -177,25 +194,30 @@ export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: u
 
 /** One line per problem: `units: expected one of celsius, fahrenheit; received kelvin`. */
 export function describeProblem(problem: ArgumentProblem): string {
-  const head = problem.expected !== undefined ? `${problem.field}: expected ${problem.expected}` : `${problem.field}: ${problem.note ?? "invalid value"}`;
+  const head =
+    problem.expected !== undefined
+      ? `${problem.field}: expected ${problem.expected}`
+      : `${problem.field}: ${problem.note ?? "invalid value"}`;
   const tail = problem.received === undefined ? "missing" : `received ${problem.received}`;
   return `${head}; ${tail}`;
 }
 
 /** Builds the `INVALID_ARGUMENTS` error the model sees: one line per bad field. */
 export function invalidArgumentsError(problems: readonly ArgumentProblem[], cause: unknown, fallbackMessage?: string): ToolError {
-  const message = problems.length > 0 ? problems.map(describeProblem).join("\n") : (fallbackMessage ?? "The arguments do not match the tool's schema.");
-  const details = problems.length > 0
-    ? {
-        fields: problems.map((problem) => {
-          const entry: Record<string, unknown> = { field: problem.field };
-          if (problem.allowed !== undefined) entry.allowed = [...problem.allowed];
-          else if (problem.expected !== undefined) entry.expected = problem.expected;
-          entry.received = problem.received ?? null;
-          return entry;
-        }),
-      }
-    : undefined;
+  const message =
+    problems.length > 0 ? problems.map(describeProblem).join("\n") : (fallbackMessage ?? "The arguments do not match the tool's schema.");
+  const details =
+    problems.length > 0
+      ? {
+          fields: problems.map((problem) => {
+            const entry: Record<string, unknown> = { field: problem.field };
+            if (problem.allowed !== undefined) entry.allowed = [...problem.allowed];
+            else if (problem.expected !== undefined) entry.expected = problem.expected;
+            entry.received = problem.received ?? null;
+            return entry;
+          }),
+        }
+      : undefined;
   return new ToolError({
     code: ErrorCodes.INVALID_ARGUMENTS,
     message,

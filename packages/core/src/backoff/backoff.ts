@@ -35,7 +35,7 @@ export function backoffDelay(retry: number, options: BackoffOptions, random: () 
   const { initialBackoffMs, backoffMultiplier, maxBackoffMs } = options;
   const exponent = Math.max(0, retry - 1);
   // A zero initial delay stays zero: `0 * multiplier^k` would be `0 * Infinity = NaN` once the power overflows.
-  const raw = initialBackoffMs === 0 ? 0 : initialBackoffMs * Math.pow(backoffMultiplier, exponent);
+  const raw = initialBackoffMs === 0 ? 0 : initialBackoffMs * backoffMultiplier ** exponent;
   const base = Math.round(Math.min(maxBackoffMs, Number.isFinite(raw) ? raw : maxBackoffMs));
   switch (options.jitter) {
     case "none":

@@ -1,12 +1,10 @@
-import { systemClock, type Clock } from "../clock.js";
+import { type Clock, systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { CircuitState } from "../events/events.js";
 import { LruMap } from "../internal/lru-map.js";
-import { entriesOf, parseSnapshot, snapshotOf, type CircuitSnapshot, type Entry } from "./circuit-snapshot.js";
+import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
 
 export type { CircuitSnapshot };
-
-
 
 /** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
 export interface CircuitPermit {
@@ -42,7 +40,6 @@ export interface CircuitBreakerOptions<C = unknown> {
   readonly onTransition?: (transition: CircuitTransition, context: C | undefined) => void;
 }
 
-
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
 const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit: CLOSED_PERMIT });
@@ -68,8 +65,10 @@ export class CircuitBreaker<C = unknown> {
     this.threshold = options.threshold ?? 5;
     this.resetMs = options.resetMs ?? 60_000;
     this.maxKeys = options.maxKeys ?? 10_000;
-    if (!Number.isInteger(this.threshold) || this.threshold < 1) throw new InvalidOptionError("threshold", options.threshold, "an integer >= 1");
-    if (!Number.isFinite(this.resetMs) || this.resetMs <= 0) throw new InvalidOptionError("resetMs", options.resetMs, "a finite number > 0");
+    if (!Number.isInteger(this.threshold) || this.threshold < 1)
+      throw new InvalidOptionError("threshold", options.threshold, "an integer >= 1");
+    if (!Number.isFinite(this.resetMs) || this.resetMs <= 0)
+      throw new InvalidOptionError("resetMs", options.resetMs, "a finite number > 0");
     if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
     this.clock = options.clock ?? systemClock;
     this.onTransition = options.onTransition;
@@ -114,7 +113,9 @@ export class CircuitBreaker<C = unknown> {
       return remaining > 0 ? remaining : undefined;
     }
     if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
-    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs ? Math.max(1, entry.probeStartedAt + this.resetMs - now) : undefined;
+    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs
+      ? Math.max(1, entry.probeStartedAt + this.resetMs - now)
+      : undefined;
   }
 
   /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */

@@ -54,21 +54,32 @@ export function parseSnapshot(snapshot: unknown): Array<[string, SavedBreaker]> 
   const fail = (what: string): never => {
     throw new TypeError(`CircuitBreaker.restore: ${what}`);
   };
-  if (typeof snapshot !== "object" || snapshot === null) fail(`expected a snapshot object, received ${snapshot === null ? "null" : typeof snapshot}`);
+  if (typeof snapshot !== "object" || snapshot === null)
+    fail(`expected a snapshot object, received ${snapshot === null ? "null" : typeof snapshot}`);
   const { version, breakers } = snapshot as { version?: unknown; breakers?: unknown };
   if (version !== 1) fail(`expected a snapshot with version 1, received ${JSON.stringify(version) ?? String(version)}`);
-  if (typeof breakers !== "object" || breakers === null || Array.isArray(breakers)) fail("expected `breakers` to be an object of breaker entries");
+  if (typeof breakers !== "object" || breakers === null || Array.isArray(breakers))
+    fail("expected `breakers` to be an object of breaker entries");
   const entries: Array<[string, SavedBreaker]> = [];
   for (const [key, saved] of Object.entries(breakers as Record<string, unknown>)) {
     const where = `for key ${JSON.stringify(key)}`;
-    if (typeof saved !== "object" || saved === null) fail(`expected an entry object ${where}, received ${saved === null ? "null" : typeof saved}`);
+    if (typeof saved !== "object" || saved === null)
+      fail(`expected an entry object ${where}, received ${saved === null ? "null" : typeof saved}`);
     const { state, failures, remainingMs } = saved as { state?: unknown; failures?: unknown; remainingMs?: unknown };
     if (typeof state !== "string" || !SNAPSHOT_STATES.has(state)) fail(`unknown state ${JSON.stringify(state) ?? String(state)} ${where}`);
-    if (typeof failures !== "number" || !Number.isInteger(failures) || failures < 0) fail(`expected \`failures\` to be an integer >= 0 ${where}, received ${JSON.stringify(failures) ?? String(failures)}`);
+    if (typeof failures !== "number" || !Number.isInteger(failures) || failures < 0)
+      fail(`expected \`failures\` to be an integer >= 0 ${where}, received ${JSON.stringify(failures) ?? String(failures)}`);
     if (remainingMs !== undefined && (typeof remainingMs !== "number" || !Number.isFinite(remainingMs) || remainingMs < 0)) {
       fail(`expected \`remainingMs\` to be a finite number >= 0 ${where}, received ${JSON.stringify(remainingMs) ?? String(remainingMs)}`);
     }
-    entries.push([key, { state: state as SavedBreaker["state"], failures: failures as number, ...(remainingMs === undefined ? {} : { remainingMs: remainingMs as number }) }]);
+    entries.push([
+      key,
+      {
+        state: state as SavedBreaker["state"],
+        failures: failures as number,
+        ...(remainingMs === undefined ? {} : { remainingMs: remainingMs as number }),
+      },
+    ]);
   }
   return entries;
 }

@@ -6,15 +6,30 @@ import { DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
 export { DEFAULT_SUGGESTED_ACTIONS };
 
 const NETWORK_CODES = new Set([
-  "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENETUNREACH", "ENETDOWN",
-  "EHOSTUNREACH", "EHOSTDOWN", "ENOTCONN", "ESOCKETTIMEDOUT",
-  "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENOTCONN",
+  "ESOCKETTIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
 ]);
 
 const VALIDATION_NAMES = new Set(["ZodError", "ValidationError", "ToolInputParsingException", "InputValidationError", "SchemaError"]);
 
 /** Messages that name bad input. */
-const BAD_INPUT = /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
+const BAD_INPUT =
+  /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
 
 type Bag = Record<string, unknown>;
 
@@ -117,7 +132,13 @@ export function classifyError(error: unknown): ToolError {
   const code = systemCode(error);
 
   if (status === 429) return transient(ErrorCodes.RATE_LIMITED, message, error);
-  if (status === 408 || name === "TimeoutError" || code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") {
+  if (
+    status === 408 ||
+    name === "TimeoutError" ||
+    code === "ETIMEDOUT" ||
+    code === "UND_ERR_CONNECT_TIMEOUT" ||
+    code === "UND_ERR_HEADERS_TIMEOUT"
+  ) {
     return transient(ErrorCodes.TIMEOUT, message, error);
   }
   if (status !== undefined && status >= 500 && status !== 501 && status !== 505) return transient(ErrorCodes.TRANSIENT, message, error);
@@ -125,7 +146,11 @@ export function classifyError(error: unknown): ToolError {
   // fetch's opaque network failure: Node/undici "fetch failed", Chrome "Failed to fetch", Firefox
   // "NetworkError when attempting to fetch resource.", Safari "Load failed". Not when its cause carries
   // a code that is not a network hiccup (ENOTFOUND, an expired certificate): repeating cannot help.
-  if (name === "TypeError" && code === undefined && /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i.test(message)) {
+  if (
+    name === "TypeError" &&
+    code === undefined &&
+    /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i.test(message)
+  ) {
     return transient(ErrorCodes.TRANSIENT, message, error);
   }
   if (typeof name === "string" && VALIDATION_NAMES.has(name)) return invalid(message, error);

@@ -15,7 +15,9 @@ export class RetriesExhaustedError extends Error {
   declare private readonly [BRAND]: true;
 
   constructor(init: { toolName: string; attempts: number; error: ToolError }) {
-    super(`Tool '${init.toolName}' failed ${init.attempts} ${init.attempts === 1 ? "time" : "times"}: ${init.error.message}`, { cause: init.error });
+    super(`Tool '${init.toolName}' failed ${init.attempts} ${init.attempts === 1 ? "time" : "times"}: ${init.error.message}`, {
+      cause: init.error,
+    });
     this.name = "RetriesExhaustedError";
     this.toolName = init.toolName;
     this.attempts = init.attempts;

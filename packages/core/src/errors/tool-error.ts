@@ -97,11 +97,7 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
   try {
-    return (
-      typeof candidate.error_code === "string" &&
-      typeof candidate.message === "string" &&
-      typeof candidate.recoverable === "boolean"
-    );
+    return typeof candidate.error_code === "string" && typeof candidate.message === "string" && typeof candidate.recoverable === "boolean";
   } catch {
     return false; // a getter or proxy trap that throws
   }
@@ -113,7 +109,11 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
  * always has the documented types.
  */
 export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolErrorInit {
-  const { suggested_action: action, retry_after_ms: retryAfter, details } = json as {
+  const {
+    suggested_action: action,
+    retry_after_ms: retryAfter,
+    details,
+  } = json as {
     suggested_action?: unknown;
     retry_after_ms?: unknown;
     details?: unknown;

@@ -67,25 +67,62 @@ interface EventOf<T extends string, L extends EventLevel, M extends string, F> {
   readonly fields: F;
 }
 
-export type RetryEvent = EventOf<"retry", "WARN", "tool call failed, retrying", {
-  tool_name: string; attempt: number; max: number; backoff_ms: number; error: string; error_code: string; mode: "in_place" | "reflect";
-}>;
+export type RetryEvent = EventOf<
+  "retry",
+  "WARN",
+  "tool call failed, retrying",
+  {
+    tool_name: string;
+    attempt: number;
+    max: number;
+    backoff_ms: number;
+    error: string;
+    error_code: string;
+    mode: "in_place" | "reflect";
+  }
+>;
 export type RetrySucceededEvent = EventOf<"retry_succeeded", "INFO", "retry succeeded", { tool_name: string; attempt: number }>;
-export type CircuitOpenedEvent = EventOf<"circuit_opened", "WARN", "circuit breaker opened", { tool_name: string; failures: number; reset_ms: number }>;
+export type CircuitOpenedEvent = EventOf<
+  "circuit_opened",
+  "WARN",
+  "circuit breaker opened",
+  { tool_name: string; failures: number; reset_ms: number }
+>;
 export type CircuitHalfOpenedEvent = EventOf<"circuit_half_opened", "INFO", "circuit breaker half-open", { tool_name: string }>;
 export type CircuitClosedEvent = EventOf<"circuit_closed", "INFO", "circuit breaker closed", { tool_name: string }>;
 /** `retry_after_ms` is absent for an isolated circuit (`isolated: true`): it opens only on `reset()`. */
-export type CallRejectedEvent = EventOf<"call_rejected", "WARN", "call rejected, circuit open", { tool_name: string; retry_after_ms?: number; isolated?: true }>;
-export type RetriesExhaustedEvent = EventOf<"retries_exhausted", "WARN", "retries exhausted", { tool_name: string; attempts: number; error: string }>;
+export type CallRejectedEvent = EventOf<
+  "call_rejected",
+  "WARN",
+  "call rejected, circuit open",
+  { tool_name: string; retry_after_ms?: number; isolated?: true }
+>;
+export type RetriesExhaustedEvent = EventOf<
+  "retries_exhausted",
+  "WARN",
+  "retries exhausted",
+  { tool_name: string; attempts: number; error: string }
+>;
 export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
-export type IdempotencyConflictEvent = EventOf<"idempotency_conflict", "WARN", "idempotency conflict", {
-  tool_name: string; reason: "key_required" | "key_reused" | "in_progress";
-}>;
+export type IdempotencyConflictEvent = EventOf<
+  "idempotency_conflict",
+  "WARN",
+  "idempotency conflict",
+  {
+    tool_name: string;
+    reason: "key_required" | "key_reused" | "in_progress";
+  }
+>;
 
 /** Where a store call failed; `acquire`/`record` are the circuit-breaker store's (shared state). */
 export type StoreOperation = "begin" | "complete" | "release" | "acquire" | "record";
 /** A store call threw, rejected or answered nonsense. `error` is its cleaned message. */
-export type StoreErrorEvent = EventOf<"store_error", "WARN", "store error", { tool_name: string; operation: StoreOperation; error: string }>;
+export type StoreErrorEvent = EventOf<
+  "store_error",
+  "WARN",
+  "store error",
+  { tool_name: string; operation: StoreOperation; error: string }
+>;
 
 export type RetryReflectEvent =
   | RetryEvent

@@ -1,11 +1,5 @@
 import type { Clock } from "../clock.js";
-import {
-  EVENT_MESSAGES,
-  type CallEnd,
-  type CallInfo,
-  type RetryReflectEvent,
-  type RetryReflectObserver,
-} from "./events.js";
+import { type CallEnd, type CallInfo, EVENT_MESSAGES, type RetryReflectEvent, type RetryReflectObserver } from "./events.js";
 
 const noop = (): void => {};
 
@@ -44,7 +38,9 @@ export class Notifier {
   ) {
     this.observers = observers;
     this.observed = observers.length > 0;
-    this.callHooks = observers.some((observer) => observer.onCallStart !== undefined || observer.runInContext !== undefined || observer.onCallEnd !== undefined);
+    this.callHooks = observers.some(
+      (observer) => observer.onCallStart !== undefined || observer.runInContext !== undefined || observer.onCallEnd !== undefined,
+    );
     this.contextHooks = observers.filter((observer) => typeof observer.runInContext === "function");
   }
 

@@ -121,7 +121,7 @@ function writeArray(walk: Walk, items: readonly unknown[], depth: number): strin
     if (index > 0) text += ",";
     text += write(walk, items[index], depth);
   }
-  return text + "]";
+  return `${text}]`;
 }
 
 /** Own enumerable string-keyed members, keys sorted, `undefined`/function/symbol members dropped. */
@@ -134,10 +134,10 @@ function writeMembers(walk: Walk, item: object, depth: number): string {
     if (key === omit) continue;
     const member = members[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    text += (first ? "" : ",") + quote(key) + ":" + write(walk, member, depth);
+    text += `${(first ? "" : ",") + quote(key)}:${write(walk, member, depth)}`;
     first = false;
   }
-  return text + "}";
+  return `${text}}`;
 }
 
 /** Own enumerable string keys in code-unit order (as `sort()` orders them); an insertion sort for the few keys arguments have. */

@@ -2,6 +2,8 @@ import { abortReason, type Clock } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import type { StoreOperation } from "../events/events.js";
+import type { ToolCall } from "../plugin/options.js";
+import type { ExecuteOutcome } from "../plugin/outcome.js";
 import {
   ARGUMENTS_TOO_DEEP_ACTION,
   argumentsTooDeepMessage,
@@ -16,8 +18,6 @@ import {
   storeBusyMessage,
   storeUnavailableMessage,
 } from "../texts/model-texts.js";
-import type { ToolCall } from "../plugin/options.js";
-import type { ExecuteOutcome } from "../plugin/outcome.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
 import { checkBegin, describeValue, readKey, refusal } from "./store-protocol.js";
@@ -109,7 +109,10 @@ export class IdempotencyGuard {
     const key = keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
     if (key === undefined) {
       if (!requireKey) return "unguarded";
-      return { conflict: "key_required", refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)) };
+      return {
+        conflict: "key_required",
+        refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)),
+      };
     }
     run.idempotencyKey = key;
     run.storeKey = run.toolName + KEY_SEPARATOR + key;
@@ -118,7 +121,15 @@ export class IdempotencyGuard {
     } catch (error) {
       if (!(error instanceof ArgumentDepthError)) throw error;
       // The model's arguments, not the tool: an attempt, never a breaker failure.
-      return { refusal: createToolError({ code: ErrorCodes.INVALID_ARGUMENTS, message: argumentsTooDeepMessage(error.maxDepth), recoverable: true, suggestedAction: ARGUMENTS_TOO_DEEP_ACTION, kind: "invalid_arguments" }) };
+      return {
+        refusal: createToolError({
+          code: ErrorCodes.INVALID_ARGUMENTS,
+          message: argumentsTooDeepMessage(error.maxDepth),
+          recoverable: true,
+          suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
+          kind: "invalid_arguments",
+        }),
+      };
     }
     return "guarded";
   }
@@ -170,12 +181,18 @@ export class IdempotencyGuard {
       case "acquired":
         return { token: begun.token };
       case "busy":
-        return { conflict: "in_progress", refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs) };
+        return {
+          conflict: "in_progress",
+          refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs),
+        };
       case "completed":
         return begun.fingerprint === fingerprint ? { replay: begun.value } : this.keyReused(run);
       default:
         if (begun.fingerprint !== fingerprint) return this.keyReused(run);
-        return { conflict: "in_progress", refusal: refusal(ErrorCodes.IN_PROGRESS, inProgressMessage(run.toolName), IN_PROGRESS_ACTION, begun.retryAfterMs) };
+        return {
+          conflict: "in_progress",
+          refusal: refusal(ErrorCodes.IN_PROGRESS, inProgressMessage(run.toolName), IN_PROGRESS_ACTION, begun.retryAfterMs),
+        };
     }
   }
 
@@ -198,7 +215,10 @@ export class IdempotencyGuard {
   }
 
   private keyReused(run: GuardedCall): GuardRefusal {
-    return { conflict: "key_reused", refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION) };
+    return {
+      conflict: "key_reused",
+      refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION),
+    };
   }
 
   /**
@@ -211,7 +231,10 @@ export class IdempotencyGuard {
       leader.stopLease = stop;
       const remaining = Math.max(0, leader.startedAt + this.options.leaseMs - this.clock.now());
       // Stopped when the leader finishes: never settles then, and `done` wins the race.
-      leader.lease = this.clock.sleep(remaining, stop.signal).then(() => "expired" as const, () => new Promise<never>(() => {}));
+      leader.lease = this.clock.sleep(remaining, stop.signal).then(
+        () => "expired" as const,
+        () => new Promise<never>(() => {}),
+      );
     }
     const waits: Array<Promise<ExecuteOutcome<unknown> | undefined | "expired">> = [leader.done, leader.lease];
     if (signal === undefined) return Promise.race(waits);

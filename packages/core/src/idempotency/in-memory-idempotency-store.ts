@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from "../clock.js";
+import { type Clock, systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import { LruMap } from "../internal/lru-map.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";

@@ -25,7 +25,10 @@ export function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
   const result = value as Record<string, unknown>;
   const status = result.status;
   if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
-  const retryAfter = typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0 ? result.retryAfterMs : 1000;
+  const retryAfter =
+    typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0
+      ? result.retryAfterMs
+      : 1000;
   switch (status) {
     case "acquired":
       if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };

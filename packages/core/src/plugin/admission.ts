@@ -24,7 +24,12 @@ export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAtte
 /** A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool. */
 export function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
   run.attempt = (engine.tracker.get(run.counterKey, run.toolName)?.failures ?? 0) + 1;
-  if (retryAfterMs === Number.POSITIVE_INFINITY) engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
-  else engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });
+  if (retryAfterMs === Number.POSITIVE_INFINITY)
+    engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
+  else
+    engine.notifier.emit("call_rejected", run.toolName, run.info, {
+      tool_name: run.toolName,
+      retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)),
+    });
   return circuitOpenOutcome(engine, run, retryAfterMs);
 }

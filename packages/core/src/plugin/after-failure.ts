@@ -15,7 +15,12 @@ import { sanitizeError } from "./sanitize.js";
 // cleaned, decided (`decide`, pure) and applied (`applyDecision`).
 
 /** An outcome, or the delay before an in-place retry. Throws the abort reason, or a pass-through failure. */
-export function afterFailure(engine: Engine, run: CallRun, permit: CircuitPermit, failure: unknown): ReflectOutcome | FailedOutcome | number {
+export function afterFailure(
+  engine: Engine,
+  run: CallRun,
+  permit: CircuitPermit,
+  failure: unknown,
+): ReflectOutcome | FailedOutcome | number {
   const { options, breaker, tracker } = engine;
   if (run.signal?.aborted) {
     // The caller's abort wins over whatever the tool did after it (a tool that ignores its signal).

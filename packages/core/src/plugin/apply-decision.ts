@@ -51,7 +51,8 @@ export function applyDecision(
       if (inPlace) return decision.delayMs;
       // The gate: a refusal moves it only when it asks for a wait.
       if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
-      const shown = decision.kind === "reflect" && decision.unknownOutcome ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION }) : error;
+      const shown =
+        decision.kind === "reflect" && decision.unknownOutcome ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION }) : error;
       return reflectOutcome(engine, run, shown);
     }
   }

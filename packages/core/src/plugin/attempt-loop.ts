@@ -1,11 +1,11 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
+import { isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
 import { afterFailure, refuse } from "./after-failure.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
 import { runAttempt } from "./run-attempt.js";
-import { isReturnedFailure } from "../classify/classify-error.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
@@ -57,14 +57,25 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
  * A fast path's first attempt failed: decide on it, then go on as any call (the gate is behind it).
  * The decision is synchronous: an outcome comes back as it is, an in-place retry as a promise.
  */
-export function continueAfterFailure<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, failure: unknown): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+export function continueAfterFailure<T>(
+  engine: Engine,
+  run: CallRun,
+  fn: ToolFunction<unknown, T>,
+  failure: unknown,
+): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
   run.attempts = 1;
   const next = afterFailure(engine, run, CLOSED_PERMIT, failure);
   return typeof next === "number" ? attempts(engine, run, fn, false, next) : next;
 }
 
 /** One attempt after another while failures are transient and safe to repeat; `firstDelayMs`: an in-place retry's wait first. */
-async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, guarded: boolean, firstDelayMs?: number): Promise<ExecuteOutcome<T>> {
+async function attempts<T>(
+  engine: Engine,
+  run: CallRun,
+  fn: ToolFunction<unknown, T>,
+  guarded: boolean,
+  firstDelayMs?: number,
+): Promise<ExecuteOutcome<T>> {
   const { breaker, tracker, guard, notifier } = engine;
   if (firstDelayMs !== undefined) {
     const waiting = backoff(engine, run, firstDelayMs);

@@ -4,7 +4,7 @@ import type { Notifier } from "../events/notifier.js";
 import type { GuardRefusal, IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
-import { counterKey, type AttemptTracker } from "./attempt-tracker.js";
+import { type AttemptTracker, counterKey } from "./attempt-tracker.js";
 import type { ToolCall, ToolContext } from "./options.js";
 import type { Cleaner } from "./sanitize.js";
 import type { ResolvedOptions } from "./validate-options.js";

@@ -1,7 +1,6 @@
 import { withRetryAfter } from "../backoff/backoff.js";
 import type { ErrorKind } from "../errors/error-codes.js";
-import type { ToolEffect } from "../events/events.js";
-import type { FailureReason } from "../events/events.js";
+import type { FailureReason, ToolEffect } from "../events/events.js";
 
 /** What is known when a failure has been recorded. */
 export interface FailureFacts {

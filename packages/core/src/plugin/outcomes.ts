@@ -1,7 +1,7 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
+import { errorMessageOf } from "../reflection/clean-error-text.js";
 import {
   circuitOpenAction,
   circuitOpenMessage,
@@ -59,7 +59,13 @@ export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, re
       : reason === "exhausted"
         ? exhaustedText(run.toolName, run.attempt, quoted)
         : notRecoverableText(run.toolName, quoted, error.suggestedAction);
-  return { status: "failed", message: `${text}\n\n${structuredErrorJson(error, run.attempt, engine.options.maxRetries)}`, error, reason, attempt: run.attempt };
+  return {
+    status: "failed",
+    message: `${text}\n\n${structuredErrorJson(error, run.attempt, engine.options.maxRetries)}`,
+    error,
+    reason,
+    attempt: run.attempt,
+  };
 }
 
 /** `RETRIES_EXHAUSTED`, keeping the failure that spent the budget as its `cause`. */
@@ -107,7 +113,13 @@ export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: n
     template = circuitOpenTemplate(run.toolName);
     engine.rejections.set(run.toolName, template);
   }
-  return { status: "failed", message: template.message(wait, run.attempt, maxRetries), error, reason: "circuit_open", attempt: run.attempt };
+  return {
+    status: "failed",
+    message: template.message(wait, run.attempt, maxRetries),
+    error,
+    reason: "circuit_open",
+    attempt: run.attempt,
+  };
 }
 
 function safeCanonical(args: unknown): string {

@@ -1,7 +1,7 @@
+import type { Jitter } from "../backoff/backoff.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
-import type { Jitter } from "../backoff/backoff.js";
 import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall } from "./options.js";
 import type { RetryReflectPlugin } from "./plugin.js";
 
@@ -27,57 +27,109 @@ export class RetryReflectPluginBuilder {
   }
 
   /** @see RetryReflectOptions.maxRetries (default 3) */
-  maxRetries(value: number) { return this.with("maxRetries", value); }
+  maxRetries(value: number) {
+    return this.with("maxRetries", value);
+  }
   /** @see RetryReflectOptions.initialBackoffMs (default 500) */
-  initialBackoffMs(value: number) { return this.with("initialBackoffMs", value); }
+  initialBackoffMs(value: number) {
+    return this.with("initialBackoffMs", value);
+  }
   /** @see RetryReflectOptions.backoffMultiplier (default 2) */
-  backoffMultiplier(value: number) { return this.with("backoffMultiplier", value); }
+  backoffMultiplier(value: number) {
+    return this.with("backoffMultiplier", value);
+  }
   /** @see RetryReflectOptions.maxBackoffMs (default 30000) */
-  maxBackoffMs(value: number) { return this.with("maxBackoffMs", value); }
+  maxBackoffMs(value: number) {
+    return this.with("maxBackoffMs", value);
+  }
   /** @see RetryReflectOptions.circuitBreakerThreshold (default 5) */
-  circuitBreakerThreshold(value: number) { return this.with("circuitBreakerThreshold", value); }
+  circuitBreakerThreshold(value: number) {
+    return this.with("circuitBreakerThreshold", value);
+  }
   /** @see RetryReflectOptions.circuitBreakerResetMs (default 60000) */
-  circuitBreakerResetMs(value: number) { return this.with("circuitBreakerResetMs", value); }
+  circuitBreakerResetMs(value: number) {
+    return this.with("circuitBreakerResetMs", value);
+  }
   /** @see RetryReflectOptions.circuitBreakerKey (default: the tool name) */
-  circuitBreakerKey(value: (call: ToolCall) => string) { return this.with("circuitBreakerKey", value); }
+  circuitBreakerKey(value: (call: ToolCall) => string) {
+    return this.with("circuitBreakerKey", value);
+  }
   /** @see RetryReflectOptions.circuitBreakerCountsInvalidArguments (default false) */
-  circuitBreakerCountsInvalidArguments(value: boolean) { return this.with("circuitBreakerCountsInvalidArguments", value); }
+  circuitBreakerCountsInvalidArguments(value: boolean) {
+    return this.with("circuitBreakerCountsInvalidArguments", value);
+  }
   /** @see RetryReflectOptions.maxCircuitBreakers (default 10000) */
-  maxCircuitBreakers(value: number) { return this.with("maxCircuitBreakers", value); }
+  maxCircuitBreakers(value: number) {
+    return this.with("maxCircuitBreakers", value);
+  }
   /** @see RetryReflectOptions.reflectionPrompt (default DEFAULT_REFLECTION_PROMPT) */
-  reflectionPrompt(value: string) { return this.with("reflectionPrompt", value); }
+  reflectionPrompt(value: string) {
+    return this.with("reflectionPrompt", value);
+  }
   /** @see RetryReflectOptions.includeTools (default [] = all tools) */
-  includeTools(value: readonly string[]) { return this.with("includeTools", value); }
+  includeTools(value: readonly string[]) {
+    return this.with("includeTools", value);
+  }
   /** @see RetryReflectOptions.excludeTools (default []) */
-  excludeTools(value: readonly string[]) { return this.with("excludeTools", value); }
+  excludeTools(value: readonly string[]) {
+    return this.with("excludeTools", value);
+  }
   /** @see RetryReflectOptions.jitter (default "none") */
-  jitter(value: Jitter) { return this.with("jitter", value); }
+  jitter(value: Jitter) {
+    return this.with("jitter", value);
+  }
   /** @see RetryReflectOptions.toolEffects (default {}) */
-  toolEffects(value: Readonly<Record<string, ToolEffect>>) { return this.with("toolEffects", value); }
+  toolEffects(value: Readonly<Record<string, ToolEffect>>) {
+    return this.with("toolEffects", value);
+  }
   /** @see RetryReflectOptions.defaultEffect (default "read") */
-  defaultEffect(value: ToolEffect) { return this.with("defaultEffect", value); }
+  defaultEffect(value: ToolEffect) {
+    return this.with("defaultEffect", value);
+  }
   /** @see RetryReflectOptions.idempotency */
-  idempotency(value: IdempotencyOptions) { return this.with("idempotency", value); }
+  idempotency(value: IdempotencyOptions) {
+    return this.with("idempotency", value);
+  }
   /** @see RetryReflectOptions.classifyError */
-  classifyError(value: (error: unknown, context: ClassifyContext) => ToolError | undefined) { return this.with("classifyError", value); }
+  classifyError(value: (error: unknown, context: ClassifyContext) => ToolError | undefined) {
+    return this.with("classifyError", value);
+  }
   /** @see RetryReflectOptions.trackingScope (default "scope") */
-  trackingScope(value: "scope" | "global") { return this.with("trackingScope", value); }
+  trackingScope(value: "scope" | "global") {
+    return this.with("trackingScope", value);
+  }
   /** @see RetryReflectOptions.maxAttemptCounters (default 10000) */
-  maxAttemptCounters(value: number) { return this.with("maxAttemptCounters", value); }
+  maxAttemptCounters(value: number) {
+    return this.with("maxAttemptCounters", value);
+  }
   /** @see RetryReflectOptions.onExhausted (default "return") */
-  onExhausted(value: "return" | "throw") { return this.with("onExhausted", value); }
+  onExhausted(value: "return" | "throw") {
+    return this.with("onExhausted", value);
+  }
   /** @see RetryReflectOptions.maxErrorLength (default 1000) */
-  maxErrorLength(value: number) { return this.with("maxErrorLength", value); }
+  maxErrorLength(value: number) {
+    return this.with("maxErrorLength", value);
+  }
   /** @see RetryReflectOptions.redact (default defaultRedactor) */
-  redact(value: (text: string) => string) { return this.with("redact", value); }
+  redact(value: (text: string) => string) {
+    return this.with("redact", value);
+  }
   /** @see RetryReflectOptions.observers (default []) — replaces the list */
-  observers(value: readonly RetryReflectObserver[]) { return this.with("observers", value); }
+  observers(value: readonly RetryReflectObserver[]) {
+    return this.with("observers", value);
+  }
   /** Appends one observer to `observers`. */
-  observer(value: RetryReflectObserver) { return this.with("observers", [...(this.current.observers ?? []), value]); }
+  observer(value: RetryReflectObserver) {
+    return this.with("observers", [...(this.current.observers ?? []), value]);
+  }
   /** @see RetryReflectOptions.clock (default systemClock) */
-  clock(value: Clock) { return this.with("clock", value); }
+  clock(value: Clock) {
+    return this.with("clock", value);
+  }
   /** @see RetryReflectOptions.random (default Math.random) */
-  random(value: () => number) { return this.with("random", value); }
+  random(value: () => number) {
+    return this.with("random", value);
+  }
 
   /** The options object this builder stands for. */
   toOptions(): RetryReflectOptions {

@@ -5,20 +5,20 @@ import { abortReason } from "../clock.js";
 import type { CallInfo, CircuitState, ToolEffect } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { withoutField } from "../idempotency/fingerprint.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import { LruMap } from "../internal/lru-map.js";
+import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { admission } from "./admission.js";
-import { AttemptTracker, counterKey } from "./attempt-tracker.js";
 import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
-import { ENGINE, newRun, type CallRun, type Engine, type ToolFunction } from "./call-run.js";
+import { AttemptTracker, counterKey } from "./attempt-tracker.js";
+import { type CallRun, ENGINE, type Engine, newRun, type ToolFunction } from "./call-run.js";
 import type { RetryReflectOptions, ToolCall } from "./options.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./plugin-builder.js";
-import { endCall, finish } from "./run-call.js";
 import { runAttempt } from "./run-attempt.js";
+import { endCall, finish } from "./run-call.js";
 import { Cleaner } from "./sanitize.js";
-import { resolveOptions, type ResolvedOptions } from "./validate-options.js";
+import { type ResolvedOptions, resolveOptions } from "./validate-options.js";
 
 export type { ToolFunction } from "./call-run.js";
 
@@ -51,19 +51,34 @@ export class RetryReflectPlugin {
       resetMs: resolved.circuitBreakerResetMs,
       maxKeys: resolved.maxCircuitBreakers,
       clock: resolved.clock,
-      onTransition: notifier.observed ? (transition, call) => {
-        const toolName = call?.toolName ?? transition.key;
-        if (transition.to === "open") notifier.emit("circuit_opened", toolName, call, { tool_name: toolName, failures: transition.failures, reset_ms: transition.resetMs });
-        else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
-        else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
-      } : undefined,
+      onTransition: notifier.observed
+        ? (transition, call) => {
+            const toolName = call?.toolName ?? transition.key;
+            if (transition.to === "open")
+              notifier.emit("circuit_opened", toolName, call, {
+                tool_name: toolName,
+                failures: transition.failures,
+                reset_ms: transition.resetMs,
+              });
+            else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
+            else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
+          }
+        : undefined,
     });
     const cleaner = new Cleaner(resolved.maxErrorLength, resolved.redact);
     const guard = new IdempotencyGuard(resolved.idempotency, resolved.clock, (run, operation, error) => {
       const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
       notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
     });
-    this.engine = { options: resolved, breaker, notifier, guard, cleaner, tracker: new AttemptTracker(resolved.maxAttemptCounters), rejections: new LruMap(resolved.maxCircuitBreakers) };
+    this.engine = {
+      options: resolved,
+      breaker,
+      notifier,
+      guard,
+      cleaner,
+      tracker: new AttemptTracker(resolved.maxAttemptCounters),
+      rejections: new LruMap(resolved.maxCircuitBreakers),
+    };
     this.circuits = new Circuits(breaker);
     Object.defineProperty(this, ENGINE, { value: this.engine });
   }
@@ -119,7 +134,8 @@ export class RetryReflectPlugin {
       const aborted = call.signal?.aborted === true;
       // Healthy: no failure of this tool in any scope, its circuit closed.
       const healthy = !aborted && !tracker.hasCounters(toolName) && breaker.isClosed(breakerKey);
-      if (notifier.callHooks || aborted) return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
+      if (notifier.callHooks || aborted)
+        return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
       // Decided without an async frame where nothing but a plain call, a replay or a rejection can
       // happen (a success emits no event: observers of events alone keep this path).
       if (effect !== "write") {
@@ -141,7 +157,13 @@ export class RetryReflectPlugin {
   }
 
   /** The success path of a healthy tool with no observer: one async frame, no per-call bookkeeping. */
-  private async fast<T>(call: ToolCall, fn: ToolFunction<unknown, T>, scope: string, effect: ToolEffect, breakerKey: string): Promise<ExecuteOutcome<T>> {
+  private async fast<T>(
+    call: ToolCall,
+    fn: ToolFunction<unknown, T>,
+    scope: string,
+    effect: ToolEffect,
+    breakerKey: string,
+  ): Promise<ExecuteOutcome<T>> {
     let failure: unknown;
     try {
       const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
@@ -233,9 +255,13 @@ async function plain<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): 
 }
 
 function checkCall(call: unknown, fn: unknown): void {
-  if (typeof call !== "object" || call === null) throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
+  if (typeof call !== "object" || call === null)
+    throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
   const { toolName, signal } = call as ToolCall;
-  if (typeof toolName !== "string" || toolName.length === 0) throw new TypeError(`execute: expected \`toolName\` to be a non-empty string, received ${JSON.stringify(toolName) ?? String(toolName)}`);
+  if (typeof toolName !== "string" || toolName.length === 0)
+    throw new TypeError(
+      `execute: expected \`toolName\` to be a non-empty string, received ${JSON.stringify(toolName) ?? String(toolName)}`,
+    );
   if (typeof fn !== "function") throw new TypeError(`execute: expected the tool function as the second argument, received ${typeof fn}`);
   if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
     throw new TypeError("execute: expected `signal` to be an AbortSignal");

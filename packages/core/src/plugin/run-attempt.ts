@@ -1,5 +1,5 @@
-import type { ToolContext } from "./options.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
+import type { ToolContext } from "./options.js";
 
 /**
  * Runs the tool once, inside every observer's context: always a promise (a synchronous throw

@@ -25,12 +25,45 @@ export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<un
   let end: CallEnd;
   if (outcome === undefined) {
     const status = run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error";
-    end = { status, attempts: run.attempts, attempt: run.attempt, replayed: false, durationMs, circuitState, error: undefined, reason: undefined, value: undefined, thrown };
+    end = {
+      status,
+      attempts: run.attempts,
+      attempt: run.attempt,
+      replayed: false,
+      durationMs,
+      circuitState,
+      error: undefined,
+      reason: undefined,
+      value: undefined,
+      thrown,
+    };
   } else if (outcome.status === "success") {
-    end = { status: "success", attempts: run.attempts, attempt: run.attempt, replayed: outcome.replayed, durationMs, circuitState, error: undefined, reason: undefined, value: outcome.value, thrown: undefined };
+    end = {
+      status: "success",
+      attempts: run.attempts,
+      attempt: run.attempt,
+      replayed: outcome.replayed,
+      durationMs,
+      circuitState,
+      error: undefined,
+      reason: undefined,
+      value: outcome.value,
+      thrown: undefined,
+    };
   } else {
     const reason = outcome.status === "failed" ? outcome.reason : undefined;
-    end = { status: outcome.status, attempts: run.attempts, attempt: run.attempt, replayed: false, durationMs, circuitState, error: outcome.error, reason, value: undefined, thrown: undefined };
+    end = {
+      status: outcome.status,
+      attempts: run.attempts,
+      attempt: run.attempt,
+      replayed: false,
+      durationMs,
+      circuitState,
+      error: outcome.error,
+      reason,
+      value: undefined,
+      thrown: undefined,
+    };
   }
   engine.notifier.callEnd(info, end);
 }

@@ -71,7 +71,13 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
   const code = ERROR_CODE_PATTERN.test(error.code) ? error.code : ErrorCodes.TOOL_FAILED;
   const retry = error.retryAfterMs;
   const retryAfterMs = typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined;
-  if (code === error.code && message === error.message && suggestedAction === error.suggestedAction && details === error.details && retryAfterMs === retry) {
+  if (
+    code === error.code &&
+    message === error.message &&
+    suggestedAction === error.suggestedAction &&
+    details === error.details &&
+    retryAfterMs === retry
+  ) {
     return error;
   }
   return withText(error, { code, message, suggestedAction, details, retryAfterMs });
@@ -80,7 +86,13 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
 /** A copy of an (already clean) error with some fields replaced; the original is its `cause`. */
 export function withText(
   error: ToolError,
-  parts: { code?: string; message?: string; suggestedAction?: string; details?: Record<string, unknown> | undefined; retryAfterMs?: number | undefined },
+  parts: {
+    code?: string;
+    message?: string;
+    suggestedAction?: string;
+    details?: Record<string, unknown> | undefined;
+    retryAfterMs?: number | undefined;
+  },
 ): ToolError {
   return createToolError({
     code: parts.code ?? error.code,
@@ -95,7 +107,11 @@ export function withText(
 }
 
 /** `details` cleaned as one JSON text; replaced by `{ truncated: "<the cleaned start>… [truncated]" }` when too long. */
-function cleanDetails(options: CleaningOptions, details: Record<string, unknown> | undefined, key: string | undefined): Record<string, unknown> | undefined {
+function cleanDetails(
+  options: CleaningOptions,
+  details: Record<string, unknown> | undefined,
+  key: string | undefined,
+): Record<string, unknown> | undefined {
   if (details === undefined) return undefined;
   const maxLength = options.maxErrorLength * 4;
   const json = safeJson(details);

@@ -1,8 +1,8 @@
 import { systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
-import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
+import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
 import { defaultRedactor } from "../reflection/clean-error-text.js";
 import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT, type ReflectionTemplate } from "../reflection/templater.js";
 import type { IdempotencyOptions, RetryReflectOptions } from "./options.js";
@@ -34,15 +34,38 @@ export const DEFAULT_OPTIONS = {
 // listed here (or a name that is not an option) fails the build.
 const OPTION_NAMES: ReadonlySet<string> = new Set(
   Object.keys({
-    maxRetries: true, initialBackoffMs: true, backoffMultiplier: true, maxBackoffMs: true, circuitBreakerThreshold: true,
-    circuitBreakerResetMs: true, circuitBreakerKey: true, circuitBreakerCountsInvalidArguments: true, maxCircuitBreakers: true,
-    reflectionPrompt: true, includeTools: true, excludeTools: true, jitter: true, toolEffects: true, defaultEffect: true,
-    idempotency: true, classifyError: true, trackingScope: true, maxAttemptCounters: true, onExhausted: true,
-    maxErrorLength: true, redact: true, observers: true, clock: true, random: true,
+    maxRetries: true,
+    initialBackoffMs: true,
+    backoffMultiplier: true,
+    maxBackoffMs: true,
+    circuitBreakerThreshold: true,
+    circuitBreakerResetMs: true,
+    circuitBreakerKey: true,
+    circuitBreakerCountsInvalidArguments: true,
+    maxCircuitBreakers: true,
+    reflectionPrompt: true,
+    includeTools: true,
+    excludeTools: true,
+    jitter: true,
+    toolEffects: true,
+    defaultEffect: true,
+    idempotency: true,
+    classifyError: true,
+    trackingScope: true,
+    maxAttemptCounters: true,
+    onExhausted: true,
+    maxErrorLength: true,
+    redact: true,
+    observers: true,
+    clock: true,
+    random: true,
   } satisfies Record<keyof RetryReflectOptions, true>),
 );
 const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true } satisfies Record<keyof IdempotencyOptions, true>),
+  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true } satisfies Record<
+    keyof IdempotencyOptions,
+    true
+  >),
 );
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
@@ -55,13 +78,17 @@ export interface ResolvedOptions
   readonly classifyError: RetryReflectOptions["classifyError"];
   readonly includeTools: ReadonlySet<string>;
   readonly excludeTools: ReadonlySet<string>;
-  readonly idempotency: Required<Omit<IdempotencyOptions, "key">> & { readonly key: IdempotencyOptions["key"]; readonly store: IdempotencyStore };
+  readonly idempotency: Required<Omit<IdempotencyOptions, "key">> & {
+    readonly key: IdempotencyOptions["key"];
+    readonly store: IdempotencyStore;
+  };
   readonly template: ReflectionTemplate;
 }
 
 function integer(name: string, value: unknown, min: number, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw new InvalidOptionError(name, value, `an integer >= ${min}`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min)
+    throw new InvalidOptionError(name, value, `an integer >= ${min}`);
   return value;
 }
 
@@ -75,7 +102,8 @@ function finite(name: string, value: unknown, min: number, fallback: number, exc
 
 function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
-  if (typeof value !== "string" || !allowed.includes(value as T)) throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
+  if (typeof value !== "string" || !allowed.includes(value as T))
+    throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
   return value as T;
 }
 
@@ -113,7 +141,8 @@ function isObserver(value: unknown): boolean {
 export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptions {
   const input = plainObject("options", options) ?? {};
   for (const key of Object.keys(input)) {
-    if (!OPTION_NAMES.has(key)) throw new InvalidOptionError(key, input[key], `a known option (unknown option; valid ones: ${[...OPTION_NAMES].join(", ")})`);
+    if (!OPTION_NAMES.has(key))
+      throw new InvalidOptionError(key, input[key], `a known option (unknown option; valid ones: ${[...OPTION_NAMES].join(", ")})`);
   }
   const d = DEFAULT_OPTIONS;
   const initialBackoffMs = finite("initialBackoffMs", options.initialBackoffMs, 0, d.initialBackoffMs);
@@ -128,7 +157,11 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   }
   const observers = options.observers === undefined ? [] : options.observers;
   if (!Array.isArray(observers) || !observers.every(isObserver)) {
-    throw new InvalidOptionError("observers", options.observers, "an array of observer objects whose hooks (onEvent, onCallStart, runInContext, onCallEnd) are functions");
+    throw new InvalidOptionError(
+      "observers",
+      options.observers,
+      "an array of observer objects whose hooks (onEvent, onCallStart, runInContext, onCallEnd) are functions",
+    );
   }
   // Copied (with no prototype, so that a tool named "toString" is not mistaken for an effect):
   // changing the caller's object after create() does not change the plugin.
@@ -139,16 +172,29 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
 
   const idempotencyInput = plainObject("idempotency", options.idempotency) ?? {};
   for (const key of Object.keys(idempotencyInput)) {
-    if (!IDEMPOTENCY_NAMES.has(key)) throw new InvalidOptionError(`idempotency.${key}`, idempotencyInput[key], `a known option (valid ones: ${[...IDEMPOTENCY_NAMES].join(", ")})`);
+    if (!IDEMPOTENCY_NAMES.has(key))
+      throw new InvalidOptionError(
+        `idempotency.${key}`,
+        idempotencyInput[key],
+        `a known option (valid ones: ${[...IDEMPOTENCY_NAMES].join(", ")})`,
+      );
   }
   const idem = idempotencyInput as IdempotencyOptions;
   const keyField = idem.keyField === undefined ? d.idempotency.keyField : idem.keyField;
-  if (typeof keyField !== "string" || keyField.length === 0) throw new InvalidOptionError("idempotency.keyField", idem.keyField, "a non-empty string");
+  if (typeof keyField !== "string" || keyField.length === 0)
+    throw new InvalidOptionError("idempotency.keyField", idem.keyField, "a non-empty string");
   const store = idem.store === undefined ? new InMemoryIdempotencyStore({ clock }) : idem.store;
-  if (typeof store !== "object" || store === null || typeof store.begin !== "function" || typeof store.complete !== "function" || typeof store.release !== "function") {
+  if (
+    typeof store !== "object" ||
+    store === null ||
+    typeof store.begin !== "function" ||
+    typeof store.complete !== "function" ||
+    typeof store.release !== "function"
+  ) {
     throw new InvalidOptionError("idempotency.store", idem.store, "an IdempotencyStore (begin, complete, release)");
   }
-  if (idem.requireKey !== undefined && typeof idem.requireKey !== "boolean") throw new InvalidOptionError("idempotency.requireKey", idem.requireKey, "a boolean");
+  if (idem.requireKey !== undefined && typeof idem.requireKey !== "boolean")
+    throw new InvalidOptionError("idempotency.requireKey", idem.requireKey, "a boolean");
   const countsInvalid = options.circuitBreakerCountsInvalidArguments;
   if (countsInvalid !== undefined && typeof countsInvalid !== "boolean") {
     throw new InvalidOptionError("circuitBreakerCountsInvalidArguments", countsInvalid, "a boolean");

@@ -5,8 +5,7 @@ const TRUNCATION_MARK = "… [truncated]";
  * so that a message line such as "at least one field is required" is kept. Firefox/Safari
  * frames (`fn@file:line:col`) too.
  */
-const STACK_LINE =
-  /^(?:[ \t]+at [^\n]*|at [^\n]*(?::\d+:\d+\)?|\((?:native|<anonymous>|index \d+)\))|[^\s@]*@[^\s@]*:\d+:\d+)[ \t\r]*$/gm;
+const STACK_LINE = /^(?:[ \t]+at [^\n]*|at [^\n]*(?::\d+:\d+\)?|\((?:native|<anonymous>|index \d+)\))|[^\s@]*@[^\s@]*:\d+:\d+)[ \t\r]*$/gm;
 
 /**
  * A secret header and its value: `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
@@ -181,7 +180,10 @@ export function cleanErrorText(text: string, options: CleanOptions): string {
   const window = options.maxLength * 4 + 256;
   const wasLong = text.length > window;
   let cleaned = wasLong ? text.slice(0, window) : text;
-  cleaned = cleaned.replace(STACK_LINE, "").replace(/\n{2,}/g, "\n").trim();
+  cleaned = cleaned
+    .replace(STACK_LINE, "")
+    .replace(/\n{2,}/g, "\n")
+    .trim();
   cleaned = safeRedact(cleaned, options.redact);
   if (!wasLong && cleaned.length <= options.maxLength) return cleaned;
   return cleaned.slice(0, Math.max(0, options.maxLength - TRUNCATION_MARK.length)) + TRUNCATION_MARK;

@@ -3,15 +3,7 @@ import { InvalidOptionError } from "../errors/invalid-option-error.js";
 export { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
 
 /** Placeholders a reflection template may use. */
-export const REFLECTION_PLACEHOLDERS = [
-  "tool_name",
-  "error",
-  "error_code",
-  "attempt",
-  "max_retries",
-  "suggested_action",
-  "args",
-] as const;
+export const REFLECTION_PLACEHOLDERS = ["tool_name", "error", "error_code", "attempt", "max_retries", "suggested_action", "args"] as const;
 
 export type ReflectionPlaceholder = (typeof REFLECTION_PLACEHOLDERS)[number];
 export type ReflectionValues = Readonly<Record<ReflectionPlaceholder, string>>;
@@ -60,7 +52,11 @@ export function compileReflectionTemplate(source: string, option = "reflectionPr
       literal = "";
       index = close;
     } else if (char === "}") {
-      throw new InvalidOptionError(option, source, `a template without a lone "}" (write }} for a literal brace); found one at position ${index}`);
+      throw new InvalidOptionError(
+        option,
+        source,
+        `a template without a lone "}" (write }} for a literal brace); found one at position ${index}`,
+      );
     } else {
       literal += char;
     }

@@ -18,7 +18,6 @@ export const DEFAULT_SUGGESTED_ACTIONS = {
   TOOL_FAILED: "Check the arguments against the error, then call the tool again with corrected arguments, or tell the user what failed.",
 } as const;
 
-
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
 export interface StructuredErrorJSON extends ToolErrorJSON {
   attempt: number;
@@ -153,4 +152,3 @@ export function isolatedMessage(toolName: string): string {
 export function isolatedAction(toolName: string): string {
   return `Do not call '${toolName}' again for this task; continue without it or tell the user it is unavailable.`;
 }
-

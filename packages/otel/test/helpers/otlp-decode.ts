@@ -63,7 +63,7 @@ function anyValue(value: Record<string, unknown> | undefined): AttributeValue {
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.doubleValue !== undefined) return Number(value.doubleValue);
   if (value.arrayValue !== undefined) {
-    const values = ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []);
+    const values = (value.arrayValue as { values?: Record<string, unknown>[] }).values ?? [];
     return values.map((item) => anyValue(item));
   }
   return undefined;
@@ -81,6 +81,7 @@ function hex(id: unknown): string {
   return Buffer.from(id as Uint8Array).toString("hex");
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: decoded OTLP JSON or protobuf, read field by field with defaults below
 function normalize(request: any): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const resourceSpans of request.resourceSpans ?? []) {
@@ -97,6 +98,7 @@ function normalize(request: any): ReceivedSpan[] {
           name: span.name,
           kind: Number(span.kind ?? 0),
           attributes: attributes(span.attributes),
+          // biome-ignore lint/suspicious/noExplicitAny: as above
           events: (span.events ?? []).map((event: any) => ({ name: event.name, attributes: attributes(event.attributes) })),
           status: { code: Number(span.status?.code ?? 0), message: span.status?.message ?? "" },
         });
