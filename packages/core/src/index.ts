@@ -35,6 +35,7 @@ export {
   type StoreErrorEvent,
   type StoreOperation,
   type ToolEffect,
+  type WaitingBeforeRetryEvent,
 } from "./events/events.js";
 export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";

@@ -190,6 +190,8 @@ describe("programmer errors are thrown", () => {
     await expect(plugin.execute(null as never, () => 1)).rejects.toThrow(/call object/);
     await expect(plugin.execute({ toolName: "t", args: {} }, "nope" as never)).rejects.toThrow(/tool function/);
     await expect(plugin.execute({ toolName: "t", args: {}, signal: {} as never }, () => 1)).rejects.toThrow(/AbortSignal/);
+    await expect(plugin.execute({ toolName: "t", args: {}, description: 42 as never }, () => 1)).rejects.toThrow(/`description`/);
+    await expect(plugin.execute({ toolName: "t", args: {}, toolType: {} as never }, () => 1)).rejects.toThrow(/`toolType`/);
   });
 });
 

@@ -71,10 +71,12 @@ describe("the seed's reflection transcript", () => {
           mode: "reflect",
         },
       ],
+      ["waiting_before_retry", { tool_name: "get_weather", wait_ms: 500 }],
       ["retry_succeeded", { tool_name: "get_weather", attempt: 2 }],
     ]);
     expect(lines).toEqual([
       `WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 max=3 backoff_ms=500 error="Invalid units. Supported: celsius, fahrenheit" error_code=INVALID_ARGUMENTS mode=reflect`,
+      "INFO retry_reflect: waiting before retry tool_name=get_weather wait_ms=500",
       "INFO retry_reflect: retry succeeded tool_name=get_weather attempt=2",
     ]);
   });

@@ -25,7 +25,10 @@ export interface ScopeInput {
 export interface RetryReflectMiddlewareOptions {
   /** The middleware's name; two instances in one agent need different names. @default "RetryReflectMiddleware" */
   readonly name?: string;
-  /** The attempt-tracking scope of a tool call. @default `${threadId ?? "no-thread"}/${runId}` (one agent run) */
+  /**
+   * The attempt-tracking scope of a tool call.
+   * @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`: one agent run on one thread (`runId` is the id of the run's latest human message)
+   */
   readonly scope?: (input: ScopeInput) => string;
   /** Which tools can read `getToolContext()`: `"writes"` (tools whose effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
@@ -93,7 +96,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
     wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
-      const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown }) | undefined;
+      const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown; description?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
       const effect = effectOf(toolName, tool, plugin.options.toolEffects);
       let first: DirectAttempt<ToolMessage | Command> | undefined;
@@ -115,6 +118,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
         }
       }
       const call = new MiddlewareToolCall(plugin, toolName, effect, tool?.schema, adapter.toolContext, request, handler, scopeOf);
+      call.description = typeof tool?.description === "string" ? tool.description : undefined;
       call.first = first;
       return (await call.result(true)) as ToolMessage | Command;
     },

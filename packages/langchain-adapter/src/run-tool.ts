@@ -26,6 +26,10 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
 export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   readonly isControlFlow = isControlFlow;
   readonly failureOfResult = failureOfResult;
+  /** LangChain tools are functions the model calls (`gen_ai.tool.type`). */
+  readonly toolType = "function";
+  /** The tool's description, for telemetry (`gen_ai.tool.description`). */
+  description: string | undefined = undefined;
   /** A direct attempt the middleware already made, which failed (attempt 1). */
   first: DirectAttempt<R> | undefined = undefined;
   private readonly withContext: boolean;

@@ -100,6 +100,7 @@ export class RetryReflectTool<
     const args: unknown = arg;
     const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
     const wrapped = new WrappedToolCall(this, args, callId, config, toolCall, innerConfig);
+    wrapped.description = this.description;
     const output = await wrapped.result(toolCall !== undefined);
     return output as ToolReturnType<TArg, TConfig, ToolOutputT>;
   }

@@ -60,12 +60,17 @@ describe("control flow passes through untouched", () => {
     expect(paused.__interrupt__).toEqual([expect.objectContaining({ value: { question: "Deploy to prod?" } })]);
     expect(outer.thrown).toHaveLength(1);
     expect(isGraphInterrupt(outer.thrown[0])).toBe(true);
-    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([["retry", 1]]); // the first failure only
+    // The first failure, and the corrected call waiting out its backoff before it is interrupted.
+    expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
+      ["retry", 1],
+      ["waiting_before_retry", undefined],
+    ]);
 
     const resumed = await drive(clock, agent.invoke(new Command({ resume: "yes" }), config));
     // Same scope after the resume: the second failure is attempt 2 of this run, not attempt 1 of a new one.
     expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
       ["retry", 1],
+      ["waiting_before_retry", undefined], // the corrected call waits out the first failure's backoff
       ["retry", 2],
     ]);
     const last = resumed.messages.filter((message) => ToolMessage.isInstance(message)).at(-1) as ToolMessage;

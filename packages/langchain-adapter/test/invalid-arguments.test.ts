@@ -58,6 +58,7 @@ describe("arguments that fail the tool's zod schema (ToolInputParsingException)"
     expect(plugin.circuitState("get_weather")).toBe("closed");
     expect(recorder.events.map((event) => [event.type, fieldOf(event, "attempt")])).toEqual([
       ["retry", 1],
+      ["waiting_before_retry", undefined],
       ["retry_succeeded", 2],
     ]);
   });

@@ -52,7 +52,7 @@ describe("retryReflectMiddleware options", () => {
       const config = { configurable: { thread_id: "thread-9" } };
       await drive(clock, agent.invoke({ messages: [{ role: "user", content: "report please" }] }, config));
       await drive(clock, agent.invoke({ messages: [{ role: "user", content: "again" }] }, config));
-      return recorder.events.map((event) => fieldOf(event, "attempt"));
+      return recorder.events.filter((event) => event.type === "retry").map((event) => fieldOf(event, "attempt"));
     };
 
     expect(await run()).toEqual([1, 1]); // two runs of one thread: two scopes

@@ -90,6 +90,7 @@ describe("the seed's weather transcript through createAgent", () => {
     ]);
     expect(recorder.lines()).toEqual([
       `WARN tool call failed, retrying tool_name="get_weather" attempt=1 max=3 backoff_ms=500 error="Invalid units. Supported: celsius, fahrenheit" error_code="INVALID_ARGUMENTS" mode="reflect"`,
+      `INFO waiting before retry tool_name="get_weather" wait_ms=500`,
       `INFO retry succeeded tool_name="get_weather" attempt=2`,
     ]);
   });

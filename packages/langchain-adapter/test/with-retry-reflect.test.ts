@@ -96,7 +96,7 @@ describe("withRetryReflect(tool, plugin)", () => {
     expect(String((result.messages[2] as ToolMessage).content).split("\n\n")[0]).toBe(REFLECTION);
     expect((result.messages[4] as ToolMessage).content).toBe(`{"temperature":22,"condition":"sunny"}`);
     expect(calls).toHaveLength(2);
-    expect(recorder.events.map((event) => event.type)).toEqual(["retry", "retry_succeeded"]);
+    expect(recorder.events.map((event) => event.type)).toEqual(["retry", "waiting_before_retry", "retry_succeeded"]);
   });
 
   it("retries in place inside LangGraph's prebuilt ToolNode, and lets an interrupt through", async () => {

@@ -8,4 +8,6 @@ export interface CallState {
   readonly owned: boolean;
   /** The context with `span` active: the tool runs inside it. */
   readonly context: Context;
+  /** Attempts run so far (for `spanPerAttempt`). */
+  attempts: number;
 }

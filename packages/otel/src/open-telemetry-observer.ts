@@ -1,5 +1,6 @@
-import { type Attributes, context, type MeterProvider, metrics, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { type Attributes, context, type MeterProvider, metrics, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import type { CallEnd, CallInfo, RetryReflectObserver } from "@retry-reflect/core";
+import { isReturnedFailure } from "@retry-reflect/core/adapter";
 import { version } from "../package.json";
 import { serializeContent } from "./content.js";
 import { circuitStateOfEvent, eventAttributes } from "./event-attributes.js";
@@ -13,8 +14,11 @@ import {
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DESCRIPTION,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
   ATTR_RETRY_REFLECT_ATTEMPT,
+  ATTR_RETRY_REFLECT_ATTEMPT_INDEX,
   ATTR_RETRY_REFLECT_ATTEMPTS,
   ATTR_RETRY_REFLECT_CIRCUIT_STATE,
   ATTR_RETRY_REFLECT_ERROR_CODE,
@@ -23,6 +27,7 @@ import {
   ATTR_RETRY_REFLECT_REPLAYED,
   ATTR_RETRY_REFLECT_SCOPE,
   ATTR_RETRY_REFLECT_TOOL_EFFECT,
+  ERROR_TYPE_VALUE_OTHER,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from "./semconv.js";
 import type { OpenTelemetryObserverOptions, SpanMode } from "./types.js";
@@ -38,6 +43,7 @@ export const OPEN_TELEMETRY_OBSERVER_DEFAULTS = {
   contentExcludeFields: ["idempotency_key"] as readonly string[],
   maxContentLength: 4096,
   spanMode: "span" as SpanMode,
+  spanPerAttempt: false,
 } as const;
 
 const SEVERITY_NUMBER = { WARN: 13, INFO: 9 } as const;
@@ -57,6 +63,10 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     throw new TypeError(`Expected \`maxContentLength\` to be an integer >= 16, got ${String(maxContentLength)}`);
   }
   const captureContent = options.captureContent ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.captureContent;
+  const spanPerAttempt = options.spanPerAttempt ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.spanPerAttempt;
+  if (typeof spanPerAttempt !== "boolean") {
+    throw new TypeError(`Expected \`spanPerAttempt\` to be a boolean, got ${JSON.stringify(spanPerAttempt)}`);
+  }
   const excludeFields = options.contentExcludeFields ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.contentExcludeFields;
   const content = (value: unknown) => serializeContent(value, excludeFields, maxContentLength);
 
@@ -92,7 +102,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
       const active = spanMode === "active" ? trace.getSpan(parent) : undefined;
       let state: CallState;
       if (active?.isRecording()) {
-        state = { span: active, owned: false, context: parent };
+        state = { span: active, owned: false, context: parent, attempts: 0 };
         active.setAttributes(callAttributes(call));
       } else {
         const span = tracer.startSpan(
@@ -108,7 +118,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
           },
           parent,
         );
-        state = { span, owned: true, context: trace.setSpan(parent, span) };
+        state = { span, owned: true, context: trace.setSpan(parent, span), attempts: 0 };
       }
       if (captureContent) state.span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, content(call.args));
       calls.set(call, state);
@@ -120,7 +130,9 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
 
     runInContext(call, run) {
       const state = calls.get(call);
-      return state ? context.with(state.context, run) : run();
+      if (state === undefined) return run();
+      if (!spanPerAttempt) return context.with(state.context, run);
+      return runAttemptSpan(tracer, call, state, run);
     },
 
     onEvent(event) {
@@ -169,7 +181,47 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
 
 /** Attributes known at the start of a call, set in both span modes. */
 function callAttributes(call: CallInfo): Attributes {
-  return { [ATTR_RETRY_REFLECT_TOOL_EFFECT]: call.effect, [ATTR_RETRY_REFLECT_SCOPE]: call.scope };
+  const attributes: Attributes = { [ATTR_RETRY_REFLECT_TOOL_EFFECT]: call.effect, [ATTR_RETRY_REFLECT_SCOPE]: call.scope };
+  if (typeof call.description === "string") attributes[ATTR_GEN_AI_TOOL_DESCRIPTION] = call.description;
+  if (typeof call.toolType === "string") attributes[ATTR_GEN_AI_TOOL_TYPE] = call.toolType;
+  return attributes;
+}
+
+/**
+ * One attempt as a child span of the call's: it ends when the attempt settles, with status ERROR
+ * when it threw or returned a failure (`error.type`: the error's name, or `returned_error`); no
+ * error text (the call span's events carry the cleaned one).
+ */
+function runAttemptSpan<T>(tracer: Tracer, call: CallInfo, state: CallState, run: () => T): T {
+  state.attempts += 1;
+  const span = tracer.startSpan(
+    `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${call.toolName} attempt ${state.attempts}`,
+    { kind: SpanKind.INTERNAL, attributes: { [ATTR_GEN_AI_TOOL_NAME]: call.toolName, [ATTR_RETRY_REFLECT_ATTEMPT_INDEX]: state.attempts } },
+    state.context,
+  );
+  const result = context.with(trace.setSpan(state.context, span), run);
+  const fail = (errorType: string) => {
+    span.setAttribute(ATTR_ERROR_TYPE, errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  };
+  if (result instanceof Promise) {
+    result.then(
+      (value: unknown) => (isReturnedFailure(value) ? fail("returned_error") : span.end()),
+      (error: unknown) => fail(errorTypeOf(error)),
+    );
+  } else {
+    span.end();
+  }
+  return result;
+}
+
+const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
+
+/** A bounded `error.type`: the error's class name when it looks like one, else `_OTHER`. */
+function errorTypeOf(error: unknown): string {
+  const name = error instanceof Error ? error.name : undefined;
+  return name !== undefined && ERROR_NAME.test(name) ? name : ERROR_TYPE_VALUE_OTHER;
 }
 
 function endAttributes(end: CallEnd): Attributes {

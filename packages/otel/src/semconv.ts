@@ -17,6 +17,10 @@ export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = "execute_tool" as const;
 export const ATTR_GEN_AI_TOOL_NAME = "gen_ai.tool.name" as const;
 /** The tool call identifier (GenAI, development). */
 export const ATTR_GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id" as const;
+/** The tool's description, as given to the model (GenAI semantic conventions, recommended). */
+export const ATTR_GEN_AI_TOOL_DESCRIPTION = "gen_ai.tool.description" as const;
+/** The tool's type: `function`, `extension` or `datastore` (GenAI semantic conventions, recommended). */
+export const ATTR_GEN_AI_TOOL_TYPE = "gen_ai.tool.type" as const;
 /** Parameters passed to the tool call: opt-in content (GenAI, development). */
 export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments" as const;
 /** The result returned by the tool call: opt-in content (GenAI, development). */
@@ -32,6 +36,8 @@ export const ERROR_TYPE_VALUE_OTHER = "_OTHER" as const;
 export const ATTR_RETRY_REFLECT_ATTEMPT = "retry_reflect.attempt" as const;
 /** Attempts made inside this logical call (in-place retries included). */
 export const ATTR_RETRY_REFLECT_ATTEMPTS = "retry_reflect.attempts" as const;
+/** On an attempt's child span (`spanPerAttempt`): its place in the logical call (1, then 2 for the first in-place retry, ...). */
+export const ATTR_RETRY_REFLECT_ATTEMPT_INDEX = "retry_reflect.attempt.index" as const;
 /** How the logical call ended: `success`, `reflect`, `failed`, `aborted`, `interrupted`, `error`. */
 export const ATTR_RETRY_REFLECT_OUTCOME = "retry_reflect.outcome" as const;
 /** Why a `failed` call stopped: `not_recoverable`, `exhausted`, `circuit_open`. */

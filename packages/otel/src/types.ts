@@ -58,6 +58,12 @@ export interface OpenTelemetryObserverOptions {
   readonly maxContentLength?: number;
   /** Open a span per call, or enrich the already active one. @default "span" */
   readonly spanMode?: SpanMode;
+  /**
+   * Also open one child span per attempt (`execute_tool {tool} attempt {n}`), in-place retries
+   * included, so that each attempt's duration and failure show in the trace view. The error text
+   * is not recorded on it (the call span's events carry the cleaned text). @default false
+   */
+  readonly spanPerAttempt?: boolean;
   /** Called after the call's span is started (or adopted, in `"active"` mode). A hook that throws is ignored. */
   readonly startHook?: (span: Span, call: CallInfo) => void;
   /** Called before the call's span is ended, with how the call ended. A hook that throws is ignored. */

@@ -148,7 +148,10 @@ function expectJaegerView(received: ReceivedSpan[]) {
     "otel.scope.name": "@retry-reflect/otel",
   });
   expect(weather1.tags.error).toBeUndefined();
-  expect(weather2.logs).toEqual([{ event: "retry succeeded", "gen_ai.tool.name": "get_weather", "retry_reflect.attempt": 2 }]);
+  expect(weather2.logs).toEqual([
+    { event: "waiting before retry", "gen_ai.tool.name": "get_weather", "retry_reflect.wait_ms": 500 },
+    { event: "retry succeeded", "gen_ai.tool.name": "get_weather", "retry_reflect.attempt": 2 },
+  ]);
   expect(weather2.tags).toMatchObject({
     "retry_reflect.outcome": "success",
     "retry_reflect.attempt": 2,

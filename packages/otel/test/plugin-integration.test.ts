@@ -81,7 +81,9 @@ describe("the seed's weather case through the real plugin", () => {
     expect(reflected?.attributes).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.attempt": 1 });
     expect(reflected?.status.code).toBe(SpanStatusCode.UNSET);
 
+    // The corrected call's 500 ms are explained on its span: it waited out the first call's backoff.
     expect(spanEvents(succeeded!)).toEqual([
+      { name: "waiting before retry", attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.wait_ms": 500 } },
       { name: "retry succeeded", attributes: { "gen_ai.tool.name": "get_weather", "retry_reflect.attempt": 2 } },
     ]);
     expect(succeeded?.attributes).toMatchObject({

@@ -16,6 +16,10 @@ export interface HostToolCall<R> {
   readonly callId?: string;
   /** The run's signal: aborts waits; the run's abort reason is what an aborted call rejects with. */
   readonly signal?: AbortSignal;
+  /** The tool's description, for telemetry (`gen_ai.tool.description`), when the host knows it. */
+  readonly description?: string;
+  /** The tool's GenAI type (`"function"`, ...), for telemetry (`gen_ai.tool.type`). */
+  readonly toolType?: string;
   /** The tool's effect, when the host knows it (its metadata); else the plugin's `toolEffects` / `defaultEffect`. */
   readonly effect?: ToolEffect;
   /** The attempt-tracking scope (one agent run); a function is called only when the plugin needs a scope. */
@@ -138,7 +142,17 @@ export async function runToolCall<R, P>(
   try {
     const scope = typeof call.scope === "function" ? call.scope() : call.scope;
     outcome = await plugin.execute(
-      { toolName, args: call.args, callId: call.callId, scope, signal, effect, passThrough: call.isControlFlow },
+      {
+        toolName,
+        args: call.args,
+        callId: call.callId,
+        scope,
+        signal,
+        effect,
+        passThrough: call.isControlFlow,
+        description: call.description,
+        toolType: call.toolType,
+      },
       runTool,
     );
   } catch (error) {

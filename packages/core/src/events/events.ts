@@ -21,6 +21,10 @@ export interface CallInfo {
   readonly args: unknown;
   /** `clock.now()` when the call started. */
   readonly startTime: number;
+  /** The tool's description, when the caller gave one (`call.description`). */
+  readonly description: string | undefined;
+  /** The tool's GenAI type (`"function"`, ...), when the caller gave one (`call.toolType`). */
+  readonly toolType: string | undefined;
 }
 
 /**
@@ -103,6 +107,13 @@ export type RetriesExhaustedEvent = EventOf<
   "retries exhausted",
   { tool_name: string; attempts: number; error: string }
 >;
+/** A call waits at the backoff gate before it runs (after a reflection: the corrected call). */
+export type WaitingBeforeRetryEvent = EventOf<
+  "waiting_before_retry",
+  "INFO",
+  "waiting before retry",
+  { tool_name: string; wait_ms: number }
+>;
 export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
 export type IdempotencyConflictEvent = EventOf<
   "idempotency_conflict",
@@ -134,7 +145,8 @@ export type RetryReflectEvent =
   | RetriesExhaustedEvent
   | IdempotentReplayEvent
   | IdempotencyConflictEvent
-  | StoreErrorEvent;
+  | StoreErrorEvent
+  | WaitingBeforeRetryEvent;
 
 export type RetryReflectEventType = RetryReflectEvent["type"];
 
@@ -150,6 +162,7 @@ export const EVENT_MESSAGES = {
   idempotent_replay: { level: "INFO", message: "idempotent replay" },
   idempotency_conflict: { level: "WARN", message: "idempotency conflict" },
   store_error: { level: "WARN", message: "store error" },
+  waiting_before_retry: { level: "INFO", message: "waiting before retry" },
 } as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
 
 /**

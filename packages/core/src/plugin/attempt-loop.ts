@@ -21,6 +21,8 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
     const clock = engine.options.clock;
     const wait = tracked.readyAt - clock.now();
     if (wait > 0) {
+      // Visible in traces: the corrected call waits out the backoff of the failure before it.
+      engine.notifier.emit("waiting_before_retry", run.toolName, run.info, { tool_name: run.toolName, wait_ms: Math.ceil(wait) });
       await clock.sleep(wait, run.signal);
       // The budget may have been spent, or the circuit opened, while this call waited.
       const late = admission(engine, run);

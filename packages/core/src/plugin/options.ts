@@ -20,6 +20,10 @@ export interface ToolCall<Args = unknown> {
   readonly signal?: AbortSignal;
   /** Overrides `toolEffects` / `defaultEffect` for this call. */
   readonly effect?: ToolEffect;
+  /** What the tool does, as the model is told (telemetry shows it as `gen_ai.tool.description`). @default none */
+  readonly description?: string;
+  /** The tool's kind in GenAI terms (`"function"`, `"extension"`, `"datastore"`), for telemetry (`gen_ai.tool.type`). @default none */
+  readonly toolType?: string;
   /**
    * Errors for which this returns true are control flow, not failures (a framework's interrupt):
    * rethrown untouched, not counted, not classified. @default none
@@ -94,7 +98,10 @@ export interface RetryReflectOptions {
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
   /** Effect of a tool not in `toolEffects`. @default "read" */
   readonly defaultEffect?: ToolEffect;
-  /** The idempotency guard of `write` tools. @default { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000 } */
+  /**
+   * The idempotency guard of `write` tools. Each field has its own default:
+   * @default { store: a new InMemoryIdempotencyStore per plugin, keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true }
+   */
   readonly idempotency?: IdempotencyOptions;
   /** Overrides classification. Return undefined to keep the default. */
   readonly classifyError?: (error: unknown, context: ClassifyContext) => ToolError | undefined;

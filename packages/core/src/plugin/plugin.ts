@@ -235,7 +235,16 @@ export class RetryReflectPlugin {
   private callInfo(call: ToolCall, scope: string, effect: ToolEffect): CallInfo {
     const { options } = this.engine;
     const args = effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args;
-    return { toolName: call.toolName, callId: call.callId, scope, effect, args, startTime: options.clock.now() };
+    return {
+      toolName: call.toolName,
+      callId: call.callId,
+      scope,
+      effect,
+      args,
+      startTime: options.clock.now(),
+      description: call.description,
+      toolType: call.toolType,
+    };
   }
 
   /** A first attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
@@ -266,4 +275,9 @@ function checkCall(call: unknown, fn: unknown): void {
   if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
     throw new TypeError("execute: expected `signal` to be an AbortSignal");
   }
+  const { description, toolType } = call as ToolCall;
+  if (description !== undefined && typeof description !== "string")
+    throw new TypeError(`execute: expected \`description\` to be a string, received ${typeof description}`);
+  if (toolType !== undefined && typeof toolType !== "string")
+    throw new TypeError(`execute: expected \`toolType\` to be a string, received ${typeof toolType}`);
 }

@@ -1,7 +1,10 @@
 import type { CallEnd, CallInfo, CircuitState, RetryReflectEvent, ToolEffect } from "@retry-reflect/core";
 
 /** A hand-made `CallInfo`, as the core passes to observers. */
-export function makeCall(toolName: string, init: { callId?: string; scope?: string; effect?: ToolEffect; args?: unknown } = {}): CallInfo {
+export function makeCall(
+  toolName: string,
+  init: { callId?: string; scope?: string; effect?: ToolEffect; args?: unknown; description?: string; toolType?: string } = {},
+): CallInfo {
   return {
     toolName,
     callId: init.callId,
@@ -9,6 +12,8 @@ export function makeCall(toolName: string, init: { callId?: string; scope?: stri
     effect: init.effect ?? "read",
     args: init.args ?? {},
     startTime: 0,
+    description: init.description,
+    toolType: init.toolType,
   };
 }
 
@@ -42,6 +47,7 @@ export function makeEvent<T extends RetryReflectEvent["type"]>(
     idempotent_replay: ["INFO", "idempotent replay"],
     idempotency_conflict: ["WARN", "idempotency conflict"],
     store_error: ["WARN", "store error"],
+    waiting_before_retry: ["INFO", "waiting before retry"],
   } as const;
   const [level, message] = table[type];
   return {
