@@ -69,7 +69,7 @@ describe("runCli", () => {
     const text = run.out.join("\n");
     expect(text).toContain("Scenario 5 · Not recoverable: QUOTA_EXCEEDED stops at once");
     expect(text).not.toContain("Scenario 1 ·");
-    expect(text).toContain("All 1 scenario ended as expected.");
+    expect(text).toContain("The 1 scenario ended as expected.");
     expect(text).not.toContain("\u001b[");
   });
 

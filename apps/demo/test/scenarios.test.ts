@@ -39,7 +39,7 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
     expect(lines.some((line) => line.includes("SCRIPTED (no LLM)"))).toBe(true);
   });
 
-  it("1: reproduces the seed's weather transcript, with the log lines in between", () => {
+  it("1: reproduces the reference weather transcript, with the log lines in between", () => {
     const expected = [
       "[User]: What's the weather in NYC?",
       '[Model]: *calls get_weather({"city":"nyc","units":"kelvin"})*',
@@ -153,7 +153,7 @@ describe("a scenario that does not end as expected", () => {
     });
     expect(result.ok).toBe(false);
     expect(result.results[0]?.verdict.problems).toContain("reflections: expected 1, got 0");
-    expect(lines).toContain("1 of 1 scenarios did not end as expected:");
+    expect(lines).toContain("The 1 scenario did not end as expected:");
     expect(lines.some((line) => line.startsWith("1  reflection (kelvin)") && line.includes("✗"))).toBe(true);
   });
 });

@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe("weather service", () => {
-  it("rejects kelvin with the seed's message and answers celsius", async () => {
+  it("rejects kelvin with the reference example's message and answers celsius", async () => {
     const weather = await startWeatherService();
     running.push(weather);
     const kelvin = await requestJson(`${weather.url}/weather?city=nyc&units=kelvin`);

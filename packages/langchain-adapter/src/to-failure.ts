@@ -99,8 +99,8 @@ export class ToolMessageError extends Error {
 /**
  * The failure a tool's returned result stands for, or undefined for a success:
  * - a `ToolMessage` with `status: "error"` (tool not found, another middleware's error message):
- *   its artifact or content when they hold the seed's error shape, else its text;
- * - a `ToolMessage` whose content is the seed's error shape `{error_code, message, recoverable}`
+ *   its artifact or content when they hold the structured error shape, else its text;
+ * - a `ToolMessage` whose content is the structured error shape `{error_code, message, recoverable}`
  *   or an MCP result with `isError: true` (a tool that returned its error instead of throwing).
  */
 export function failureOfResult(result: unknown): Error | undefined {

@@ -43,7 +43,7 @@ Options:
   -h, --help         show this help
 
 Scenarios:
-  1  reflection: the seed's weather case, kelvin -> reflection -> celsius
+  1  reflection: the reference weather example, kelvin -> reflection -> celsius
   2  transient failures (503, 503, 429 + Retry-After) retried in place
   3  circuit breaker: opens after 5 failures, fails fast, half-open probe closes it
   4  send_email whose first response is lost: exactly one email is sent

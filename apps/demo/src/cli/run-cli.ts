@@ -17,6 +17,11 @@ export interface CliIo {
   readonly isTTY: boolean;
 }
 
+/** `1 span`, `3 spans`. */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /** The demo's command line: parses, runs, prints, and returns the exit code (0, 1, or 2 for usage errors). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let options: ReturnType<typeof parseArgs>;
@@ -74,7 +79,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const { exportedSpans, failedExports } = tracing.stats;
       if (failedExports === 0 && exportedSpans > 0) {
         io.out("");
-        io.out(`Traces: ${exportedSpans} spans exported. Open Jaeger: ${style.bold(tracing.jaegerUiUrl)}`);
+        io.out(`Traces: ${plural(exportedSpans, "span")} exported. Open Jaeger: ${style.bold(tracing.jaegerUiUrl)}`);
       } else if (exportedSpans === 0) {
         io.out("");
         io.out(
@@ -82,7 +87,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         );
       } else {
         io.out("");
-        io.out(`Traces: ${exportedSpans} spans exported, ${failedExports} exports failed. Open Jaeger: ${tracing.jaegerUiUrl}`);
+        io.out(
+          `Traces: ${plural(exportedSpans, "span")} exported, ${plural(failedExports, "export")} failed. Open Jaeger: ${tracing.jaegerUiUrl}`,
+        );
       }
     }
   }

@@ -17,7 +17,7 @@ export function splitPluginMessage(message: string): { text: string; json: strin
 }
 
 /**
- * Renders a conversation the way the seed shows it: `[User]`, `[Model]` calls, `[Tool Error]`,
+ * Renders a conversation the way the reference transcript shows it: `[User]`, `[Model]` calls, `[Tool Error]`,
  * `[Plugin injects]`, `[Tool Success]`, with the WARN/INFO log lines interleaved.
  */
 export class Transcript {

@@ -99,9 +99,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const failed = results.filter((result) => !result.ok);
   transcript.line();
   if (failed.length === 0) {
-    transcript.line(style.green(`All ${results.length} scenario${results.length === 1 ? "" : "s"} ended as expected.`));
+    transcript.line(
+      style.green(results.length === 1 ? "The 1 scenario ended as expected." : `All ${results.length} scenarios ended as expected.`),
+    );
   } else {
-    transcript.line(style.red(`${failed.length} of ${results.length} scenarios did not end as expected:`));
+    transcript.line(
+      style.red(
+        results.length === 1
+          ? "The 1 scenario did not end as expected:"
+          : `${failed.length} of ${results.length} scenarios did not end as expected:`,
+      ),
+    );
     for (const result of failed) {
       for (const problem of result.verdict.problems) transcript.line(style.red(`  scenario ${result.scenario.id}: ${problem}`));
     }

@@ -9,7 +9,7 @@ export const quotaScenario: Scenario = {
   title: "Not recoverable: QUOTA_EXCEEDED stops at once",
   shortName: "QUOTA_EXCEEDED",
   intro: () => [
-    "The translation API returns the seed's structured error: QUOTA_EXCEEDED, recoverable: false.",
+    "The translation API returns a structured error { error_code, message, recoverable, suggested_action }: QUOTA_EXCEEDED, recoverable: false.",
     "No retry, no reflection: the model is told to inform the user and stop.",
   ],
   tools: (services, hooks) => [createTranslateTool(services.quota.url, hooks)],

@@ -3,10 +3,10 @@ import { createWeatherTool } from "../tools/weather-tool.js";
 import { expectEqual, type Scenario } from "./scenario.js";
 import { latestResult, mustStop, reportedError } from "./script-helpers.js";
 
-/** Scenario 1, the seed's reference case: kelvin → reflection → celsius → answer. */
+/** Scenario 1, the reference example: kelvin → reflection → celsius → answer. */
 export const weatherScenario: Scenario = {
   id: 1,
-  title: "Reflection: the seed's weather case (kelvin → celsius)",
+  title: "Reflection: the reference weather example (kelvin → celsius)",
   shortName: "reflection (kelvin)",
   intro: () => [
     "The model asks for kelvin; the weather service only knows celsius and fahrenheit.",

@@ -5,7 +5,7 @@ export interface QuotaService extends HttpService {
 }
 
 /**
- * `POST /translate`: the daily quota is used up. Answers HTTP 403 with the seed's structured,
+ * `POST /translate`: the daily quota is used up. Answers HTTP 403 with a structured,
  * non-recoverable error `{ error_code: "QUOTA_EXCEEDED", message, recoverable: false, suggested_action }`.
  */
 export async function startQuotaService(): Promise<QuotaService> {

@@ -15,7 +15,7 @@ export interface WeatherService extends HttpService {
 
 /**
  * `GET /weather?city=NYC&units=celsius` → `{"temperature":22,"condition":"sunny"}`.
- * Rejects any other unit with HTTP 400 and the seed's message
+ * Rejects any other unit with HTTP 400 and the reference example's message
  * `Invalid units. Supported: celsius, fahrenheit`.
  */
 export async function startWeatherService(): Promise<WeatherService> {

@@ -8,7 +8,8 @@ export const DEFAULT_EMAIL_TIMEOUT_MS = 500;
 
 /**
  * `send_email({to, subject, body, idempotency_key})`: a write. The key is forwarded to the
- * email service as the `Idempotency-Key` header, as the tool-design seed recommends.
+ * email service as the `Idempotency-Key` header, as good tool design recommends
+ * (idempotency keys on writes).
  */
 export function createSendEmailTool(baseUrl: string, hooks: ToolHooks = {}, timeoutMs = DEFAULT_EMAIL_TIMEOUT_MS) {
   return tool(

@@ -5,7 +5,8 @@ import { observeExecution, type ToolHooks } from "./tool-hooks.js";
 
 /**
  * `translate_text({text, target_language})`. The translation API answers a structured error when
- * its quota is used up; the tool returns it as is (the seed's `return ToolError(...)` style).
+ * its quota is used up; the tool returns it as is (a returned
+ * `{ error_code, message, recoverable, suggested_action }`, instead of a thrown error).
  */
 export function createTranslateTool(baseUrl: string, hooks: ToolHooks = {}) {
   return tool(

@@ -4,7 +4,7 @@ import { ensureOk, requestJson } from "./request-json.js";
 import { observeExecution, type ToolHooks } from "./tool-hooks.js";
 
 /**
- * `get_weather({city, units})`. `units` is a free string on purpose: the seed's case is the
+ * `get_weather({city, units})`. `units` is a free string on purpose: the reference example is the
  * service (not the schema) rejecting `kelvin`, so that the reflection prompt has work to do.
  */
 export function createWeatherTool(baseUrl: string, hooks: ToolHooks = {}) {

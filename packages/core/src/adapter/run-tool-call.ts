@@ -31,7 +31,7 @@ export interface HostToolCall<R> {
    * undefined. When given, it replaces the core's own test of returned failures (`isReturnedFailure`)
    * on the direct path: it should recognise those shapes too if the host's tools can return them.
    */
-  readonly failureOfResult?: (result: R) => unknown;
+  readonly failureOfResult?: (result: NoInfer<R>) => unknown;
   /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
   readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
   /** Runs the host's tool once with these arguments (the model's, or corrected ones). */

@@ -4,7 +4,7 @@ const BRAND = Symbol.for("retry-reflect.ToolError");
 /** Where `createToolError` keeps a cause: read through `cause` on the prototype, never enumerable. */
 const CAUSE = Symbol("retry-reflect.cause");
 
-/** The structured error a model sees, in the seed's snake_case shape. */
+/** The structured error a model sees, in its snake_case shape `{ error_code, message, recoverable, suggested_action }`. */
 export interface ToolErrorJSON {
   error_code: string;
   message: string;
@@ -70,7 +70,7 @@ export class ToolError extends Error {
   }
 
   /**
-   * Builds a `ToolError` from the seed's plain shape `{ error_code, message, recoverable, suggested_action }`.
+   * Builds a `ToolError` from the plain error shape `{ error_code, message, recoverable, suggested_action }`.
    * The shape often comes from untyped JSON (a tool's or an MCP server's result): optional members of the
    * wrong type are dropped, so that `toJSON()` always has the documented types.
    */
@@ -78,7 +78,7 @@ export class ToolError extends Error {
     return new ToolError(toolErrorInitOf(json, cause));
   }
 
-  /** The seed's snake_case shape. */
+  /** The snake_case shape the model sees. */
   toJSON(): ToolErrorJSON {
     const json: ToolErrorJSON = {
       error_code: this.code,
@@ -92,7 +92,7 @@ export class ToolError extends Error {
   }
 }
 
-/** True for a plain object in the seed's shape (what a tool may return instead of throwing). */
+/** True for a plain object in the structured error shape (what a tool may return instead of throwing). */
 export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
@@ -104,7 +104,7 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
 }
 
 /**
- * The `ToolErrorInit` of the seed's plain shape. The shape often comes from untyped JSON (a tool's
+ * The `ToolErrorInit` of the plain error shape. The shape often comes from untyped JSON (a tool's
  * or an MCP server's result): optional members of the wrong type are dropped, so that `toJSON()`
  * always has the documented types.
  */
