@@ -69,7 +69,9 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
             transcript.log(line, event.level);
             // Say in words why the corrected call does not start at once (its span is longer for it).
             if (event.type === "waiting_before_retry") {
-              transcript.note(`(the corrected call waits ${event.fields.wait_ms} ms first: the backoff after the failed attempt, counted from that failure)`);
+              transcript.note(
+                `(the corrected call waits ${event.fields.wait_ms} ms first: the backoff after the failed attempt, counted from that failure)`,
+              );
             }
           },
         }),
