@@ -17,7 +17,8 @@ const alias = {
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "apps/*/src/**/*.test.ts", "apps/*/test/**/*.test.ts"],
+    // Tests live in each package's `test/` folder, never in `src/` (scripts/run.mjs checks it).
+    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts"],
     testTimeout: 20_000,
     pool: "forks",
   },

@@ -3,16 +3,24 @@
 // Each installs with the pinned pnpm (frozen lockfile), builds with turbo, then does its job.
 // Only Node.js 20 and npm are needed: pnpm comes through `npx --yes`.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PNPM = ["npx", "--yes", "pnpm@12.4.2"];
 const [command, ...rest] = process.argv.slice(2);
 
+// Colours only on a terminal: when the output goes to a pipe, a file or a CI log, every child
+// (pnpm, turbo, tsup, vitest, publint, attw) is told to print plain text. Some of them turn colours
+// on by themselves when `CI` is set (picocolors, tinyrainbow) or always (attw), so NO_COLOR alone
+// or FORCE_COLOR alone is not enough: both are set.
+const plain = process.stdout.isTTY !== true;
+const childEnv = plain ? { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } : process.env;
+
 function run(argv, options = {}) {
-  const result = spawnSync(argv[0], argv.slice(1), { cwd: root, stdio: "inherit", ...options });
+  const result = spawnSync(argv[0], argv.slice(1), { cwd: root, stdio: "inherit", env: childEnv, ...options });
   if (result.error) throw result.error;
   return result.status ?? 1;
 }
@@ -34,13 +42,126 @@ function build() {
   step("build", [...PNPM, "exec", "turbo", "run", "build", "--output-logs=errors-only"]);
 }
 
+/** Prints the Node.js this script runs on and the one its children get from PATH; they must agree. */
+function nodeVersions() {
+  console.log(`\n> Node.js`);
+  const child = spawnSync("node", ["-p", "process.version"], { cwd: root, env: childEnv, encoding: "utf8" });
+  const childVersion = child.error ? `not found (${child.error.message})` : child.stdout.trim();
+  console.log(`scripts/run.mjs runs on Node.js ${process.version} (${process.execPath})`);
+  console.log(`\`node\` on PATH (pnpm, turbo, vitest and the packages' scripts) is ${childVersion}`);
+  if (childVersion !== process.version) {
+    console.error(`\nNode.js versions differ: put the Node.js you mean to test with first on PATH and run \`npm test\` again.`);
+    process.exit(1);
+  }
+}
+
+// The workspace, as pnpm-workspace.yaml lists it (packages/*, apps/*, bench).
+function workspacePackages() {
+  const dirs = [];
+  for (const parent of ["packages", "apps"]) {
+    for (const entry of readdirSync(join(root, parent), { withFileTypes: true })) {
+      if (entry.isDirectory() && existsSync(join(root, parent, entry.name, "package.json"))) dirs.push(`${parent}/${entry.name}`);
+    }
+  }
+  dirs.push("bench");
+  return dirs.map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) }));
+}
+
+/** One rule for tests: `*.test.ts` files and their helpers live in each package's `test/`, never in `src/`. */
+function checkTestLayout() {
+  console.log("\n> test layout (tests live in test/, never in src/)");
+  const misplaced = [];
+  for (const { dir } of workspacePackages()) {
+    const src = join(root, dir, "src");
+    if (!existsSync(src)) continue;
+    for (const name of readdirSync(src, { recursive: true })) {
+      if (/\.(test|spec)\.[cm]?[jt]sx?$/.test(String(name))) misplaced.push(relative(root, join(src, String(name))));
+    }
+  }
+  if (misplaced.length > 0) {
+    console.error(`test files under src/ (move them to the package's test/ folder; vitest runs only test/):\n  ${misplaced.join("\n  ")}`);
+    process.exit(1);
+  }
+  console.log("ok");
+}
+
+/**
+ * Packs every publishable package the way `pnpm publish` would (workspace: ranges rewritten) and
+ * checks the tarball: publint (package.json against the files), attw (the types each resolution
+ * mode sees: node10, node16 from CJS and from ESM, bundler), and the metadata this repo promises
+ * (LICENSE packed, repository/homepage/bugs, engines.node equal to the root's).
+ */
+function checkPackages() {
+  console.log("\n> package checks (pnpm pack, publint, attw)");
+  const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const workspace = workspacePackages();
+  const failures = [];
+  for (const { dir, manifest } of workspace) {
+    if (manifest.engines?.node !== rootManifest.engines.node) {
+      failures.push(
+        `${dir}: engines.node is ${JSON.stringify(manifest.engines?.node)}, the root says ${JSON.stringify(rootManifest.engines.node)}`,
+      );
+    }
+  }
+  const work = mkdtempSync(join(tmpdir(), "retry-reflect-pack-"));
+  try {
+    for (const { dir, manifest } of workspace.filter(({ manifest }) => !manifest.private)) {
+      const name = manifest.name;
+      const fail = (message) => {
+        console.error(`${name}: ${message}`);
+        failures.push(`${name}: ${message}`);
+      };
+      const repository = manifest.repository ?? {};
+      if (!repository.url || repository.directory !== dir) fail(`repository must have a url and "directory": "${dir}"`);
+      if (!manifest.homepage) fail("homepage is missing");
+      if (!manifest.bugs?.url) fail("bugs.url is missing");
+
+      const destination = join(work, name.replace("/", "__"));
+      mkdirSync(destination);
+      const pack = spawnSync(PNPM[0], [...PNPM.slice(1), "pack", "--pack-destination", destination], {
+        cwd: join(root, dir),
+        env: childEnv,
+        encoding: "utf8",
+      });
+      const tarball = readdirSync(destination).find((file) => file.endsWith(".tgz"));
+      if (pack.status !== 0 || !tarball) {
+        process.stderr.write(`${pack.stdout ?? ""}${pack.stderr ?? ""}`);
+        fail(`pnpm pack failed (exit ${pack.status})`);
+        continue;
+      }
+      const path = join(destination, tarball);
+      const files = spawnSync("tar", ["-tzf", path], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+      console.log(`\n${name}: packed ${tarball} (${files.length} files)`);
+      for (const required of ["package/package.json", "package/LICENSE", "package/README.md"]) {
+        if (!files.includes(required)) fail(`the tarball has no ${required.slice("package/".length)}`);
+      }
+      // --strict: publint's warnings fail the run too (its suggestions are printed only).
+      if (run([...PNPM, "exec", "publint", "run", "--strict", path]) !== 0) fail("publint found problems (above)");
+      // --no-definitely-typed: the packages ship their own types; nothing is looked up on the registry.
+      if (run([...PNPM, "exec", "attw", "--no-definitely-typed", "--format", "table-flipped", "--no-emoji", path]) !== 0) {
+        fail("attw found problems (above)");
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  if (failures.length > 0) {
+    console.error(`\npackage checks failed:\n  ${failures.join("\n  ")}`);
+    process.exit(1);
+  }
+  console.log("\npackage checks: all packages ok");
+}
+
 switch (command) {
   case "test": {
+    nodeVersions();
     install();
     // Lint and format first: `npm run format` fixes what it reports.
     step("lint and format (biome ci)", [...PNPM, "exec", "biome", "ci", "--colors=off", "."]);
+    checkTestLayout();
     build();
     step("typecheck", [...PNPM, "exec", "turbo", "run", "typecheck", "--output-logs=errors-only"]);
+    checkPackages();
     const report = join(root, ".vitest-report.json");
     rmSync(report, { force: true });
     console.log("\n> vitest");

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { runIdOfState, scopeKey, threadIdOf } from "../src/scope.js";
 
 describe("scope", () => {
   it("is thread/run", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { effectOf } from "./tool-effect.js";
+import { effectOf } from "../src/tool-effect.js";
 
 describe("effectOf", () => {
   it("prefers the toolEffects option, then the tool's metadata.effect", () => {

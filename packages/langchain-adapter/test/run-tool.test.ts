@@ -5,7 +5,7 @@ import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
+import { LangChainHostCall, type ToolContextMode } from "../src/run-tool.js";
 
 interface CallFields {
   readonly args: unknown;
@@ -35,7 +35,7 @@ class TestCall<R> extends LangChainHostCall<R> {
 
 const runLangChainTool = <R>(call: TestCall<R>) => call.outcome();
 
-import { getToolContext } from "./tool-context.js";
+import { getToolContext } from "../src/tool-context.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
   const clock = createFakeClock();
