@@ -1,7 +1,7 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, isToolErrorShape, ToolError, toolErrorInitOf } from "../errors/tool-error.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
-import { DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
+import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";
 
 export { DEFAULT_SUGGESTED_ACTIONS };
 
@@ -30,6 +30,43 @@ const VALIDATION_NAMES = new Set(["ZodError", "ValidationError", "ToolInputParsi
 /** Messages that name bad input. */
 const BAD_INPUT =
   /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
+
+/**
+ * An HTTP status said to be one: after `HTTP`, `HTTP/1.1`, `status`, `status code`, `statusCode`
+ * (`HTTP 503`, `status: 502`, axios' `Request failed with status code 500`), or before its reason
+ * phrase (`503 Service Unavailable`, got's `Response code 429 (Too Many Requests)`). A bare number
+ * (`order 503 not found`) is not one.
+ */
+const STATUS_IN_TEXT =
+  /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _-]?code)?(?: of)?)\s*[:=]?\s*([1-5]\d\d)\b|\b([1-5]\d\d)\s*[-:(]?\s*(?:Service Unavailable|Too Many Requests|Bad Gateway|Gateway Time-?out|Internal Server Error|Unauthori[sz]ed|Forbidden|Bad Request|Unprocessable (?:Entity|Content)|Request Time-?out)\b/i;
+
+/** Messages of missing, invalid or insufficient credentials: the model cannot fix them. */
+const CREDENTIALS =
+  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|forbidden|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|invalid[ _-]?credentials|authentication (?:failed|required|error)|permission[ _-]denied|access[ _-]denied)\b/i;
+
+/**
+ * `STATUS_IN_TEXT`, `CREDENTIALS` and `BAD_INPUT` in one scan: most messages hold none of them, and
+ * this runs on every failure that no status field or system code explains. Groups 1–2: a status;
+ * 3: credentials; 4: bad input. Only on a hit are the others looked for (one of each kind may follow).
+ */
+const TEXT_HINTS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})|${BAD_INPUT.source}`, "i");
+
+/** A status or credentials (group 3), after a bad-input hint. */
+const STATUS_OR_CREDENTIALS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})`, "i");
+
+/**
+ * How engines word a programming mistake in a `TypeError` (V8, SpiderMonkey, JavaScriptCore): a
+ * property of `undefined`, a call of a non-function, a bad destructuring, a circular `JSON.stringify`...
+ */
+const CODE_TYPE_ERROR =
+  /^Cannot (?:read|set|create|add|define|redefine|delete|assign to read only) propert|^Cannot destructure|^Cannot convert undefined or null|^Cannot mix BigInt|^Assignment to constant|^Converting circular structure|^Do not know how to serialize a BigInt|is not (?:a function|a constructor|iterable|an object)|cannot be invoked without 'new'|called on incompatible receiver|\bis (?:undefined|null)$/;
+
+/** Marks a failure in the tool's own code (`details` of its `TOOL_FAILED`). */
+const TOOL_CODE_FAULT = "tool_code";
+
+/** Bounds of the `Retry-After` lookup in a plain header record. */
+const MAX_HEADER_KEYS = 256;
+const MAX_HEADER_VALUE_LENGTH = 64;
 
 type Bag = Record<string, unknown>;
 
@@ -63,24 +100,29 @@ function systemCode(error: unknown): string | undefined {
 }
 
 function headerValue(value: unknown): string | undefined {
-  if (typeof value === "string") return value;
+  if (typeof value === "string") return value.length <= MAX_HEADER_VALUE_LENGTH ? value : undefined;
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   return undefined;
 }
 
-function header(headers: unknown, name: string): string | undefined {
+function listValue(value: unknown): string | undefined {
+  return headerValue(Array.isArray(value) ? value[0] : value);
+}
+
+/** The `Retry-After` header of a `Headers`-like object (`get`) or a plain record (any case), never throwing, bounded. */
+function header(headers: unknown): string | undefined {
   if (typeof headers !== "object" || headers === null) return undefined;
-  const get = field(headers, "get");
-  if (typeof get === "function") {
-    try {
-      return headerValue(get.call(headers, name));
-    } catch {
-      return undefined;
-    }
-  }
   try {
-    for (const [key, value] of Object.entries(headers as Bag)) {
-      if (key.toLowerCase() === name) return headerValue(Array.isArray(value) ? value[0] : value);
+    const bag = headers as Bag;
+    const get = bag.get;
+    if (typeof get === "function") return headerValue(get.call(headers, "retry-after"));
+    // Node's IncomingHttpHeaders (lower case) and hand-made records first, then any case.
+    const direct = bag["retry-after"] ?? bag["Retry-After"];
+    if (direct !== undefined) return listValue(direct);
+    let seen = 0;
+    for (const key in bag) {
+      if (++seen > MAX_HEADER_KEYS) break;
+      if (key.length === 11 && key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return listValue(bag[key]);
     }
   } catch {
     // A hostile headers object: no hint.
@@ -88,14 +130,47 @@ function header(headers: unknown, name: string): string | undefined {
   return undefined;
 }
 
+/** Where clients keep a `Retry-After` hint. */
+interface RetryHints {
+  readonly retryAfterMs?: unknown;
+  readonly retry_after_ms?: unknown;
+  readonly headers?: unknown;
+  readonly response?: unknown;
+  readonly responseHeaders?: unknown;
+  readonly cause?: unknown;
+}
+
+/** The `Retry-After` header on one error: `headers`, `response.headers` (fetch, axios), `responseHeaders` (Vercel AI SDK). */
+function retryAfterHeaderOn(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const holder = error as RetryHints;
+  const response = holder.response;
+  return (
+    header(holder.headers) ??
+    (typeof response === "object" && response !== null ? header((response as RetryHints).headers) : undefined) ??
+    header(holder.responseHeaders)
+  );
+}
+
 /**
  * A `Retry-After` hint in ms: from `retryAfterMs` / `retry_after_ms` on the error, or a
- * `Retry-After` header (seconds or an HTTP date) on `error.headers` / `error.response.headers`.
+ * `Retry-After` header (seconds or an HTTP date) on `error.headers`, `error.response.headers`
+ * (a record or a `Headers`), `error.responseHeaders`, or the same places of `error.cause`.
+ * Never throws; a header record is searched for at most 256 keys, a value of more than 64
+ * characters is ignored.
  */
 export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date.now): number | undefined {
-  const own = asDelay(field(error, "retryAfterMs")) ?? asDelay(field(error, "retry_after_ms"));
-  if (own !== undefined) return own;
-  const value = header(field(error, "headers"), "retry-after") ?? header(field(field(error, "response"), "headers"), "retry-after");
+  if (typeof error !== "object" || error === null) return undefined;
+  let value: string | undefined;
+  try {
+    // Named reads (not `field`): this runs on every transient failure.
+    const holder = error as RetryHints;
+    const own = asDelay(holder.retryAfterMs) ?? asDelay(holder.retry_after_ms);
+    if (own !== undefined) return own;
+    value = retryAfterHeaderOn(holder) ?? retryAfterHeaderOn(holder.cause);
+  } catch {
+    return undefined; // a getter or proxy trap that throws: no hint
+  }
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
@@ -110,18 +185,26 @@ function isMcpErrorResult(value: unknown): boolean {
   return field(value, "isError") === true;
 }
 
-/** True when a tool's returned value means failure: a `ToolError`, the seed's error shape, or MCP `isError: true`. */
+/** True when a tool's returned value means failure: a `ToolError`, the `{ error_code, message }` error shape, or MCP `isError: true`. */
 export function isReturnedFailure(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   return ToolError.isInstance(value) || isToolErrorShape(value) || isMcpErrorResult(value);
 }
 
 /**
- * The default classification of anything a tool threw or returned as a failure:
- * - a `ToolError` (any copy) or the seed's plain shape keeps its own code and flags;
- * - network errors, timeouts, HTTP 408/429/5xx: transient (`TRANSIENT`, `TIMEOUT`, `RATE_LIMITED`), with `Retry-After`;
- * - validation errors, HTTP 400/422, and messages that name bad input: `INVALID_ARGUMENTS`;
+ * The default classification of anything a tool threw or returned as a failure, first rule first:
+ * - a `ToolError` (any copy) or the plain error shape keeps its own code and flags;
+ * - network errors, timeouts, HTTP 408/429/5xx (not 501/505): transient (`TRANSIENT`, `TIMEOUT`,
+ *   `RATE_LIMITED`), with `Retry-After`;
+ * - HTTP 401/403: `UNAUTHORIZED`, not recoverable (the model cannot fix credentials);
+ * - a fault in the tool's own code (`ReferenceError`, a stack overflow, a `TypeError` of a programming
+ *   mistake, a `SyntaxError` of code): `TOOL_FAILED`, not recoverable, `details: { fault: "tool_code" }`;
+ * - validation errors: `INVALID_ARGUMENTS`;
+ * - credential messages ("invalid api key", "unauthorized", "forbidden", "token expired", ...): `UNAUTHORIZED`;
+ * - HTTP 400/422, and messages that name bad input: `INVALID_ARGUMENTS`;
  * - anything else: `TOOL_FAILED`, recoverable.
+ * The status is the error's own (`status`, `statusCode`, `response.status`), else one its
+ * message states (`HTTP 503`, `status code 429`, `503 Service Unavailable`).
  */
 export function classifyError(error: unknown): ToolError {
   if (ToolError.isInstance(error)) return error;
@@ -153,16 +236,92 @@ export function classifyError(error: unknown): ToolError {
   ) {
     return transient(ErrorCodes.TRANSIENT, message, error);
   }
-  if (typeof name === "string" && VALIDATION_NAMES.has(name)) return invalid(message, error);
-  if (status === 400 || status === 422) return invalid(message, error);
-  if (BAD_INPUT.test(message.slice(0, 2000))) return invalid(message, error);
+
+  // Only the start of a huge message is read. One scan finds the first status, credential or
+  // bad-input hint; most messages have none. After a hint, the other kinds may still follow.
+  const text = message.length > 2000 ? message.slice(0, 2000) : message;
+  const hint = TEXT_HINTS.exec(text);
+  let said = status;
+  // Whether credentials were found, and whether that is known without another scan.
+  let credentials = false;
+  let credentialsKnown = hint === null;
+  if (hint !== null) {
+    // A status field wins: then the text is not read for one.
+    let statusHint: RegExpExecArray | null = null;
+    let statusKnown = status !== undefined;
+    if (hint[3] !== undefined) {
+      credentials = credentialsKnown = true;
+    } else if (hint[4] === undefined) {
+      statusHint = hint;
+      statusKnown = true;
+    } else {
+      // Bad input first: one scan for either of the others (the usual answer is neither).
+      const next = STATUS_OR_CREDENTIALS.exec(text);
+      if (next === null) statusKnown = credentialsKnown = true;
+      else if (next[3] === undefined) {
+        statusHint = next;
+        statusKnown = true;
+      } else credentials = credentialsKnown = true;
+    }
+    if (!statusKnown) statusHint = STATUS_IN_TEXT.exec(text);
+    if (status === undefined && statusHint !== null) {
+      said = Number(statusHint[1] ?? statusHint[2]);
+      const byText = transientOfStatus(said, message, error);
+      if (byText !== undefined) return byText;
+    }
+  }
+  if (said === 401 || said === 403) return unauthorized(message, error);
+  if (name !== "Error" && typeof name === "string") {
+    if (isToolCodeFault(name, text, code)) return toolCodeFault(message, error);
+    if (VALIDATION_NAMES.has(name)) return invalid(message, error);
+  }
+  if (credentials || (!credentialsKnown && CREDENTIALS.test(text))) return unauthorized(message, error);
+  if (said === 400 || said === 422) return invalid(message, error);
+  if (hint !== null && (hint[4] !== undefined || BAD_INPUT.test(text))) return invalid(message, error);
+  return toolFailed(message, error);
+}
+
+function toolFailed(message: string, cause: unknown): ToolError {
   return createToolError({
     code: ErrorCodes.TOOL_FAILED,
     message,
     recoverable: true,
     suggestedAction: DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED,
-    cause: error,
+    cause,
   });
+}
+
+/** A status stated in the text, as the same status field: 429, 408 and 5xx (not 501/505) are transient; any other, undefined. */
+function transientOfStatus(status: number | undefined, message: string, error: unknown): ToolError | undefined {
+  if (status === undefined) return undefined;
+  if (status === 429) return transient(ErrorCodes.RATE_LIMITED, message, error);
+  if (status === 408) return transient(ErrorCodes.TIMEOUT, message, error);
+  if (status >= 500 && status !== 501 && status !== 505) return transient(ErrorCodes.TRANSIENT, message, error);
+  return undefined;
+}
+
+/**
+ * A fault in the tool's own code, which other arguments cannot fix: a `ReferenceError`, an
+ * `EvalError`, a stack overflow, a `SyntaxError` of code (not of JSON data, nor one that names bad
+ * input such as an invalid regular expression), and a `TypeError` in an engine's words for a
+ * programming mistake (`CODE_TYPE_ERROR`, without a system code). Any other `TypeError` (a tool's
+ * own "units should be a string") is left to the other rules.
+ */
+function isToolCodeFault(name: string, text: string, code: string | undefined): boolean {
+  switch (name) {
+    case "ReferenceError":
+    case "EvalError":
+      return true;
+    case "RangeError":
+    case "InternalError": // SpiderMonkey's "too much recursion"
+      return text.includes("call stack size exceeded") || text.includes("too much recursion");
+    case "SyntaxError":
+      return !text.includes("JSON") && !BAD_INPUT.test(text);
+    case "TypeError":
+      return code === undefined && CODE_TYPE_ERROR.test(text);
+    default:
+      return false;
+  }
 }
 
 function transient(code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: string, cause: unknown): ToolError {
@@ -184,6 +343,29 @@ function invalid(message: string, cause: unknown): ToolError {
     recoverable: true,
     suggestedAction: DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS,
     kind: "invalid_arguments",
+    cause,
+  });
+}
+
+function unauthorized(message: string, cause: unknown): ToolError {
+  return createToolError({
+    code: ErrorCodes.UNAUTHORIZED,
+    message,
+    recoverable: false,
+    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.UNAUTHORIZED,
+    kind: "other",
+    cause,
+  });
+}
+
+function toolCodeFault(message: string, cause: unknown): ToolError {
+  return createToolError({
+    code: ErrorCodes.TOOL_FAILED,
+    message,
+    recoverable: false,
+    suggestedAction: TOOL_CODE_FAULT_ACTION,
+    details: { fault: TOOL_CODE_FAULT },
+    kind: "other",
     cause,
   });
 }

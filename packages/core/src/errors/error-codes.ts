@@ -11,6 +11,12 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED",
   IN_PROGRESS: "IN_PROGRESS",
   STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
+  /** HTTP 401/403 or a credential error: the model cannot fix it; not recoverable, counted by the breaker. */
+  UNAUTHORIZED: "UNAUTHORIZED",
+  /** More calls of one tool running at once than its `maxConcurrent`: refused without running. */
+  OVERLOADED: "OVERLOADED",
+  /** An identical call that already failed `repeatedCallLimit` times in this scope: refused without running. */
+  REPEATED_CALL: "REPEATED_CALL",
 } as const;
 
 export type StandardErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

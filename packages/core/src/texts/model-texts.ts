@@ -5,7 +5,7 @@ import { safeJson } from "../reflection/clean-error-text.js";
 // instructions, rejections, conflicts, suggested actions. (`reflection/templater.ts` renders the
 // reflection template; `classify/` picks the default action of a code.)
 
-/** The seed's reflection prompt. */
+/** The default reflection prompt (the original Retry & Reflect design's). */
 export const DEFAULT_REFLECTION_PROMPT =
   "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
 
@@ -16,7 +16,13 @@ export const DEFAULT_SUGGESTED_ACTIONS = {
   RATE_LIMITED: "The service is rate limited: wait, then call the tool again with the same arguments.",
   TIMEOUT: "The call timed out: call the tool again with the same arguments.",
   TOOL_FAILED: "Check the arguments against the error, then call the tool again with corrected arguments, or tell the user what failed.",
+  UNAUTHORIZED:
+    "The tool is not authorised to use its service (its credentials are missing, invalid or lack permission); other arguments cannot fix this. Do not call it again for this task; tell the user the tool is not authorised.",
 } as const;
+
+/** The suggested action of a fault in the tool's own code (a `ReferenceError`, a `TypeError` of a programming mistake). */
+export const TOOL_CODE_FAULT_ACTION =
+  "The tool itself failed because of a bug in its code, not because of your arguments. Do not call it again for this task; tell the user that the tool is broken.";
 
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
 export interface StructuredErrorJSON extends ToolErrorJSON {
@@ -151,4 +157,24 @@ export function isolatedMessage(toolName: string): string {
 
 export function isolatedAction(toolName: string): string {
   return `Do not call '${toolName}' again for this task; continue without it or tell the user it is unavailable.`;
+}
+
+/** A call refused because the same call already failed `failures` times (`repeatedCallLimit`). */
+export function repeatedCallMessage(toolName: string, failures: number): string {
+  return `The same call of '${toolName}' with these exact arguments already failed ${failures} ${failures === 1 ? "time" : "times"}; it was not run again.`;
+}
+
+export const REPEATED_CALL_ACTION =
+  "Do not repeat this exact call: change the arguments as the earlier error says, use another tool, or stop and tell the user what failed.";
+
+/** A call refused because `maxConcurrent` calls of the tool are running. */
+export function overloadedMessage(toolName: string, limit: number): string {
+  return `Too many calls of '${toolName}' are running at once (at most ${limit}); this one was not run.`;
+}
+
+export const OVERLOADED_ACTION = "Wait a moment, then call the tool again with the same arguments.";
+
+/** An attempt cut off by `attemptTimeoutMs`. */
+export function attemptTimeoutMessage(toolName: string, timeoutMs: number): string {
+  return `The tool '${toolName}' did not answer within ${timeoutMs} ms; the attempt was cut off.`;
 }
