@@ -207,6 +207,276 @@ describe("the circuit breaker against a reference model", () => {
   });
 });
 
+/** The options a policy model runs with: the consecutive count or a failure rate, fixed or growing open periods. */
+interface Policy {
+  threshold: number;
+  resetMs: number;
+  maxResetMs: number | undefined;
+  failureRate: number | undefined;
+  minimumCalls: number;
+  windowMs: number;
+}
+
+type Call = { at: number; failed: boolean };
+
+type PolicyState =
+  | { kind: "closed"; failures: number; calls: Call[] }
+  | { kind: "open"; failures: number; openedAt: number; openMs: number }
+  | { kind: "half-open"; failures: number; probe: number | undefined; probeStartedAt: number; openMs: number };
+
+/**
+ * The breaker with every option, written plainly from DESIGN.md and the option docs. With a
+ * failure rate, a closed circuit keeps every call of its closed period with its time; a call counts
+ * while it is in one of the 10 newest buckets of `windowMs / 10` (time buckets numbered from 0), so
+ * for at most `windowMs`. After each recorded call, with at least `minimumCalls` counting, the
+ * circuit opens when failures / calls >= the rate. Every opening from closed lasts `resetMs`; each
+ * failed probe doubles the last open time, up to `maxResetMs` (without it: `resetMs` again). The
+ * probe's lease is `resetMs` whatever the open time.
+ */
+class PolicyModel {
+  private states = new Map<string, PolicyState>();
+  private probes = 0;
+  readonly transitions: string[] = [];
+
+  constructor(
+    private readonly policy: Policy,
+    private readonly now: () => number,
+    /** How often each case the test must reach happened (summed over all runs). */
+    private readonly seen: Record<Case, number>,
+  ) {}
+
+  private get(key: string): PolicyState {
+    return this.states.get(key) ?? { kind: "closed", failures: 0, calls: [] };
+  }
+
+  /** Records the transition with the failures that led to it (a closing reports those it forgets). */
+  private move(key: string, next: PolicyState, resetMs: number): void {
+    const current = this.get(key);
+    const failures = next.kind === "closed" ? current.failures : next.failures;
+    if (current.kind !== next.kind) this.transitions.push(`${key}:${current.kind}->${next.kind}:${failures}:${resetMs}`);
+    if (next.kind === "open" && resetMs > this.policy.resetMs) this.seen.grownOpen++;
+    if (next.kind === "open" && resetMs === this.policy.maxResetMs && current.kind === "half-open" && current.openMs * 2 > resetMs)
+      this.seen.cappedOpen++;
+    this.states.set(key, next);
+  }
+
+  private counting(calls: Call[]): Call[] {
+    const bucket = (time: number) => Math.floor((time * 10) / this.policy.windowMs);
+    const newest = bucket(this.now());
+    return calls.filter((call) => bucket(call.at) > newest - 10);
+  }
+
+  state(key: string): string {
+    const state = this.get(key);
+    if (state.kind === "open" && this.now() - state.openedAt >= state.openMs) return "half-open";
+    return state.kind;
+  }
+
+  /** What `snapshot()` reports as `failures`: consecutive ones, those counting in the window, or those that opened it. */
+  failures(key: string): number {
+    const state = this.get(key);
+    if (state.kind === "closed" && this.policy.failureRate !== undefined)
+      return this.counting(state.calls).filter((call) => call.failed).length;
+    return state.failures;
+  }
+
+  acquire(key: string): { admitted: true; permit: ModelPermit } | { admitted: false; retryAfterMs: number } {
+    const state = this.get(key);
+    const now = this.now();
+    const lease = this.policy.resetMs;
+    if (state.kind === "closed") return { admitted: true, permit: { probe: undefined } };
+    if (state.kind === "open") {
+      if (now - state.openedAt < state.openMs) return { admitted: false, retryAfterMs: state.openedAt + state.openMs - now };
+      const probe = ++this.probes;
+      this.move(key, { kind: "half-open", failures: state.failures, probe, probeStartedAt: now, openMs: state.openMs }, state.openMs);
+      return { admitted: true, permit: { probe } };
+    }
+    if (state.probe !== undefined && now - state.probeStartedAt < lease) {
+      return { admitted: false, retryAfterMs: Math.max(1, state.probeStartedAt + lease - now) };
+    }
+    if (state.probe !== undefined && state.openMs > lease) this.seen.leaseEndedInGrownPeriod++;
+    const probe = ++this.probes;
+    this.states.set(key, { ...state, probe, probeStartedAt: now });
+    return { admitted: true, permit: { probe } };
+  }
+
+  private isLiveProbe(state: PolicyState, permit: ModelPermit): state is Extract<PolicyState, { kind: "half-open" }> {
+    return (
+      state.kind === "half-open" &&
+      permit.probe !== undefined &&
+      state.probe === permit.probe &&
+      this.now() - state.probeStartedAt < this.policy.resetMs
+    );
+  }
+
+  private recordClosed(key: string, state: Extract<PolicyState, { kind: "closed" }>, failed: boolean): void {
+    const { failureRate, minimumCalls, threshold, resetMs } = this.policy;
+    const now = this.now();
+    if (failureRate === undefined) {
+      const failures = failed ? state.failures + 1 : 0;
+      if (failures >= threshold) this.move(key, { kind: "open", failures, openedAt: now, openMs: resetMs }, resetMs);
+      else this.states.set(key, { kind: "closed", failures, calls: [] });
+      return;
+    }
+    const calls = this.counting([...state.calls, { at: now, failed }]);
+    const failures = calls.filter((call) => call.failed).length;
+    if (calls.length <= state.calls.length) this.seen.callsExpired++;
+    if (calls.length >= minimumCalls && failures / calls.length >= failureRate) {
+      this.seen[failed ? "rateOpenedOnFailure" : "rateOpenedOnSuccess"]++;
+      this.move(key, { kind: "open", failures, openedAt: now, openMs: resetMs }, resetMs);
+    } else {
+      this.states.set(key, { kind: "closed", failures: 0, calls });
+    }
+  }
+
+  success(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (permit.probe !== undefined && !this.isLiveProbe(state, permit)) this.seen.staleProbeResult++;
+    if (permit.probe === undefined) {
+      if (state.kind === "closed") this.recordClosed(key, state, false);
+      return;
+    }
+    if (this.isLiveProbe(state, permit)) this.move(key, { kind: "closed", failures: 0, calls: [] }, this.policy.resetMs);
+  }
+
+  failure(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (permit.probe === undefined) {
+      if (state.kind === "closed") this.recordClosed(key, state, true);
+      return;
+    }
+    if (!this.isLiveProbe(state, permit)) return;
+    const { resetMs, maxResetMs } = this.policy;
+    const openMs = maxResetMs === undefined ? resetMs : Math.min(state.openMs * 2, maxResetMs);
+    this.move(key, { kind: "open", failures: state.failures + 1, openedAt: this.now(), openMs }, openMs);
+  }
+
+  neutral(key: string, permit: ModelPermit): void {
+    const state = this.get(key);
+    if (this.isLiveProbe(state, permit)) this.states.set(key, { ...state, probe: undefined });
+  }
+
+  /** A snapshot restored into the same breaker at the same time: only a running probe is lost. */
+  restored(): void {
+    for (const [key, state] of this.states) {
+      if (state.kind !== "closed" && state.openMs > this.policy.resetMs) this.seen.restoredGrownPeriod++;
+      if (state.kind === "closed" && this.failures(key) > 0 && this.policy.failureRate !== undefined) this.seen.restoredWindow++;
+      if (state.kind === "half-open") this.states.set(key, { ...state, probe: undefined, probeStartedAt: this.now() });
+    }
+  }
+}
+
+type PolicyCommand = Command | { op: "restore" };
+
+const CASES = [
+  "rateOpenedOnFailure",
+  "rateOpenedOnSuccess",
+  "callsExpired",
+  "grownOpen",
+  "cappedOpen",
+  "leaseEndedInGrownPeriod",
+  "staleProbeResult",
+  "restoredGrownPeriod",
+  "restoredWindow",
+] as const;
+type Case = (typeof CASES)[number];
+
+const policy: fc.Arbitrary<Policy> = fc.record({
+  threshold: fc.integer({ min: 1, max: 4 }),
+  resetMs: fc.constant(RESET_MS),
+  maxResetMs: fc.constantFrom(undefined, RESET_MS, 250, 400, 1000),
+  failureRate: fc.constantFrom(undefined, 0.1, 0.25, 1 / 3, 0.5, 0.6, 1),
+  minimumCalls: fc.integer({ min: 1, max: 5 }),
+  windowMs: fc.constantFrom(95, 100, 250, 1000),
+});
+
+const policyCommand: fc.Arbitrary<PolicyCommand> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("acquire" as const), key: fc.integer({ min: 0, max: 1 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant("settle" as const),
+      which: fc.nat(),
+      result: fc.constantFrom("success" as const, "failure" as const, "failure" as const, "neutral" as const),
+    }),
+  },
+  // Around the lease and the window's buckets, and long enough for grown open periods to end.
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.constantFrom(1, 9, 10, 24, 50, 99, 100, 101, 150, 400) }),
+  },
+  { weight: 1, arbitrary: fc.constant({ op: "restore" as const }) },
+);
+
+/** `expect(actual).toBe(expected)`, built only on a mismatch (10,000 runs of ~50 steps call it ~2 million times). */
+function agree(actual: unknown, expected: unknown, what: string): void {
+  if (!Object.is(actual, expected)) expect(actual, what).toBe(expected);
+}
+
+describe("the failure-rate breaker and growing open periods against a reference model", () => {
+  it("agrees on state, failures, rejections, open times and transitions over 10,000 random policies and sequences", () => {
+    const seen = Object.fromEntries(CASES.map((name) => [name, 0])) as Record<Case, number>;
+    fc.assert(
+      fc.property(policy, fc.array(policyCommand, { minLength: 1, maxLength: 80, size: "max" }), (options, commands) => {
+        let now = 0;
+        const clock = { now: () => now, sleep: () => Promise.resolve() };
+        const transitions: string[] = [];
+        const breaker = new CircuitBreaker({
+          ...options,
+          clock,
+          onTransition: (transition) =>
+            transitions.push(`${transition.key}:${transition.from}->${transition.to}:${transition.failures}:${transition.resetMs}`),
+        });
+        const model = new PolicyModel(options, () => now, seen);
+        const inFlight: Array<{ key: string; real: CircuitPermit; model: ModelPermit }> = [];
+        for (const step of commands) {
+          if (step.op === "advance") {
+            now += step.ms;
+          } else if (step.op === "restore") {
+            breaker.restore(JSON.parse(JSON.stringify(breaker.snapshot())) as CircuitSnapshot);
+            model.restored();
+          } else if (step.op === "acquire") {
+            const key = `k${step.key}`;
+            const peeked = breaker.peek(key);
+            const real = breaker.acquire(key);
+            const expected = model.acquire(key);
+            agree(real.admitted, expected.admitted, "admitted");
+            if (real.admitted && expected.admitted) {
+              agree(peeked, undefined, "peek before an admission");
+              inFlight.push({ key, real: real.permit, model: expected.permit });
+            } else if (!real.admitted && !expected.admitted) {
+              agree(real.retryAfterMs, expected.retryAfterMs, "retryAfterMs");
+              agree(peeked, expected.retryAfterMs, "peek before a rejection");
+            }
+          } else if (inFlight.length > 0) {
+            const [call] = inFlight.splice(step.which % inFlight.length, 1);
+            if (call === undefined) continue;
+            if (step.result === "success") {
+              breaker.onSuccess(call.key, call.real);
+              model.success(call.key, call.model);
+            } else if (step.result === "failure") {
+              breaker.onFailure(call.key, call.real);
+              model.failure(call.key, call.model);
+            } else {
+              breaker.onNeutral(call.key, call.real);
+              model.neutral(call.key, call.model);
+            }
+          }
+          const snapshot = breaker.snapshot();
+          for (const key of ["k0", "k1"]) {
+            agree(breaker.state(key), model.state(key), `state of ${key}`);
+            agree(snapshot.breakers[key]?.failures ?? 0, model.failures(key), `failures of ${key}`);
+          }
+        }
+        expect(transitions).toEqual(model.transitions);
+      }),
+      { numRuns: 10_000 },
+    );
+    // The sequences must reach every case the model states, not just agree on easy ones.
+    for (const name of CASES) expect(seen[name], name).toBeGreaterThanOrEqual(10);
+  });
+});
+
 describe("restore validates the whole snapshot before it changes anything", () => {
   const bad: unknown[] = [
     { version: 1, breakers: { payments: { state: "open", failures: 5, remainingMs: 1000 }, search: { state: "weird", failures: 0 } } },

@@ -1,10 +1,18 @@
 import { type Clock, systemClock } from "../clock.js";
-import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { CircuitState } from "../events/events.js";
 import { LruMap } from "../internal/lru-map.js";
+import {
+  type BreakerSettings,
+  breakerSettings,
+  CIRCUIT_BREAKER_DEFAULTS,
+  type CircuitBreakerOptions,
+  type CircuitTransition,
+} from "./circuit-breaker-options.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
+import { bucketOf, FailureWindow } from "./failure-window.js";
 
-export type { CircuitSnapshot };
+export type { CircuitBreakerOptions, CircuitSnapshot, CircuitTransition };
+export { CIRCUIT_BREAKER_DEFAULTS };
 
 /** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
 export interface CircuitPermit {
@@ -18,27 +26,9 @@ export type CircuitDecision =
   | { readonly admitted: true; readonly permit: CircuitPermit }
   | { readonly admitted: false; readonly retryAfterMs: number; readonly state: CircuitState };
 
-export interface CircuitTransition {
-  readonly key: string;
-  readonly from: CircuitState;
-  readonly to: CircuitState;
-  /** Consecutive failures that led here. */
-  readonly failures: number;
-  readonly resetMs: number;
-}
-
-export interface CircuitBreakerOptions<C = unknown> {
-  /** Consecutive failures that open a closed circuit. @default 5 */
-  readonly threshold?: number;
-  /** Open time before the next call is let through as a probe; also a hung probe's lease. @default 60_000 */
-  readonly resetMs?: number;
-  /** Most keys tracked; the least recently used entry is dropped beyond it. @default 10_000 */
-  readonly maxKeys?: number;
-  /** @default systemClock */
-  readonly clock?: Clock;
-  /** Called on every state change, with the context passed to the method that caused it. Must not throw. */
-  readonly onTransition?: (transition: CircuitTransition, context: C | undefined) => void;
-}
+type ClosedEntry = Extract<Entry, { state: "closed" }>;
+type OpenEntry = Extract<Entry, { state: "open" }>;
+type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
 
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
@@ -46,15 +36,24 @@ const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit:
 
 /**
  * Circuit breakers, one per key (a tool name), without timers: an open circuit turns half-open
- * lazily when the next call is admitted after `resetMs` (reading `state()` reports it, and changes
- * nothing). Half-open admits exactly one probe; every other call is rejected at once with
- * `retryAfterMs`. A probe holds its slot for at most `resetMs` (its lease): once the lease ran out,
- * its result is stale and never changes the breaker, in any state (generation counter and lease).
+ * lazily when the next call is admitted after its open time (`resetMs`, longer with `maxResetMs`;
+ * reading `state()` reports it, and changes nothing). Half-open admits exactly one probe; every
+ * other call is rejected at once with `retryAfterMs`. A probe holds its slot for at most `resetMs`
+ * (its lease, whatever the open time): once the lease ran out, its result is stale and never
+ * changes the breaker, in any state (generation counter and lease).
  * Every read and rejection of a key counts as a use of it for the LRU bound.
+ *
+ * A closed circuit opens after `threshold` consecutive failures, or, with `failureRate`, when the
+ * failure rate of the calls in the sliding window (at least `minimumCalls` of them) reaches it. With
+ * `maxResetMs`, each failed probe doubles the next open period, up to it.
  */
-export class CircuitBreaker<C = unknown> {
+export class CircuitBreaker<C = unknown> implements BreakerSettings {
   readonly threshold: number;
   readonly resetMs: number;
+  readonly maxResetMs: number | undefined;
+  readonly failureRate: number | undefined;
+  readonly minimumCalls: number;
+  readonly windowMs: number;
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined;
@@ -62,32 +61,35 @@ export class CircuitBreaker<C = unknown> {
   private generation = 0;
 
   constructor(options: CircuitBreakerOptions<C> = {}) {
-    this.threshold = options.threshold ?? 5;
-    this.resetMs = options.resetMs ?? 60_000;
-    this.maxKeys = options.maxKeys ?? 10_000;
-    if (!Number.isInteger(this.threshold) || this.threshold < 1)
-      throw new InvalidOptionError("threshold", options.threshold, "an integer >= 1");
-    if (!Number.isFinite(this.resetMs) || this.resetMs <= 0)
-      throw new InvalidOptionError("resetMs", options.resetMs, "a finite number > 0");
-    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
+    const settings = breakerSettings(options);
+    this.threshold = settings.threshold;
+    this.resetMs = settings.resetMs;
+    this.maxResetMs = settings.maxResetMs;
+    this.failureRate = settings.failureRate;
+    this.minimumCalls = settings.minimumCalls;
+    this.windowMs = settings.windowMs;
+    this.maxKeys = settings.maxKeys;
     this.clock = options.clock ?? systemClock;
     this.onTransition = options.onTransition;
     this.entries = new LruMap(this.maxKeys);
   }
 
-  /** Keys held: a key that never failed takes no room; one whose failures a success reset stays, idle, until evicted. */
+  /**
+   * Keys held: a key that never failed takes no room; one whose failures a success reset stays, idle,
+   * until evicted. With `failureRate`, every key called holds its window (successes count too).
+   */
   get size(): number {
     return this.entries.size;
   }
 
   /**
-   * The state of `key`, without side effects: an open circuit past `resetMs` reads `half-open`
+   * The state of `key`, without side effects: an open circuit past its open time reads `half-open`
    * (the next call is the probe); an isolated one reads `open` (see `isIsolated`).
    */
   state(key: string): CircuitState {
     const entry = this.entries.get(key);
     if (entry === undefined) return "closed";
-    if (entry.state === "open") return this.clock.now() - entry.openedAt >= this.resetMs ? "half-open" : "open";
+    if (entry.state === "open") return this.clock.now() - entry.openedAt >= entry.openMs ? "half-open" : "open";
     return entry.state === "isolated" ? "open" : entry.state;
   }
 
@@ -109,7 +111,7 @@ export class CircuitBreaker<C = unknown> {
     if (entry === undefined || entry.state === "closed") return undefined;
     const now = this.clock.now();
     if (entry.state === "open") {
-      const remaining = entry.openedAt + this.resetMs - now;
+      const remaining = entry.openedAt + entry.openMs - now;
       return remaining > 0 ? remaining : undefined;
     }
     if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
@@ -125,9 +127,9 @@ export class CircuitBreaker<C = unknown> {
     const now = this.clock.now();
     if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
     if (entry.state === "open") {
-      const remaining = entry.openedAt + this.resetMs - now;
+      const remaining = entry.openedAt + entry.openMs - now;
       if (remaining > 0) return { admitted: false, retryAfterMs: remaining, state: "open" };
-      return this.takeProbe(key, this.halfOpen(key, entry.failures, context), now);
+      return this.takeProbe(key, this.halfOpen(key, entry, context), now);
     }
     if (entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs) {
       return { admitted: false, retryAfterMs: Math.max(1, entry.probeStartedAt + this.resetMs - now), state: "half-open" };
@@ -136,31 +138,44 @@ export class CircuitBreaker<C = unknown> {
   }
 
   /**
-   * The call succeeded: a closed circuit forgets its failures (for a call admitted while closed);
-   * the live probe closes the circuit. A stale probe's success changes nothing.
+   * The call succeeded: a closed circuit forgets its failures (for a call admitted while closed), or
+   * records the success in its window; the live probe closes the circuit. A stale probe's success
+   * changes nothing.
    */
   onSuccess(key: string, permit: CircuitPermit, context?: C): void {
     const entry = this.entries.peek(key);
-    if (entry === undefined) return;
+    if (entry === undefined) {
+      if (this.failureRate !== undefined && permit.probe === 0) this.record(key, undefined, false, context);
+      return;
+    }
     if (entry.state === "closed") {
+      if (permit.probe !== 0) return; // a stale probe's late result
       // Reset in place: a tool that fails and recovers does not add and delete an entry per call.
-      if (permit.probe === 0) entry.failures = 0;
+      if (entry.window === undefined) entry.failures = 0;
+      else this.record(key, entry, false, context);
     } else if (this.isLiveProbe(entry, permit)) {
       this.entries.delete(key);
-      this.emit(key, "half-open", "closed", entry.failures, context);
+      this.emit(key, "half-open", "closed", entry.failures, this.resetMs, context);
     }
   }
 
-  /** The call failed: counts towards opening; the live probe re-opens the circuit (timer restarted). */
+  /**
+   * The call failed: counts towards opening (or is recorded in the window); the live probe re-opens
+   * the circuit, for twice the last open time with `maxResetMs` (up to it), else for `resetMs`.
+   */
   onFailure(key: string, permit: CircuitPermit, context?: C): void {
     const entry = this.entries.peek(key);
     const now = this.clock.now();
     if (entry === undefined || entry.state === "closed") {
       if (permit.probe !== 0) return; // a stale probe's late result
+      if (this.failureRate !== undefined) {
+        this.record(key, entry, true, context);
+        return;
+      }
       const failures = (entry?.failures ?? 0) + 1;
       if (failures >= this.threshold) {
-        this.set(key, { state: "open", failures, openedAt: now });
-        this.emit(key, "closed", "open", failures, context);
+        this.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs });
+        this.emit(key, "closed", "open", failures, this.resetMs, context);
       } else if (entry) {
         entry.failures = failures;
         this.touch(key, entry);
@@ -171,8 +186,9 @@ export class CircuitBreaker<C = unknown> {
     }
     if (this.isLiveProbe(entry, permit)) {
       const failures = entry.failures + 1;
-      this.set(key, { state: "open", failures, openedAt: now });
-      this.emit(key, "half-open", "open", failures, context);
+      const openMs = this.maxResetMs === undefined ? this.resetMs : Math.min(entry.openMs * 2, this.maxResetMs);
+      this.set(key, { state: "open", failures, openedAt: now, openMs });
+      this.emit(key, "half-open", "open", failures, openMs, context);
     }
   }
 
@@ -186,9 +202,9 @@ export class CircuitBreaker<C = unknown> {
   /** Holds the circuit open until `reset(key)`: calls are rejected with no promised time. */
   isolate(key: string, context?: C): void {
     const from = this.state(key);
-    const failures = this.entries.peek(key)?.failures ?? 0;
+    const failures = this.failuresOf(this.entries.peek(key));
     this.set(key, { state: "isolated", failures });
-    if (from !== "open") this.emit(key, from, "open", failures, context);
+    if (from !== "open") this.emit(key, from, "open", failures, this.resetMs, context);
   }
 
   /** Closes `key` (or every circuit) and forgets its failures. */
@@ -196,29 +212,35 @@ export class CircuitBreaker<C = unknown> {
     const keys = key === undefined ? [...this.entries.keys()] : [key];
     for (const each of keys) {
       const from = this.state(each);
-      const failures = this.entries.peek(each)?.failures ?? 0;
+      const failures = this.failuresOf(this.entries.peek(each));
       this.entries.delete(each);
-      if (from !== "closed") this.emit(each, from, "closed", failures, context);
+      if (from !== "closed") this.emit(each, from, "closed", failures, this.resetMs, context);
     }
   }
 
-  /** Versioned JSON of every tracked key (remaining open time, not clock readings). */
+  /**
+   * Versioned JSON of every tracked key: remaining times, not clock readings; an open period that
+   * grew keeps its length (`openMs`); a failure-rate window keeps its buckets. Changes nothing.
+   */
   snapshot(): CircuitSnapshot {
-    return snapshotOf(this.entries.entries(), this.clock.now(), this.resetMs);
+    return snapshotOf(this.entries.entries(), this.clock.now(), this);
   }
 
   /**
-   * Replaces the tracked state with a snapshot's. A half-open key comes back half-open with no probe
-   * running. The whole snapshot is checked first: an invalid one throws `TypeError` and changes nothing.
+   * Replaces the tracked state with a snapshot's (older version-1 snapshots too). A half-open key
+   * comes back half-open with no probe running; an open one with its remaining time and open
+   * period's length; a window with its counts, which stop counting when they would have (to this
+   * clock's bucket boundaries, never later). The whole snapshot is checked first: an invalid one
+   * throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
-    const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this.resetMs);
+    const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this);
     this.entries.clear();
     for (const [key, entry] of restored) this.set(key, entry);
   }
 
   /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
-  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is Extract<Entry, { state: "half-open" }> {
+  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
     return (
       entry.state === "half-open" &&
       permit.probe !== 0 &&
@@ -227,14 +249,41 @@ export class CircuitBreaker<C = unknown> {
     );
   }
 
-  private halfOpen(key: string, failures: number, context: C | undefined): Extract<Entry, { state: "half-open" }> {
-    const entry: Extract<Entry, { state: "half-open" }> = { state: "half-open", failures, probe: 0, probeStartedAt: 0 };
+  private halfOpen(key: string, open: OpenEntry, context: C | undefined): HalfOpenEntry {
+    const { failures, openMs } = open;
+    const entry: HalfOpenEntry = { state: "half-open", failures, probe: 0, probeStartedAt: 0, openMs };
     this.set(key, entry);
-    this.emit(key, "open", "half-open", failures, context);
+    this.emit(key, "open", "half-open", failures, openMs, context);
     return entry;
   }
 
-  private takeProbe(key: string, entry: Extract<Entry, { state: "half-open" }>, now: number): CircuitDecision {
+  /**
+   * Records a call admitted while closed in the failure-rate window (made on the key's first call)
+   * and judges the rate once the window holds `minimumCalls` calls. Opening drops the window.
+   */
+  private record(key: string, entry: ClosedEntry | undefined, failed: boolean, context: C | undefined): void {
+    const now = this.clock.now();
+    const bucket = bucketOf(now, this.windowMs);
+    const window = entry?.window ?? new FailureWindow(bucket);
+    window.record(bucket, failed);
+    if (window.calls >= this.minimumCalls && window.failures / window.calls >= (this.failureRate ?? 1)) {
+      this.set(key, { state: "open", failures: window.failures, openedAt: now, openMs: this.resetMs });
+      this.emit(key, "closed", "open", window.failures, this.resetMs, context);
+    } else if (entry !== undefined && entry.window === window) {
+      this.touch(key, entry);
+    } else {
+      this.set(key, { state: "closed", failures: 0, window });
+    }
+  }
+
+  /** Failures an entry holds now: consecutive ones, or those in its window. */
+  private failuresOf(entry: Entry | undefined): number {
+    if (entry === undefined) return 0;
+    if (entry.state === "closed" && entry.window !== undefined) return entry.window.failuresAt(bucketOf(this.clock.now(), this.windowMs));
+    return entry.failures;
+  }
+
+  private takeProbe(key: string, entry: HalfOpenEntry, now: number): CircuitDecision {
     entry.probe = ++this.generation;
     entry.probeStartedAt = now;
     this.touch(key, entry);
@@ -249,10 +298,10 @@ export class CircuitBreaker<C = unknown> {
     this.entries.touch(key, entry);
   }
 
-  private emit(key: string, from: CircuitState, to: CircuitState, failures: number, context: C | undefined): void {
+  private emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
     if (this.onTransition === undefined) return;
     try {
-      this.onTransition({ key, from, to, failures, resetMs: this.resetMs }, context);
+      this.onTransition({ key, from, to, failures, resetMs }, context);
     } catch {
       // An observer's error never changes the breaker.
     }
