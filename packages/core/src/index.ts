@@ -12,9 +12,11 @@ export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
 export { ToolError, type ToolErrorInit, type ToolErrorJSON } from "./errors/tool-error.js";
 export { type ConsoleLoggerOptions, consoleLogger, formatEvent } from "./events/console-logger.js";
 export {
+  type AttemptTimedOutEvent,
   type CallEnd,
   type CallInfo,
   type CallOutcomeStatus,
+  type CallRefusedEvent,
   type CallRejectedEvent,
   type CircuitClosedEvent,
   type CircuitHalfOpenedEvent,
@@ -23,6 +25,7 @@ export {
   EVENT_MESSAGES,
   type EventLevel,
   type FailureReason,
+  type FallbackUsedEvent,
   type FieldValue,
   type IdempotencyConflictEvent,
   type IdempotentReplayEvent,
@@ -41,14 +44,19 @@ export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/ide
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
 export type {
   ClassifyContext,
+  FailureContext,
+  IdempotencyDerive,
   IdempotencyOptions,
   Jitter,
+  PolicyOptions,
   RetryReflectOptions,
   ToolCall,
   ToolContext,
+  ToolPolicy,
 } from "./plugin/options.js";
 export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./plugin/outcome.js";
 export { RetryReflectPlugin, type ToolFunction } from "./plugin/plugin.js";
 export type { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
+export type { IdempotencySettings, ResolvedPolicy } from "./plugin/policy.js";
 export { DEFAULT_OPTIONS, type ResolvedOptions } from "./plugin/validate-options.js";
 export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";

@@ -11,6 +11,7 @@ export {
   type CircuitTransition,
   CLOSED_PERMIT,
 } from "./breaker/circuit-breaker.js";
+export { CIRCUIT_BREAKER_DEFAULTS } from "./breaker/circuit-breaker-options.js";
 export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./classify/classify-error.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
 export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";

@@ -10,6 +10,7 @@ import {
   RetryReflectPlugin,
   systemClock,
 } from "../src/index.js";
+import type { ResolvedPolicy } from "../src/plugin/policy.js";
 import { resolveOptions } from "../src/plugin/validate-options.js";
 import { defaultRedactor } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
@@ -26,10 +27,25 @@ function invalidOption(run: () => unknown): InvalidOptionError {
 }
 
 /** Options as comparable data: the compiled template and the per-plugin default store left out. */
+// Compiled templates are closures: compared by their source.
+function comparablePolicy(policy: ResolvedPolicy) {
+  const { template, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate, ...rest } = policy;
+  return {
+    ...rest,
+    templates: [template, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate].map((compiled) => compiled?.source),
+  };
+}
+
 function comparable(options: ResolvedOptions) {
-  const { template, idempotency, ...rest } = options;
+  const { idempotency, policy, tools, ...rest } = options;
   const { store, ...idempotencyRest } = idempotency;
-  return { ...rest, templateSource: template.source, idempotency: idempotencyRest, storeType: store.constructor.name };
+  return {
+    ...comparablePolicy({ ...rest, idempotency } as ResolvedPolicy),
+    policy: comparablePolicy(policy),
+    tools: [...tools].map(([name, toolPolicy]) => [name, comparablePolicy(toolPolicy)]),
+    idempotency: idempotencyRest,
+    storeType: store.constructor.name,
+  };
 }
 
 describe("defaults", () => {
@@ -351,6 +367,9 @@ describe("builder", () => {
     const redact = (text: string) => text;
     const random = () => 0.5;
     const breakerKey = () => "k";
+    const shouldRetry = () => undefined;
+    const isFailure = () => undefined;
+    const fallback = () => "cached";
     const fields = {
       maxRetries: 2,
       initialBackoffMs: 250,
@@ -377,6 +396,20 @@ describe("builder", () => {
       observers: [observer],
       clock,
       random,
+      circuitBreakerFailureRate: 0.5,
+      circuitBreakerMinimumCalls: 4,
+      circuitBreakerWindowMs: 30_000,
+      circuitBreakerMaxResetMs: 120_000,
+      exhaustedPrompt: "{tool_name} is done: {error}",
+      notRecoverablePrompt: "{tool_name} cannot: {error}",
+      circuitOpenPrompt: "{tool_name} is down for {retry_after_s} s",
+      attemptTimeoutMs: 2_000,
+      shouldRetry,
+      isFailure,
+      maxConcurrent: 3,
+      fallback,
+      repeatedCallLimit: 2,
+      tools: { search: { maxRetries: 5, attemptTimeoutMs: 500 } },
     } as const satisfies Required<RetryReflectOptions>;
 
     const built = RetryReflectPlugin.builder()
@@ -405,6 +438,20 @@ describe("builder", () => {
       .observer(observer)
       .clock(fields.clock)
       .random(fields.random)
+      .circuitBreakerFailureRate(fields.circuitBreakerFailureRate)
+      .circuitBreakerMinimumCalls(fields.circuitBreakerMinimumCalls)
+      .circuitBreakerWindowMs(fields.circuitBreakerWindowMs)
+      .circuitBreakerMaxResetMs(fields.circuitBreakerMaxResetMs)
+      .exhaustedPrompt(fields.exhaustedPrompt)
+      .notRecoverablePrompt(fields.notRecoverablePrompt)
+      .circuitOpenPrompt(fields.circuitOpenPrompt)
+      .attemptTimeoutMs(fields.attemptTimeoutMs)
+      .shouldRetry(fields.shouldRetry)
+      .isFailure(fields.isFailure)
+      .maxConcurrent(fields.maxConcurrent)
+      .fallback(fields.fallback)
+      .repeatedCallLimit(fields.repeatedCallLimit)
+      .tool("search", fields.tools.search)
       .build();
     const created = RetryReflectPlugin.create(fields);
 
@@ -441,6 +488,25 @@ describe("builder", () => {
     expect(options.observers).toEqual([observer]);
     expect(options.clock).toBe(clock);
     expect(options.random).toBe(random);
+    expect(options.circuitBreakerFailureRate).toBe(0.5);
+    expect(options.circuitBreakerMinimumCalls).toBe(4);
+    expect(options.circuitBreakerWindowMs).toBe(30_000);
+    expect(options.circuitBreakerMaxResetMs).toBe(120_000);
+    expect(options.exhaustedTemplate?.source).toBe(fields.exhaustedPrompt);
+    expect(options.notRecoverableTemplate?.source).toBe(fields.notRecoverablePrompt);
+    expect(options.circuitOpenTemplate?.source).toBe(fields.circuitOpenPrompt);
+    expect(options.attemptTimeoutMs).toBe(2_000);
+    expect(options.shouldRetry).toBe(shouldRetry);
+    expect(options.isFailure).toBe(isFailure);
+    expect(options.maxConcurrent).toBe(3);
+    expect(options.fallback).toBe(fallback);
+    expect(options.repeatedCallLimit).toBe(2);
+    const search = options.tools.get("search");
+    expect(search?.maxRetries).toBe(5);
+    expect(search?.attemptTimeoutMs).toBe(500);
+    // The rest of the tool's policy is the plugin's.
+    expect(search?.initialBackoffMs).toBe(250);
+    expect(search?.maxConcurrent).toBe(3);
   });
 
   it("has one method per option, each setting the field of the same name", () => {
@@ -470,6 +536,20 @@ describe("builder", () => {
       observers: [{}],
       clock: createFakeClock(),
       random: () => 0,
+      circuitBreakerFailureRate: 0.25,
+      circuitBreakerMinimumCalls: 9,
+      circuitBreakerWindowMs: 10,
+      circuitBreakerMaxResetMs: 11,
+      exhaustedPrompt: "x {error}",
+      notRecoverablePrompt: "y {error}",
+      circuitOpenPrompt: "z {retry_after_s}",
+      attemptTimeoutMs: 12,
+      shouldRetry: () => false,
+      isFailure: () => false,
+      maxConcurrent: 13,
+      fallback: () => "f",
+      repeatedCallLimit: 14,
+      tools: { d: { maxRetries: 0 } },
     };
     for (const [name, value] of Object.entries(samples)) {
       const builder = RetryReflectPlugin.builder() as unknown as Record<string, (value: unknown) => { toOptions(): RetryReflectOptions }>;

@@ -2,7 +2,7 @@ import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
 import type { ToolEffect } from "../events/events.js";
-import { ENGINE, type Engine } from "../plugin/call-run.js";
+import { ENGINE, type Engine, setupOf } from "../plugin/call-run.js";
 import type { ToolContext } from "../plugin/options.js";
 import type { FailedOutcome, ReflectOutcome, SuccessOutcome } from "../plugin/outcome.js";
 import type { RetryReflectPlugin } from "../plugin/plugin.js";
@@ -97,7 +97,7 @@ export async function runToolCall<R, P>(
       // The host's own test of a returned failure, when it has one (a LangChain error message), else the core's shapes.
       const failed = call.failureOfResult === undefined ? isReturnedFailure(value) : call.failureOfResult(value) !== undefined;
       if (!failed) {
-        engine.breaker.onSuccess(toolName, CLOSED_PERMIT);
+        setupOf(engine, toolName).breaker.onSuccess(toolName, CLOSED_PERMIT);
         if (signal?.aborted) throw abortReason(signal);
         return present === undefined ? { status: "success", value, attempt: 1, replayed: false } : value;
       }
@@ -180,7 +180,7 @@ export function canCallDirectly(plugin: RetryReflectPlugin, toolName: string, ef
  * and hands a failed direct attempt to `runToolCall` as `first`.
  */
 export function recordDirectSuccess(plugin: RetryReflectPlugin, toolName: string): void {
-  engineOf(plugin).breaker.onSuccess(toolName, CLOSED_PERMIT);
+  setupOf(engineOf(plugin), toolName).breaker.onSuccess(toolName, CLOSED_PERMIT);
 }
 
 /** `canCallDirectly` for a tool already known to be in scope. */
@@ -190,7 +190,9 @@ function isDirect(engine: Engine, toolName: string, effect: ToolEffect): boolean
     effect !== "write" &&
     engine.options.circuitBreakerKey === undefined &&
     !engine.tracker.hasCounters(toolName) &&
-    engine.breaker.isClosed(toolName)
+    !setupOf(engine, toolName).policy.slowOnly &&
+    setupOf(engine, toolName).policy.isFailure === undefined &&
+    setupOf(engine, toolName).breaker.isClosed(toolName)
   );
 }
 

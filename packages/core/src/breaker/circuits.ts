@@ -1,47 +1,76 @@
 import type { CallInfo, CircuitState } from "../events/events.js";
 import type { CircuitBreaker, CircuitSnapshot } from "./circuit-breaker.js";
+import { parseSnapshot } from "./circuit-snapshot.js";
 
 /**
  * The plugin's circuits, as operators use them (`plugin.circuits`): read a state, isolate or reset
  * a circuit, save and restore them all. Nothing here can record a call's result: only calls do.
- * Keys are tool names (or what `circuitBreakerKey` returns).
+ * Keys are tool names (or what `circuitBreakerKey` returns). A tool whose policy has breaker
+ * settings of its own has its own breaker; this view covers them all.
  */
 export class Circuits {
-  /** @internal Made by the plugin. */
-  constructor(private readonly breaker: CircuitBreaker<CallInfo>) {}
+  /** @internal Made by the plugin: its breakers (the plugin's first) and the breaker of a key. */
+  constructor(
+    private readonly breakers: readonly CircuitBreaker<CallInfo>[],
+    private readonly breakerOf: (key: string) => CircuitBreaker<CallInfo>,
+  ) {}
 
   /** `"closed"`, `"open"` or `"half-open"` (an open circuit past its reset time: the next call is the probe). Reading changes nothing. An isolated circuit reads `"open"`. */
   state(key: string): CircuitState {
-    return this.breaker.state(key);
+    return this.holder(key).state(key);
   }
 
   /** Is the circuit held open by `isolate()` until `reset()`? */
   isIsolated(key: string): boolean {
-    return this.breaker.isIsolated(key);
+    return this.holder(key).isIsolated(key);
   }
 
   /** Holds a circuit open until `reset(key)`: calls fail fast, and the model is told the tool is disabled, with no promised time. */
   isolate(key: string): void {
-    this.breaker.isolate(key);
+    this.breakerOf(key).isolate(key);
   }
 
   /** Closes one circuit (or every one) and forgets its failures. */
   reset(key?: string): void {
-    this.breaker.reset(key);
+    if (key === undefined) for (const breaker of this.breakers) breaker.reset();
+    else for (const breaker of this.breakers) breaker.reset(key);
   }
 
   /** Versioned JSON of every tracked circuit (remaining open time, not clock readings). */
   snapshot(): CircuitSnapshot {
-    return this.breaker.snapshot();
+    const breakers: Record<string, CircuitSnapshot["breakers"][string]> = {};
+    for (const breaker of this.breakers) Object.assign(breakers, breaker.snapshot().breakers);
+    return { version: 1, breakers };
   }
 
-  /** Replaces every circuit with a snapshot's; an invalid snapshot throws `TypeError` and changes nothing. */
+  /**
+   * Replaces every circuit with a snapshot's (each key goes to its tool's breaker); an invalid
+   * snapshot throws `TypeError` and changes nothing.
+   */
   restore(snapshot: CircuitSnapshot): void {
-    this.breaker.restore(snapshot);
+    const parts = new Map<CircuitBreaker<CallInfo>, Record<string, unknown>>(this.breakers.map((breaker) => [breaker, {}]));
+    const entries =
+      typeof snapshot === "object" && snapshot !== null && typeof snapshot.breakers === "object" && snapshot.breakers !== null
+        ? snapshot.breakers
+        : {};
+    for (const [key, saved] of Object.entries(entries)) (parts.get(this.breakerOf(key)) as Record<string, unknown>)[key] = saved;
+    const restores = [...parts].map(([breaker, part]) => ({ breaker, part: { ...snapshot, breakers: part } as CircuitSnapshot }));
+    // Checked whole first: an invalid entry anywhere changes no breaker.
+    parseSnapshot(snapshot);
+    for (const { breaker, part } of restores) breaker.restore(part);
   }
 
   /** Circuits held (a tool that never failed takes no room; one that recovered keeps a small idle entry until evicted). */
   get size(): number {
-    return this.breaker.size;
+    let size = 0;
+    for (const breaker of this.breakers) size += breaker.size;
+    return size;
+  }
+
+  /** The breaker that holds `key` (the one its tool uses, else one that has an entry for it). */
+  private holder(key: string): CircuitBreaker<CallInfo> {
+    const own = this.breakerOf(key);
+    if (this.breakers.length === 1 || own.size !== 0) return own;
+    return this.breakers.find((breaker) => breaker.state(key) !== "closed") ?? own;
   }
 }

@@ -114,6 +114,22 @@ export type WaitingBeforeRetryEvent = EventOf<
   "waiting before retry",
   { tool_name: string; wait_ms: number }
 >;
+/** An attempt ran past `attemptTimeoutMs`: its signal aborted, it failed with `TIMEOUT`. */
+export type AttemptTimedOutEvent = EventOf<
+  "attempt_timed_out",
+  "WARN",
+  "attempt timed out",
+  { tool_name: string; attempt: number; timeout_ms: number }
+>;
+/** A final failure was replaced by the policy's `fallback` value. */
+export type FallbackUsedEvent = EventOf<"fallback_used", "WARN", "fallback used", { tool_name: string; error_code: string }>;
+/** A call turned away before it ran: too many running (`maxConcurrent`), or an identical failed call repeated (`repeatedCallLimit`). */
+export type CallRefusedEvent = EventOf<
+  "call_refused",
+  "WARN",
+  "call refused",
+  { tool_name: string; reason: "overloaded" | "repeated_call" }
+>;
 export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
 export type IdempotencyConflictEvent = EventOf<
   "idempotency_conflict",
@@ -146,7 +162,10 @@ export type RetryReflectEvent =
   | IdempotentReplayEvent
   | IdempotencyConflictEvent
   | StoreErrorEvent
-  | WaitingBeforeRetryEvent;
+  | WaitingBeforeRetryEvent
+  | AttemptTimedOutEvent
+  | FallbackUsedEvent
+  | CallRefusedEvent;
 
 export type RetryReflectEventType = RetryReflectEvent["type"];
 
@@ -163,6 +182,9 @@ export const EVENT_MESSAGES = {
   idempotency_conflict: { level: "WARN", message: "idempotency conflict" },
   store_error: { level: "WARN", message: "store error" },
   waiting_before_retry: { level: "INFO", message: "waiting before retry" },
+  attempt_timed_out: { level: "WARN", message: "attempt timed out" },
+  fallback_used: { level: "WARN", message: "fallback used" },
+  call_refused: { level: "WARN", message: "call refused" },
 } as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
 
 /**

@@ -4,6 +4,7 @@ import { createToolError, type ToolError } from "../errors/tool-error.js";
 import type { StoreOperation } from "../events/events.js";
 import type { ToolCall } from "../plugin/options.js";
 import type { ExecuteOutcome } from "../plugin/outcome.js";
+import type { IdempotencySettings } from "../plugin/policy.js";
 import {
   ARGUMENTS_TOO_DEEP_ACTION,
   argumentsTooDeepMessage,
@@ -19,24 +20,18 @@ import {
   storeUnavailableMessage,
 } from "../texts/model-texts.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
+import { hash64 } from "./hash64.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
 import { checkBegin, describeValue, readKey, refusal } from "./store-protocol.js";
-
-/** The guard's settings (the plugin's `idempotency` option, defaults applied). */
-export interface GuardOptions {
-  readonly store: IdempotencyStore;
-  readonly keyField: string;
-  readonly key: ((call: ToolCall) => string | undefined) | undefined;
-  readonly ttlMs: number;
-  readonly leaseMs: number;
-  readonly requireKey: boolean;
-}
 
 /** What the guard reads and writes of one logical call. */
 export interface GuardedCall {
   readonly call: ToolCall;
   readonly toolName: string;
+  readonly scope: string;
   readonly signal: AbortSignal | undefined;
+  /** The tool's idempotency settings (the plugin's, or its policy's). */
+  readonly idempotency: IdempotencySettings;
   /** Set by `prepare` for a guarded write: the user's key, the store key, the fingerprint. */
   idempotencyKey: string | undefined;
   storeKey: string | undefined;
@@ -45,10 +40,14 @@ export interface GuardedCall {
   prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
 }
 
-/** The call is turned away before the tool runs; `conflict` names an idempotency conflict (for its event). */
+/**
+ * The call is turned away before the tool runs: `conflict` names an idempotency conflict, `refused`
+ * a refusal of the call itself (for their events).
+ */
 export interface GuardRefusal {
   readonly refusal: ToolError;
   readonly conflict?: "key_required" | "key_reused" | "in_progress";
+  readonly refused?: "overloaded" | "repeated_call";
 }
 
 /** A call in flight in this process: later calls with its key join it. */
@@ -78,7 +77,7 @@ export class IdempotencyGuard {
   private readonly inFlight = new Map<string, InFlight>();
 
   constructor(
-    private readonly options: GuardOptions,
+    private readonly store: IdempotencyStore,
     private readonly clock: Clock,
     private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown) => void,
   ) {}
@@ -94,10 +93,10 @@ export class IdempotencyGuard {
    * and no call with the key is in flight here: the stored value, else undefined (go the usual way).
    */
   replayNow(run: GuardedCall): { readonly value: unknown } | undefined {
-    const peek = this.options.store.peekCompleted;
+    const peek = this.store.peekCompleted;
     if (peek === undefined || this.prepare(run) !== "guarded" || this.inFlight.has(run.storeKey as string)) return undefined;
     try {
-      const record = peek.call(this.options.store, run.storeKey as string);
+      const record = peek.call(this.store, run.storeKey as string);
       return record !== undefined && record.fingerprint === run.fingerprint ? record : undefined;
     } catch {
       return undefined; // the usual way reports the store's fault
@@ -105,19 +104,11 @@ export class IdempotencyGuard {
   }
 
   private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-    const { key: keyOf, keyField, requireKey } = this.options;
-    const key = keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
-    if (key === undefined) {
-      if (!requireKey) return "unguarded";
-      return {
-        conflict: "key_required",
-        refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)),
-      };
-    }
-    run.idempotencyKey = key;
-    run.storeKey = run.toolName + KEY_SEPARATOR + key;
+    const { key: keyOf, keyField, requireKey, derive } = run.idempotency;
+    const given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
+    let fingerprint: string;
     try {
-      run.fingerprint = argumentsFingerprint(run.call.args, keyOf ? undefined : keyField);
+      fingerprint = argumentsFingerprint(run.call.args, keyOf ? undefined : keyField);
     } catch (error) {
       if (!(error instanceof ArgumentDepthError)) throw error;
       // The model's arguments, not the tool: an attempt, never a breaker failure.
@@ -131,6 +122,19 @@ export class IdempotencyGuard {
         }),
       };
     }
+    // A derived key: the same call of the same tool in the same scope is the same operation,
+    // whatever key (or none) the model gave it.
+    const key = given ?? (derive === "never" ? undefined : `derived-${hash64(`${run.scope}\u0000${run.toolName}\u0000${fingerprint}`)}`);
+    if (key === undefined) {
+      if (!requireKey) return "unguarded";
+      return {
+        conflict: "key_required",
+        refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)),
+      };
+    }
+    run.idempotencyKey = key;
+    run.storeKey = run.toolName + KEY_SEPARATOR + key;
+    run.fingerprint = fingerprint;
     return "guarded";
   }
 
@@ -141,7 +145,7 @@ export class IdempotencyGuard {
       const leader = this.inFlight.get(storeKey);
       if (leader === undefined) break;
       if (leader.fingerprint !== run.fingerprint) return this.keyReused(run);
-      const shared = await this.waitForLeader(leader, run.signal);
+      const shared = await this.waitForLeader(leader, run.signal, run.idempotency.leaseMs);
       if (shared === "expired") break; // a hung leader: its lease is over, the store lets this call take the key
       if (shared === undefined) continue; // the leader ended without an outcome: try again, maybe as the leader
       return { shared: shared as ExecuteOutcome<T> };
@@ -163,7 +167,8 @@ export class IdempotencyGuard {
 
   /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal. */
   async lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
-    const { store, leaseMs } = this.options;
+    const { store } = this;
+    const { leaseMs } = run.idempotency;
     const storeKey = run.storeKey as string;
     const fingerprint = run.fingerprint as string;
     let begun: IdempotencyBeginResult | undefined;
@@ -199,7 +204,7 @@ export class IdempotencyGuard {
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
   async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
     try {
-      await this.options.store.complete(run.storeKey as string, token, value, this.options.ttlMs);
+      await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
     } catch (error) {
       this.onStoreError(run, "complete", error);
     }
@@ -208,7 +213,7 @@ export class IdempotencyGuard {
   /** Drops the lock after a failed attempt, so that a retry may run. */
   async release(run: GuardedCall, token: string): Promise<void> {
     try {
-      await this.options.store.release(run.storeKey as string, token);
+      await this.store.release(run.storeKey as string, token);
     } catch (error) {
       this.onStoreError(run, "release", error);
     }
@@ -225,11 +230,15 @@ export class IdempotencyGuard {
    * A joiner waits for the leader's outcome, but no longer than the leader's lease, and never past
    * its own abort. The lease timer is one per leader, shared by every call that joins it.
    */
-  private waitForLeader(leader: InFlight, signal: AbortSignal | undefined): Promise<ExecuteOutcome<unknown> | undefined | "expired"> {
+  private waitForLeader(
+    leader: InFlight,
+    signal: AbortSignal | undefined,
+    leaseMs: number,
+  ): Promise<ExecuteOutcome<unknown> | undefined | "expired"> {
     if (leader.lease === undefined) {
       const stop = new AbortController();
       leader.stopLease = stop;
-      const remaining = Math.max(0, leader.startedAt + this.options.leaseMs - this.clock.now());
+      const remaining = Math.max(0, leader.startedAt + leaseMs - this.clock.now());
       // Stopped when the leader finishes: never settles then, and `done` wins the race.
       leader.lease = this.clock.sleep(remaining, stop.signal).then(
         () => "expired" as const,

@@ -1,17 +1,21 @@
+import { refuse } from "./after-failure.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import type { CallRun, Engine } from "./call-run.js";
-import type { FailedOutcome } from "./outcome.js";
+import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
 import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./outcomes.js";
+import { repeatedCall } from "./repeated-calls.js";
 
 // Admission, checked before a call's first attempt and again after every wait: a scope whose
 // budget is spent stops the call (this beats an open circuit), then an open circuit rejects it.
 // Synchronous, and reading only: the circuit moves when an attempt acquires its permit.
 
-/** The call's stop before it runs, or undefined when it may go on. */
-export function admission(engine: Engine, run: CallRun): FailedOutcome | undefined {
+/** The call's stop before it runs (or its refusal, as an exact call that keeps failing), or undefined when it may go on. */
+export function admission(engine: Engine, run: CallRun): ReflectOutcome | FailedOutcome | undefined {
   const tracked = engine.tracker.get(run.counterKey, run.toolName);
   if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
-  const openFor = engine.breaker.peek(run.breakerKey);
+  const repeated = repeatedCall(run, tracked);
+  if (repeated !== undefined) return refuse(engine, run, repeated);
+  const openFor = run.breaker.peek(run.breakerKey);
   return openFor === undefined ? undefined : rejected(engine, run, openFor);
 }
 

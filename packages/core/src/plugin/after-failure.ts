@@ -8,7 +8,8 @@ import { applyDecision } from "./apply-decision.js";
 import type { CallRun, Engine } from "./call-run.js";
 import { decide } from "./decide.js";
 import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
-import { sanitizeError } from "./sanitize.js";
+import { rememberFailedCall } from "./repeated-calls.js";
+import { sanitizeError, withText } from "./sanitize.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
 // other failure is classified, recorded (breaker, then the next attempt number of its scope),
@@ -21,7 +22,8 @@ export function afterFailure(
   permit: CircuitPermit,
   failure: unknown,
 ): ReflectOutcome | FailedOutcome | number {
-  const { options, breaker, tracker } = engine;
+  const { breaker, policy } = run;
+  const { tracker } = engine;
   if (run.signal?.aborted) {
     // The caller's abort wins over whatever the tool did after it (a tool that ignores its signal).
     breaker.onNeutral(run.breakerKey, permit);
@@ -31,15 +33,19 @@ export function afterFailure(
     breaker.onNeutral(run.breakerKey, permit);
     throw failure;
   }
-  const classified = classify(engine, run, failure);
-  if (classified.kind === "invalid_arguments" && !options.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
+  const classified = classify(run, failure);
+  if (classified.kind === "invalid_arguments" && !policy.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
   else breaker.onFailure(run.breakerKey, permit, run.info);
 
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
   const tracked = tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
-  const error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
+  let error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
+  // `shouldRetry` (or the host's own mark) may override whether this failure may be retried at all.
+  const verdict = retryVerdict(run, error, failure);
+  if (verdict !== undefined && verdict !== error.recoverable) error = withText(error, { recoverable: verdict });
+  if (error.kind !== "transient") rememberFailedCall(run, tracked);
   const decision = decide(
     {
       origin: "tool",
@@ -50,10 +56,10 @@ export function afterFailure(
       circuitOpenForMs: breaker.peek(run.breakerKey),
       effect: run.effect,
       guarded: run.storeKey !== undefined,
-      backoffMs: backoffDelay(run.attempt, options, options.random, tracked.lastDelayMs),
+      backoffMs: backoffDelay(run.attempt, policy, engine.options.random, tracked.lastDelayMs),
       retryAfterMs: error.retryAfterMs,
     },
-    options,
+    policy,
   );
   return applyDecision(engine, run, tracked, error, decision, "tool");
 }
@@ -63,6 +69,8 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   if (refused.conflict !== undefined) {
     engine.notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
   }
+  if (refused.refused !== undefined)
+    engine.notifier.emit("call_refused", run.toolName, run.info, { tool_name: run.toolName, reason: refused.refused });
   const tracked = engine.tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
@@ -80,9 +88,24 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
       backoffMs: 0,
       retryAfterMs: error.retryAfterMs,
     },
-    engine.options,
+    run.policy,
   );
   return applyDecision(engine, run, tracked, error, decision, "refusal") as ReflectOutcome | FailedOutcome;
+}
+
+/** The policy's `shouldRetry`, else the host's mark (`call.retryable`); undefined: the default decision. A hook that throws decides nothing. */
+function retryVerdict(run: CallRun, error: ToolError, failure: unknown): boolean | undefined {
+  try {
+    const shouldRetry = run.policy.shouldRetry;
+    if (shouldRetry !== undefined) {
+      const verdict = shouldRetry(error, { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope });
+      if (typeof verdict === "boolean") return verdict;
+    }
+    const mark = run.call.retryable?.(failure);
+    return typeof mark === "boolean" ? mark : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function passesThrough(run: CallRun, failure: unknown): boolean {
@@ -96,8 +119,8 @@ function passesThrough(run: CallRun, failure: unknown): boolean {
 }
 
 /** The user's classifier first (a throwing one falls back), then the built-in rules. */
-function classify(engine: Engine, run: CallRun, failure: unknown): ToolError {
-  const custom = engine.options.classifyError;
+function classify(run: CallRun, failure: unknown): ToolError {
+  const custom = run.policy.classifyError;
   if (custom) {
     try {
       const classified = custom(failure, { toolName: run.toolName, args: run.call.args, attempt: run.attempt });

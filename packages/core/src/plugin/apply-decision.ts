@@ -41,7 +41,7 @@ export function applyDecision(
         notifier.emit("retry", run.toolName, run.info, {
           tool_name: run.toolName,
           attempt: run.attempt,
-          max: options.maxRetries,
+          max: run.policy.maxRetries,
           backoff_ms: decision.delayMs,
           error: error.message,
           error_code: error.code,

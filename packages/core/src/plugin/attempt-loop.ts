@@ -1,11 +1,15 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
-import { isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { createToolError } from "../errors/tool-error.js";
+import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
 import { afterFailure, refuse } from "./after-failure.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
-import { runAttempt } from "./run-attempt.js";
+import { returnedFailure } from "./returned-failure.js";
+import { lateOf, runAttempt } from "./run-attempt.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
@@ -78,7 +82,8 @@ async function attempts<T>(
   guarded: boolean,
   firstDelayMs?: number,
 ): Promise<ExecuteOutcome<T>> {
-  const { breaker, tracker, guard, notifier } = engine;
+  const { tracker, guard, notifier } = engine;
+  const { breaker } = run;
   if (firstDelayMs !== undefined) {
     const waiting = backoff(engine, run, firstDelayMs);
     if (waiting !== undefined) await waiting;
@@ -93,32 +98,50 @@ async function attempts<T>(
     if (!admitted.admitted) return rejected(engine, run, admitted.retryAfterMs);
     const permit = admitted.permit;
 
-    let token: string | undefined;
-    if (guarded) {
-      const locked = await guard.lock(run);
-      if (!("token" in locked)) {
+    // A `maxConcurrent` slot, held while the attempt runs (not during waits).
+    const limit = run.policy.maxConcurrent;
+    if (limit !== undefined) {
+      const running = engine.running.get(run.toolName) ?? 0;
+      if (running >= limit) {
         breaker.onNeutral(run.breakerKey, permit);
-        if ("refusal" in locked) return refuse(engine, run, locked);
-        tracker.clearUnlessExhausted(run.counterKey, run.toolName);
-        notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
-        return { status: "success", value: locked.replay as T, attempt: run.attempt, replayed: true };
+        return refuse(engine, run, overloaded(run, limit));
       }
-      token = locked.token;
+      engine.running.set(run.toolName, running + 1);
     }
 
-    run.attempts++;
+    let token: string | undefined;
     let value: T | undefined;
     let failure: unknown;
     let failed = false;
     try {
-      value = await runAttempt(engine, run, fn);
-      if (isReturnedFailure(value)) {
-        failed = true;
-        failure = value;
+      if (guarded) {
+        const locked = await guard.lock(run);
+        if (!("token" in locked)) {
+          breaker.onNeutral(run.breakerKey, permit);
+          if ("refusal" in locked) return refuse(engine, run, locked);
+          tracker.clearUnlessExhausted(run.counterKey, run.toolName);
+          notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
+          return { status: "success", value: locked.replay as T, attempt: run.attempt, replayed: true };
+        }
+        token = locked.token;
       }
-    } catch (error) {
-      failed = true;
-      failure = error;
+      run.attempts++;
+      try {
+        value = await runAttempt(engine, run, fn);
+        failure = returnedFailure(run.policy, value, () => ({
+          toolName: run.toolName,
+          args: run.call.args,
+          attempt: run.attempt,
+          scope: run.scope,
+        }));
+        failed = failure !== undefined;
+      } catch (error) {
+        failed = true;
+        failure = error;
+      }
+    } finally {
+      // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
+      if (limit !== undefined) release(engine, run.toolName);
     }
     if (!failed) {
       breaker.onSuccess(run.breakerKey, permit, run.info);
@@ -129,12 +152,53 @@ async function attempts<T>(
       if (run.attempt > 1) notifier.emit("retry_succeeded", run.toolName, run.info, { tool_name: run.toolName, attempt: run.attempt });
       return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
     }
-    if (token !== undefined) await guard.release(run, token);
+    if (token !== undefined) {
+      const late = lateOf(failure);
+      // A write cut off by its timeout may still take effect: its key stays locked until it ends,
+      // then holds its result (a retry replays it) or is released.
+      if (late === undefined) await guard.release(run, token);
+      else settleLate(engine, run, token, late);
+    }
     const next = afterFailure(engine, run, permit, failure);
     if (typeof next !== "number") return next;
     const waiting = backoff(engine, run, next);
     if (waiting !== undefined) await waiting;
   }
+}
+
+function overloaded(run: CallRun, limit: number): GuardRefusal {
+  return {
+    refused: "overloaded",
+    refusal: createToolError({
+      code: ErrorCodes.OVERLOADED,
+      message: overloadedMessage(run.toolName, limit),
+      recoverable: true,
+      suggestedAction: OVERLOADED_ACTION,
+      retryAfterMs: Math.max(1, run.policy.initialBackoffMs),
+    }),
+  };
+}
+
+function release(engine: Engine, toolName: string): void {
+  const running = (engine.running.get(toolName) ?? 1) - 1;
+  if (running > 0) engine.running.set(toolName, running);
+  else engine.running.delete(toolName);
+}
+
+/** A timed-out write's late end: its result stored (so that a retry replays it), or its key released. */
+function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<unknown>): void {
+  late.then(
+    (value) => {
+      const failed = returnedFailure(run.policy, value, () => ({
+        toolName: run.toolName,
+        args: run.call.args,
+        attempt: run.attempt,
+        scope: run.scope,
+      }));
+      return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
+    },
+    () => engine.guard.release(run, token),
+  );
 }
 
 /** The wait before an in-place retry: abortable; a zero wait only checks the signal. */

@@ -11,6 +11,8 @@ export interface TrackedAttempts {
   lastDelayMs: number | undefined;
   /** Set once the budget is spent in this scope: later calls stop at once with this failure's text. */
   exhausted: ExhaustedMark | undefined;
+  /** With `repeatedCallLimit`: how often each exact call (its arguments' fingerprint) failed for a non-transient reason. */
+  repeats: Map<string, number> | undefined;
 }
 
 /** What a scope whose budget is spent remembers: the failure that spent it (kept as `cause`). */
@@ -75,7 +77,14 @@ export class AttemptTracker {
       if (!isActive(held)) (this.perTool.get(toolName) as ToolCounters).active++;
       return held;
     }
-    const tracked: TrackedAttempts = { toolName, failures: 0, readyAt: 0, lastDelayMs: undefined, exhausted: undefined };
+    const tracked: TrackedAttempts = {
+      toolName,
+      failures: 0,
+      readyAt: 0,
+      lastDelayMs: undefined,
+      exhausted: undefined,
+      repeats: undefined,
+    };
     const counts = this.perTool.get(toolName);
     if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1 });
     else {
@@ -115,6 +124,7 @@ export class AttemptTracker {
     tracked.readyAt = 0;
     tracked.lastDelayMs = undefined;
     tracked.exhausted = undefined;
+    tracked.repeats = undefined;
     (this.perTool.get(tracked.toolName) as ToolCounters).active--;
   }
 

@@ -6,6 +6,7 @@ import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { type AttemptTracker, counterKey } from "./attempt-tracker.js";
 import type { ToolCall, ToolContext } from "./options.js";
+import type { ResolvedPolicy } from "./policy.js";
 import type { Cleaner } from "./sanitize.js";
 import type { ResolvedOptions } from "./validate-options.js";
 
@@ -21,6 +22,11 @@ export interface CallRun {
   readonly toolName: string;
   readonly scope: string;
   readonly effect: ToolEffect;
+  /** The tool's settings (its policy, or the plugin's) and its breaker. */
+  readonly policy: ResolvedPolicy;
+  readonly breaker: CircuitBreaker<CallInfo>;
+  /** The write's idempotency settings (the policy's), as the guard reads them. */
+  readonly idempotency: ResolvedPolicy["idempotency"];
   readonly breakerKey: string;
   /** The key of its (scope, tool) attempt counter, made once per call. */
   readonly counterKey: string;
@@ -39,10 +45,21 @@ export interface CallRun {
   prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
 }
 
+/** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
+export interface ToolSetup {
+  readonly policy: ResolvedPolicy;
+  readonly breaker: CircuitBreaker<CallInfo>;
+}
+
 /** The parts of one plugin that the stages work with. */
 export interface Engine {
   readonly options: ResolvedOptions;
-  readonly breaker: CircuitBreaker<CallInfo>;
+  /** The plugin's settings and breaker. */
+  readonly defaults: ToolSetup;
+  /** The configured tools' (`tools`): their policies, and breakers of their own where their breaker settings differ. */
+  readonly setups: ReadonlyMap<string, ToolSetup>;
+  /** Attempts running now, per tool with a `maxConcurrent` limit. */
+  readonly running: Map<string, number>;
   readonly tracker: AttemptTracker;
   readonly notifier: Notifier;
   readonly guard: IdempotencyGuard;
@@ -52,12 +69,20 @@ export interface Engine {
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
 }
 
-export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breakerKey: string, info?: CallInfo): CallRun {
+/** The settings and breaker of a tool. */
+export function setupOf(engine: Engine, toolName: string): ToolSetup {
+  return engine.setups.size === 0 ? engine.defaults : (engine.setups.get(toolName) ?? engine.defaults);
+}
+
+export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breakerKey: string, setup: ToolSetup, info?: CallInfo): CallRun {
   return {
     call,
     toolName: call.toolName,
     scope,
     effect,
+    policy: setup.policy,
+    breaker: setup.breaker,
+    idempotency: setup.policy.idempotency,
     breakerKey,
     counterKey: counterKey(scope, call.toolName),
     info,

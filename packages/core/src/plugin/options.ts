@@ -29,6 +29,11 @@ export interface ToolCall<Args = unknown> {
    * rethrown untouched, not counted, not classified. @default none
    */
   readonly passThrough?: (error: unknown) => boolean;
+  /**
+   * The host framework's own "retry or not" mark on what the tool threw (LangChain's
+   * `getRetryable`): the default of `shouldRetry` when the policy has none. @default none
+   */
+  readonly retryable?: (failure: unknown) => boolean | undefined;
 }
 
 /** What the tool function receives besides its arguments. */
@@ -48,6 +53,18 @@ export interface ClassifyContext {
   readonly attempt: number;
 }
 
+/** What `shouldRetry` and `isFailure` see of the call. */
+export interface FailureContext {
+  readonly toolName: string;
+  readonly args: unknown;
+  /** The attempt's number in its scope (provisional for `isFailure`: the failure would take it). */
+  readonly attempt: number;
+  readonly scope: string;
+}
+
+/** How a write's idempotency key is found. */
+export type IdempotencyDerive = "never" | "when-missing" | "always";
+
 export interface IdempotencyOptions {
   /** Where completed and in-flight keys live. @default a new `InMemoryIdempotencyStore` per plugin */
   readonly store?: IdempotencyStore;
@@ -64,10 +81,20 @@ export interface IdempotencyOptions {
    * unguarded and is never retried in place (`false`). @default true
    */
   readonly requireKey?: boolean;
+  /**
+   * `"never"`: the key is the `keyField` argument (or `key(call)`); `"when-missing"`: when there is
+   * none, one is derived from the scope, the tool and the canonical arguments; `"always"`: always
+   * derived, so that a model re-issuing a write with a new or no key is still deduplicated. A
+   * derived key reaches the tool as `context.idempotencyKey`. @default "never"
+   */
+  readonly derive?: IdempotencyDerive;
 }
 
-/** Every option of the plugin. The builder's methods map 1:1 onto these fields. */
-export interface RetryReflectOptions {
+/**
+ * The options that may differ per tool (`tools: { send_email: { maxRetries: 1 } }`). At the top
+ * level of the options they are the plugin's; a tool's policy overrides them field by field.
+ */
+export interface PolicyOptions {
   /** Retries after the first attempt, per (scope, tool), in place and reflections together. @default 3 */
   readonly maxRetries?: number;
   /** Delay before the first retry. @default 500 */
@@ -76,35 +103,95 @@ export interface RetryReflectOptions {
   readonly backoffMultiplier?: number;
   /** Upper bound of any delay, a `Retry-After` hint included. @default 30_000 */
   readonly maxBackoffMs?: number;
+  /** Randomisation of delays. `"none"` keeps the documented delays exact. @default "none" */
+  readonly jitter?: Jitter;
   /** Consecutive failures of a tool that open its circuit. @default 5 */
   readonly circuitBreakerThreshold?: number;
   /** How long an open circuit stays open before one probe is let through. @default 60_000 */
   readonly circuitBreakerResetMs?: number;
-  /** The breaker key of a call (one breaker per key). @default the tool name */
-  readonly circuitBreakerKey?: (call: ToolCall) => string;
   /** Whether `INVALID_ARGUMENTS` failures count towards opening the circuit. @default false */
   readonly circuitBreakerCountsInvalidArguments?: boolean;
-  /** Most breakers kept; the least recently used idle one is dropped beyond it. @default 10_000 */
-  readonly maxCircuitBreakers?: number;
+  /**
+   * A failure-rate breaker instead of the consecutive count: the circuit opens when at least this
+   * fraction (0 < rate ≤ 1) of the calls in the last `circuitBreakerWindowMs` failed, judged once
+   * the window holds `circuitBreakerMinimumCalls` calls. @default undefined (consecutive count)
+   */
+  readonly circuitBreakerFailureRate?: number;
+  /** Calls the window must hold before the failure rate is judged. @default 10 */
+  readonly circuitBreakerMinimumCalls?: number;
+  /** The failure-rate window. @default 60_000 */
+  readonly circuitBreakerWindowMs?: number;
+  /** Each re-open after a failed probe doubles the open time, up to this. @default undefined (always `circuitBreakerResetMs`) */
+  readonly circuitBreakerMaxResetMs?: number;
   /** The reflection template. @default DEFAULT_REFLECTION_PROMPT */
   readonly reflectionPrompt?: string;
+  /** The stop text once retries are exhausted (placeholders as `reflectionPrompt`, plus `{retry_after_s}`). @default the built-in text */
+  readonly exhaustedPrompt?: string;
+  /** The stop text of a failure that is not recoverable. @default the built-in text */
+  readonly notRecoverablePrompt?: string;
+  /** The stop text of a call turned away by an open circuit. @default the built-in text */
+  readonly circuitOpenPrompt?: string;
+  /**
+   * One attempt's time limit: past it the tool's `context.signal` aborts and the attempt fails with
+   * `TIMEOUT` (transient). A hung tool never hangs the agent. @default undefined (no limit, no timer)
+   */
+  readonly attemptTimeoutMs?: number;
+  /**
+   * Overrides whether this failure may be retried at all: `false` stops (`not_recoverable`), `true`
+   * makes it recoverable within `maxRetries`, `undefined` keeps the default decision. @default none
+   */
+  readonly shouldRetry?: (error: ToolError, context: FailureContext) => boolean | undefined;
+  /**
+   * Marks a returned value as a failure (after the built-in shapes): `true`, or the `ToolError` to
+   * report. It only adds failures, never clears one. @default none
+   */
+  readonly isFailure?: (result: unknown, context: FailureContext) => boolean | ToolError | undefined;
+  /** Calls of this tool running at once; beyond it a call fails fast with `OVERLOADED`. @default undefined (no limit) */
+  readonly maxConcurrent?: number;
+  /**
+   * A value returned as `success` (`fallback: true`) when the call would otherwise end `failed`
+   * (it receives the final error; may be async; `undefined` keeps the failure). The failure still
+   * counts for the breaker and the budget. @default none
+   */
+  readonly fallback?: (call: ToolCall, error: ToolError) => unknown;
+  /**
+   * Identical calls (same tool, same canonical arguments) that failed for a non-transient reason in
+   * this scope, after which that exact call is refused without running (`REPEATED_CALL`).
+   * @default undefined (no limit)
+   */
+  readonly repeatedCallLimit?: number;
+  /** Overrides classification. Return undefined to keep the default. */
+  readonly classifyError?: (error: unknown, context: ClassifyContext) => ToolError | undefined;
+}
+
+/** A tool's own policy: any of the policy options, its effect, and its idempotency settings (the store is the plugin's). */
+export interface ToolPolicy extends PolicyOptions {
+  /** The tool's effect (one setting with `toolEffects[name]`: two different values fail at build). */
+  readonly effect?: ToolEffect;
+  readonly idempotency?: Omit<IdempotencyOptions, "store">;
+}
+
+/** Every option of the plugin. The builder's methods map 1:1 onto these fields. */
+export interface RetryReflectOptions extends PolicyOptions {
+  /** Per-tool policies: each field overrides the plugin's for that tool. @default {} */
+  readonly tools?: Readonly<Record<string, ToolPolicy>>;
+  /** The breaker key of a call (one breaker per key). @default the tool name */
+  readonly circuitBreakerKey?: (call: ToolCall) => string;
+  /** Most breakers kept; the least recently used idle one is dropped beyond it. @default 10_000 */
+  readonly maxCircuitBreakers?: number;
   /** Only these tools are handled; empty means all. @default [] */
   readonly includeTools?: readonly string[];
   /** These tools are never handled (wins over `includeTools`). @default [] */
   readonly excludeTools?: readonly string[];
-  /** Randomisation of delays. `"none"` keeps the documented delays exact. @default "none" */
-  readonly jitter?: Jitter;
   /** Side effect of each tool by name. @default {} */
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
   /** Effect of a tool not in `toolEffects`. @default "read" */
   readonly defaultEffect?: ToolEffect;
   /**
    * The idempotency guard of `write` tools. Each field has its own default:
-   * @default { store: a new InMemoryIdempotencyStore per plugin, keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true }
+   * @default { store: a new InMemoryIdempotencyStore per plugin, keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true, derive: "never" }
    */
   readonly idempotency?: IdempotencyOptions;
-  /** Overrides classification. Return undefined to keep the default. */
-  readonly classifyError?: (error: unknown, context: ClassifyContext) => ToolError | undefined;
   /** Attempts counted per call scope (one agent run) or across all calls. @default "scope" */
   readonly trackingScope?: "scope" | "global";
   /** Most (scope, tool) attempt counters kept (least recently used dropped). @default 10_000 */
@@ -113,7 +200,7 @@ export interface RetryReflectOptions {
   readonly onExhausted?: "return" | "throw";
   /** Longest error text shown to the model; longer text is cut and marked. @default 1000 */
   readonly maxErrorLength?: number;
-  /** Removes secrets from error text before the model or a log sees it. @default defaultRedactor */
+  /** Removes secrets from error text before the model or a log sees it (a pure function of its text). @default defaultRedactor */
   readonly redact?: (text: string) => string;
   /** Subscribers to events and call start/end. @default [] */
   readonly observers?: readonly RetryReflectObserver[];

@@ -9,6 +9,8 @@ export interface SuccessOutcome<T> {
   readonly attempt: number;
   /** True when the value came from the idempotency store without running the tool. */
   readonly replayed: boolean;
+  /** True when the value is the policy's `fallback` for a call that failed (the failure was counted). */
+  readonly fallback?: true;
 }
 
 /** The model should correct its arguments: give it `message` as the tool result. */

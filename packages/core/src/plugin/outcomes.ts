@@ -1,5 +1,5 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { createToolError, ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
 import {
@@ -29,39 +29,61 @@ export type OpeningFailure = {
   readonly last_error: string;
 };
 
-export function reflectOutcome(engine: Engine, run: CallRun, error: ToolError): ReflectOutcome {
-  const { options } = engine;
-  const prompt = options.template.render({
+/** The values of the reflection's placeholders (and the stop texts', `retry_after_s` added). */
+function templateValues(engine: Engine, run: CallRun, error: ToolError, errorCode: string) {
+  return {
     tool_name: run.toolName,
     error: JSON.stringify(error.message),
-    error_code: error.code,
+    error_code: errorCode,
     attempt: String(run.attempt),
-    max_retries: String(options.maxRetries),
+    max_retries: String(run.policy.maxRetries),
     suggested_action: error.suggestedAction,
     // The model's own arguments, its key included (it needs the key to retry the same operation).
-    args: cleanText(options, safeCanonical(run.call.args)),
-  });
+    args: cleanText(engine.cleaner, safeCanonical(run.call.args)),
+  };
+}
+
+export function reflectOutcome(engine: Engine, run: CallRun, error: ToolError): ReflectOutcome {
+  const prompt = run.policy.template.render(templateValues(engine, run, error, error.code));
   return {
     status: "reflect",
     prompt,
-    message: `${prompt}\n\n${structuredErrorJson(error, run.attempt, options.maxRetries)}`,
+    message: `${prompt}\n\n${structuredErrorJson(error, run.attempt, run.policy.maxRetries)}`,
     error,
     attempt: run.attempt,
   };
 }
 
-/** `failed`: the stop instruction for its reason, and the structured error. */
+/** `failed`: the stop instruction for its reason (the policy's template, else the built-in text), and the structured error. */
 export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
-  const quoted = JSON.stringify(error.message);
-  const text =
+  const { policy } = run;
+  const template =
     reason === "circuit_open"
-      ? circuitOpenText(run.toolName, error.retryAfterMs ?? 0)
+      ? policy.circuitOpenTemplate
       : reason === "exhausted"
-        ? exhaustedText(run.toolName, run.attempt, quoted)
-        : notRecoverableText(run.toolName, quoted, error.suggestedAction);
+        ? policy.exhaustedTemplate
+        : policy.notRecoverableTemplate;
+  let text: string;
+  if (template !== undefined) {
+    // `{error_code}` is the last failure's code: an exhausted budget's or an opening failure's, kept in its details.
+    const last = error.details?.last_error_code;
+    const retryAfterMs = error.retryAfterMs ?? (ToolError.isInstance(error.cause) ? error.cause.retryAfterMs : undefined);
+    text = template.render({
+      ...templateValues(engine, run, error, typeof last === "string" ? last : error.code),
+      retry_after_s: String(Math.ceil((retryAfterMs ?? 0) / 1000)),
+    });
+  } else {
+    const quoted = JSON.stringify(error.message);
+    text =
+      reason === "circuit_open"
+        ? circuitOpenText(run.toolName, error.retryAfterMs ?? 0)
+        : reason === "exhausted"
+          ? exhaustedText(run.toolName, run.attempt, quoted)
+          : notRecoverableText(run.toolName, quoted, error.suggestedAction);
+  }
   return {
     status: "failed",
-    message: `${text}\n\n${structuredErrorJson(error, run.attempt, engine.options.maxRetries)}`,
+    message: `${text}\n\n${structuredErrorJson(error, run.attempt, policy.maxRetries)}`,
     error,
     reason,
     attempt: run.attempt,
@@ -85,7 +107,7 @@ export function exhaustedError(run: CallRun, mark: ExhaustedMark): ToolError {
  * circuit, which promises no time), or, with `opening`, the failure that opened it.
  */
 export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: number, opening?: OpeningFailure): FailedOutcome {
-  const { maxRetries } = engine.options;
+  const { maxRetries } = run.policy;
   if (retryAfterMs === Number.POSITIVE_INFINITY) {
     const error = createToolError({
       code: ErrorCodes.CIRCUIT_OPEN,
@@ -106,7 +128,7 @@ export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: n
     retryAfterMs: wait,
     ...(opening === undefined ? {} : { details: opening }),
   });
-  if (opening !== undefined) return failedOutcome(engine, run, error, "circuit_open");
+  if (opening !== undefined || run.policy.circuitOpenTemplate !== undefined) return failedOutcome(engine, run, error, "circuit_open");
   // A plain rejection: the message is put together from parts built once per tool.
   let template = engine.rejections.get(run.toolName);
   if (template === undefined) {

@@ -2,7 +2,7 @@ import type { Jitter } from "../backoff/backoff.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
-import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall } from "./options.js";
+import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall, ToolPolicy } from "./options.js";
 import type { RetryReflectPlugin } from "./plugin.js";
 
 /** The builder `RetryReflectPlugin.builder()` starts (its constructor is not public API). */
@@ -129,6 +129,67 @@ export class RetryReflectPluginBuilder {
   /** @see RetryReflectOptions.random (default Math.random) */
   random(value: () => number) {
     return this.with("random", value);
+  }
+
+  /** @see RetryReflectOptions.circuitBreakerFailureRate (default undefined: the consecutive count) */
+  circuitBreakerFailureRate(value: number) {
+    return this.with("circuitBreakerFailureRate", value);
+  }
+  /** @see RetryReflectOptions.circuitBreakerMinimumCalls (default 10) */
+  circuitBreakerMinimumCalls(value: number) {
+    return this.with("circuitBreakerMinimumCalls", value);
+  }
+  /** @see RetryReflectOptions.circuitBreakerWindowMs (default 60000) */
+  circuitBreakerWindowMs(value: number) {
+    return this.with("circuitBreakerWindowMs", value);
+  }
+  /** @see RetryReflectOptions.circuitBreakerMaxResetMs (default undefined: no growth) */
+  circuitBreakerMaxResetMs(value: number) {
+    return this.with("circuitBreakerMaxResetMs", value);
+  }
+  /** @see RetryReflectOptions.exhaustedPrompt (default: the built-in text) */
+  exhaustedPrompt(value: string) {
+    return this.with("exhaustedPrompt", value);
+  }
+  /** @see RetryReflectOptions.notRecoverablePrompt (default: the built-in text) */
+  notRecoverablePrompt(value: string) {
+    return this.with("notRecoverablePrompt", value);
+  }
+  /** @see RetryReflectOptions.circuitOpenPrompt (default: the built-in text) */
+  circuitOpenPrompt(value: string) {
+    return this.with("circuitOpenPrompt", value);
+  }
+  /** @see RetryReflectOptions.attemptTimeoutMs (default undefined: no limit) */
+  attemptTimeoutMs(value: number) {
+    return this.with("attemptTimeoutMs", value);
+  }
+  /** @see RetryReflectOptions.shouldRetry */
+  shouldRetry(value: NonNullable<RetryReflectOptions["shouldRetry"]>) {
+    return this.with("shouldRetry", value);
+  }
+  /** @see RetryReflectOptions.isFailure */
+  isFailure(value: NonNullable<RetryReflectOptions["isFailure"]>) {
+    return this.with("isFailure", value);
+  }
+  /** @see RetryReflectOptions.maxConcurrent (default undefined: no limit) */
+  maxConcurrent(value: number) {
+    return this.with("maxConcurrent", value);
+  }
+  /** @see RetryReflectOptions.fallback */
+  fallback(value: NonNullable<RetryReflectOptions["fallback"]>) {
+    return this.with("fallback", value);
+  }
+  /** @see RetryReflectOptions.repeatedCallLimit (default undefined: no limit) */
+  repeatedCallLimit(value: number) {
+    return this.with("repeatedCallLimit", value);
+  }
+  /** @see RetryReflectOptions.tools (default {}) — replaces every tool's policy */
+  tools(value: Readonly<Record<string, ToolPolicy>>) {
+    return this.with("tools", value);
+  }
+  /** Sets one tool's policy (`tools[name]`), replacing an earlier one for that tool. */
+  tool(name: string, policy: ToolPolicy) {
+    return this.with("tools", { ...(this.current.tools ?? {}), [name]: policy });
   }
 
   /** The options object this builder stands for. */

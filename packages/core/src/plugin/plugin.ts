@@ -1,23 +1,19 @@
-import { CircuitBreaker, CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
+import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { Circuits } from "../breaker/circuits.js";
-import { isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
 import type { CallInfo, CircuitState, ToolEffect } from "../events/events.js";
-import { Notifier } from "../events/notifier.js";
 import { withoutField } from "../idempotency/fingerprint.js";
-import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
-import { LruMap } from "../internal/lru-map.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { admission } from "./admission.js";
 import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
-import { AttemptTracker, counterKey } from "./attempt-tracker.js";
-import { type CallRun, ENGINE, type Engine, newRun, type ToolFunction } from "./call-run.js";
+import { counterKey } from "./attempt-tracker.js";
+import { type CallRun, ENGINE, type Engine, newRun, setupOf, type ToolFunction, type ToolSetup } from "./call-run.js";
+import { breakersOf, createEngine } from "./engine.js";
 import type { RetryReflectOptions, ToolCall } from "./options.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./plugin-builder.js";
+import { returnedFailure } from "./returned-failure.js";
 import { runAttempt } from "./run-attempt.js";
-import { endCall, finish } from "./run-call.js";
-import { Cleaner } from "./sanitize.js";
+import { endCall, finish, throwIfExhausted, withFallback } from "./run-call.js";
 import { type ResolvedOptions, resolveOptions } from "./validate-options.js";
 
 export type { ToolFunction } from "./call-run.js";
@@ -45,41 +41,8 @@ export class RetryReflectPlugin {
   constructor(options: RetryReflectOptions = {}) {
     const resolved = resolveOptions(options);
     this.options = resolved;
-    const notifier = new Notifier(resolved.observers, resolved.clock);
-    const breaker = new CircuitBreaker<CallInfo>({
-      threshold: resolved.circuitBreakerThreshold,
-      resetMs: resolved.circuitBreakerResetMs,
-      maxKeys: resolved.maxCircuitBreakers,
-      clock: resolved.clock,
-      onTransition: notifier.observed
-        ? (transition, call) => {
-            const toolName = call?.toolName ?? transition.key;
-            if (transition.to === "open")
-              notifier.emit("circuit_opened", toolName, call, {
-                tool_name: toolName,
-                failures: transition.failures,
-                reset_ms: transition.resetMs,
-              });
-            else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
-            else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
-          }
-        : undefined,
-    });
-    const cleaner = new Cleaner(resolved.maxErrorLength, resolved.redact);
-    const guard = new IdempotencyGuard(resolved.idempotency, resolved.clock, (run, operation, error) => {
-      const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
-      notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
-    });
-    this.engine = {
-      options: resolved,
-      breaker,
-      notifier,
-      guard,
-      cleaner,
-      tracker: new AttemptTracker(resolved.maxAttemptCounters),
-      rejections: new LruMap(resolved.maxCircuitBreakers),
-    };
-    this.circuits = new Circuits(breaker);
+    this.engine = createEngine(resolved);
+    this.circuits = new Circuits(breakersOf(this.engine), (key: string) => setupOf(this.engine, key).breaker);
     Object.defineProperty(this, ENGINE, { value: this.engine });
   }
 
@@ -107,7 +70,7 @@ export class RetryReflectPlugin {
 
   /** The circuit state of a tool (or breaker key); reading it changes nothing. Same as `circuits.state`. */
   circuitState(toolName: string): CircuitState {
-    return this.engine.breaker.state(toolName);
+    return this.circuits.state(toolName);
   }
 
   /** Forgets the attempt counters of a scope (call it when an agent run ends, or to start a task afresh). */
@@ -127,30 +90,35 @@ export class RetryReflectPlugin {
       checkCall(call, fn);
       const toolName = call.toolName;
       if (!this.isInScope(toolName)) return plain(call, fn);
-      const { options, tracker, breaker, notifier } = this.engine;
+      const engine = this.engine;
+      const { options, tracker, notifier } = engine;
+      const setup = setupOf(engine, toolName);
       const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
       const effect = call.effect ?? this.effectOf(toolName);
       const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
       const aborted = call.signal?.aborted === true;
-      // Healthy: no failure of this tool in any scope, its circuit closed.
-      const healthy = !aborted && !tracker.hasCounters(toolName) && breaker.isClosed(breakerKey);
+      // Healthy: no failure of this tool in any scope, its circuit closed, nothing per attempt to enforce.
+      const healthy = !aborted && !setup.policy.slowOnly && !tracker.hasCounters(toolName) && setup.breaker.isClosed(breakerKey);
+      const typedCall = call as ToolCall;
+      const typedFn = fn as ToolFunction<unknown, T>;
       if (notifier.callHooks || aborted)
-        return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, healthy && effect !== "write");
+        return this.observed(typedCall, typedFn, scope, effect, breakerKey, setup, healthy && effect !== "write");
       // Decided without an async frame where nothing but a plain call, a replay or a rejection can
       // happen (a success emits no event: observers of events alone keep this path).
       if (effect !== "write") {
-        if (healthy) return this.fast(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey);
+        if (healthy) return this.fast(typedCall, typedFn, scope, effect, breakerKey, setup);
       } else if (healthy && !notifier.observed) {
-        const run = newRun(call as ToolCall, scope, effect, breakerKey);
-        const stored = this.engine.guard.replayNow(run);
+        const run = newRun(typedCall, scope, effect, breakerKey, setup);
+        const stored = engine.guard.replayNow(run);
         if (stored !== undefined) return Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
-        return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false, run);
+        return this.observed(typedCall, typedFn, scope, effect, breakerKey, setup, false, run);
       }
       if (!notifier.observed) {
-        const stop = admission(this.engine, newRun(call as ToolCall, scope, effect, breakerKey));
-        if (stop !== undefined) return Promise.resolve(finish(this.engine, stop, toolName));
+        const run = newRun(typedCall, scope, effect, breakerKey, setup);
+        const stop = admission(engine, run);
+        if (stop !== undefined) return Promise.resolve(finish(engine, run, stop));
       }
-      return this.observed(call as ToolCall, fn as ToolFunction<unknown, T>, scope, effect, breakerKey, false);
+      return this.observed(typedCall, typedFn, scope, effect, breakerKey, setup, false);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -163,19 +131,21 @@ export class RetryReflectPlugin {
     scope: string,
     effect: ToolEffect,
     breakerKey: string,
+    setup: ToolSetup,
   ): Promise<ExecuteOutcome<T>> {
     let failure: unknown;
     try {
       const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
-      if (!isReturnedFailure(value)) return this.succeeded(call, scope, breakerKey, value, undefined);
-      failure = value;
+      failure = returnedFailure(setup.policy, value, () => ({ toolName: call.toolName, args: call.args, attempt: 1, scope }));
+      if (failure === undefined) return this.succeeded(call, scope, breakerKey, setup, value, undefined);
     } catch (error) {
       failure = error;
     }
     // Observers of events see this call from its failure on (its `CallInfo` starts there).
     const info = this.engine.notifier.observed ? this.callInfo(call, scope, effect) : undefined;
-    const next = continueAfterFailure(this.engine, newRun(call, scope, effect, breakerKey, info), fn, failure);
-    return finish(this.engine, next instanceof Promise ? await next : next, call.toolName);
+    const run = newRun(call, scope, effect, breakerKey, setup, info);
+    const next = continueAfterFailure(this.engine, run, fn, failure);
+    return finish(this.engine, run, next instanceof Promise ? await next : next);
   }
 
   /**
@@ -188,13 +158,14 @@ export class RetryReflectPlugin {
     scope: string,
     effect: ToolEffect,
     breakerKey: string,
+    setup: ToolSetup,
     healthy: boolean,
     made?: CallRun,
   ): Promise<ExecuteOutcome<T>> {
     const engine = this.engine;
     const { notifier } = engine;
     const info = notifier.observed ? this.callInfo(call, scope, effect) : undefined;
-    const run = made ?? newRun(call, scope, effect, breakerKey, info);
+    const run = made ?? newRun(call, scope, effect, breakerKey, setup, info);
     if (info !== undefined && notifier.callHooks) notifier.callStart(info);
     let outcome: ExecuteOutcome<T>;
     try {
@@ -206,10 +177,8 @@ export class RetryReflectPlugin {
         let failed = false;
         try {
           value = await runAttempt(engine, run, fn);
-          if (isReturnedFailure(value)) {
-            failed = true;
-            failure = value;
-          }
+          failure = returnedFailure(setup.policy, value, () => ({ toolName: run.toolName, args: call.args, attempt: 1, scope }));
+          failed = failure !== undefined;
         } catch (error) {
           failed = true;
           failure = error;
@@ -218,17 +187,20 @@ export class RetryReflectPlugin {
           const next = continueAfterFailure(engine, run, fn, failure);
           outcome = next instanceof Promise ? await next : next;
         } else {
-          outcome = this.succeeded(call, scope, breakerKey, value as T, info);
+          outcome = this.succeeded(call, scope, breakerKey, setup, value as T, info);
         }
       } else {
         outcome = await runGuarded(engine, run, fn);
       }
+      // A fallback replaces a final failure before the observers are told how the call ended.
+      const settled = withFallback(engine, run, outcome);
+      outcome = settled instanceof Promise ? await settled : settled;
     } catch (error) {
       endCall(engine, run, undefined, error);
       throw error;
     }
     endCall(engine, run, outcome);
-    return finish(engine, outcome, run.toolName);
+    return throwIfExhausted(engine, outcome, run.toolName);
   }
 
   /** The observers' view of a call (for a `write`, its arguments without the key). */
@@ -248,9 +220,16 @@ export class RetryReflectPlugin {
   }
 
   /** A first attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
-  private succeeded<T>(call: ToolCall, scope: string, breakerKey: string, value: T, info: CallInfo | undefined): SuccessOutcome<T> {
-    const { breaker, tracker } = this.engine;
-    breaker.onSuccess(breakerKey, CLOSED_PERMIT, info);
+  private succeeded<T>(
+    call: ToolCall,
+    scope: string,
+    breakerKey: string,
+    setup: ToolSetup,
+    value: T,
+    info: CallInfo | undefined,
+  ): SuccessOutcome<T> {
+    const { tracker } = this.engine;
+    setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, info);
     if (tracker.hasCounters(call.toolName)) tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
     if (call.signal?.aborted) throw abortReason(call.signal);
     return { status: "success", value, attempt: 1, replayed: false };

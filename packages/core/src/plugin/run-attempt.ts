@@ -1,19 +1,100 @@
+import { abortReason } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ToolContext } from "./options.js";
+
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const LATE = Symbol.for("retry-reflect.lateAttempt");
+const noop = (): void => {};
 
 /**
  * Runs the tool once, inside every observer's context: always a promise (a synchronous throw
  * becomes a rejection), so that observers wrapping it see one shape. Not an async function: the
  * caller awaits the tool's own promise, one frame fewer per attempt. Telling a returned failure
- * from a value (`isReturnedFailure`) is the caller's.
+ * from a value is the caller's. With `attemptTimeoutMs`, the attempt has its own signal and timer.
  */
 export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<T> {
-  const context: ToolContext =
-    run.idempotencyKey === undefined
-      ? { attempt: run.attempt, signal: run.signal, toolName: run.toolName, callId: run.call.callId }
-      : { attempt: run.attempt, signal: run.signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
+  const timeoutMs = run.policy.attemptTimeoutMs;
+  if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
+  const context = contextOf(run, run.signal);
   if (run.info === undefined) return callTool(fn, run.call.args, context);
   return engine.notifier.inContext(run.info, () => callTool(fn, run.call.args, context));
+}
+
+/** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
+export function lateOf(failure: unknown): Promise<unknown> | undefined {
+  return typeof failure === "object" && failure !== null ? (failure as { [LATE]?: Promise<unknown> })[LATE] : undefined;
+}
+
+/**
+ * One attempt with a time limit: the tool gets a signal of its own (aborted by the caller's, and at
+ * the limit); past the limit the attempt fails with `TIMEOUT` (transient) whether or not the tool
+ * stops, and the caller's abort rejects at once. The timer and the listener are gone when it ends.
+ */
+async function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
+  const own = new AbortController();
+  const outer = run.signal;
+  let onOuterAbort: (() => void) | undefined;
+  const aborted =
+    outer === undefined
+      ? undefined
+      : new Promise<never>((_resolve, reject) => {
+          onOuterAbort = () => {
+            own.abort(abortReason(outer));
+            reject(abortReason(outer));
+          };
+          if (outer.aborted) onOuterAbort();
+          else outer.addEventListener("abort", onOuterAbort, { once: true });
+        });
+  aborted?.catch(noop);
+  const context = contextOf(run, own.signal);
+  const tool =
+    run.info === undefined
+      ? callTool(fn, run.call.args, context)
+      : engine.notifier.inContext(run.info, () => callTool(fn, run.call.args, context));
+  const stopTimer = new AbortController();
+  const timer = engine.options.clock.sleep(timeoutMs, stopTimer.signal).then(
+    () => TIMED_OUT,
+    () => new Promise<never>(noop),
+  );
+  let winner: T | typeof TIMED_OUT;
+  try {
+    winner = (await Promise.race(aborted === undefined ? [tool, timer] : [tool, timer, aborted])) as T | typeof TIMED_OUT;
+  } finally {
+    stopTimer.abort();
+    if (onOuterAbort !== undefined) outer?.removeEventListener("abort", onOuterAbort);
+  }
+  if (winner !== TIMED_OUT) return winner;
+  const error = timeoutError(run, timeoutMs, tool);
+  own.abort(error);
+  tool.catch(noop); // its late failure is nobody's rejection
+  engine.notifier.emit("attempt_timed_out", run.toolName, run.info, {
+    tool_name: run.toolName,
+    attempt: run.attempt,
+    timeout_ms: timeoutMs,
+  });
+  throw error;
+}
+
+function timeoutError(run: CallRun, timeoutMs: number, late: Promise<unknown>): ToolError {
+  const error = createToolError({
+    code: ErrorCodes.TIMEOUT,
+    message: attemptTimeoutMessage(run.toolName, timeoutMs),
+    recoverable: true,
+    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.TIMEOUT,
+    kind: "transient",
+    details: { timeout_ms: timeoutMs },
+  });
+  Object.defineProperty(error, LATE, { value: late });
+  return error;
+}
+
+function contextOf(run: CallRun, signal: AbortSignal | undefined): ToolContext {
+  return run.idempotencyKey === undefined
+    ? { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId }
+    : { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
 }
 
 function callTool<T>(fn: ToolFunction<unknown, T>, args: unknown, context: ToolContext): Promise<T> {

@@ -3,14 +3,44 @@ import type { CallEnd } from "../events/events.js";
 import type { CallRun, Engine } from "./call-run.js";
 import type { ExecuteOutcome } from "./outcome.js";
 
-// The ends of a logical call: what observers are told when it ends, and `onExhausted: "throw"`.
+// The ends of a logical call: a fallback for a final failure, what observers are told when it
+// ends, and `onExhausted: "throw"`.
+
+/**
+ * A `failed` outcome replaced by the policy's `fallback` value, when it gives one: `success` with
+ * `fallback: true` (the failure was counted all the same). A fallback that throws, or returns
+ * `undefined`, keeps the failure. Synchronous when there is nothing to do.
+ */
+export function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+  const fallback = run.policy.fallback;
+  if (outcome.status !== "failed" || fallback === undefined) return outcome;
+  const replace = (value: unknown): ExecuteOutcome<T> => {
+    if (value === undefined) return outcome;
+    engine.notifier.emit("fallback_used", run.toolName, run.info, { tool_name: run.toolName, error_code: outcome.error.code });
+    return { status: "success", value: value as T, attempt: outcome.attempt, replayed: false, fallback: true };
+  };
+  try {
+    const value = fallback(run.call, outcome.error);
+    return value instanceof Promise ? value.then(replace, () => outcome) : replace(value);
+  } catch {
+    return outcome;
+  }
+}
 
 /** `onExhausted: "throw"` turns an exhausted outcome into a `RetriesExhaustedError`. */
-export function finish<T>(engine: Engine, outcome: ExecuteOutcome<T>, toolName: string): ExecuteOutcome<T> {
+export function throwIfExhausted<T>(engine: Engine, outcome: ExecuteOutcome<T>, toolName: string): ExecuteOutcome<T> {
   if (outcome.status === "failed" && outcome.reason === "exhausted" && engine.options.onExhausted === "throw") {
     throw new RetriesExhaustedError({ toolName, attempts: outcome.attempt, error: outcome.error });
   }
   return outcome;
+}
+
+/** The end of a call nobody observes: the fallback, then `onExhausted`. */
+export function finish<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+  const next = withFallback(engine, run, outcome);
+  return next instanceof Promise
+    ? next.then((settled) => throwIfExhausted(engine, settled, run.toolName))
+    : throwIfExhausted(engine, next, run.toolName);
 }
 
 /**
@@ -21,7 +51,7 @@ export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<un
   const info = run.info;
   if (info === undefined || !engine.notifier.callHooks) return;
   const durationMs = engine.options.clock.now() - info.startTime;
-  const circuitState = engine.breaker.state(run.breakerKey);
+  const circuitState = run.breaker.state(run.breakerKey);
   let end: CallEnd;
   if (outcome === undefined) {
     const status = run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error";

@@ -89,6 +89,7 @@ export function withText(
   parts: {
     code?: string;
     message?: string;
+    recoverable?: boolean;
     suggestedAction?: string;
     details?: Record<string, unknown> | undefined;
     retryAfterMs?: number | undefined;
@@ -97,7 +98,7 @@ export function withText(
   return createToolError({
     code: parts.code ?? error.code,
     message: parts.message ?? error.message,
-    recoverable: error.recoverable,
+    recoverable: parts.recoverable ?? error.recoverable,
     suggestedAction: parts.suggestedAction ?? error.suggestedAction,
     retryAfterMs: "retryAfterMs" in parts ? parts.retryAfterMs : error.retryAfterMs,
     details: "details" in parts ? parts.details : error.details,

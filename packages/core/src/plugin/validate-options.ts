@@ -4,8 +4,16 @@ import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
 import { defaultRedactor } from "../reflection/clean-error-text.js";
-import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT, type ReflectionTemplate } from "../reflection/templater.js";
+import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../reflection/templater.js";
 import type { IdempotencyOptions, RetryReflectOptions } from "./options.js";
+import {
+  type IdempotencySettings,
+  POLICY_NAMES,
+  type ResolvedPolicy,
+  resolvePolicy,
+  TOOL_IDEMPOTENCY_NAMES,
+  TOOL_POLICY_NAMES,
+} from "./policy.js";
 
 /** The documented defaults, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -16,73 +24,110 @@ export const DEFAULT_OPTIONS = {
   circuitBreakerThreshold: 5,
   circuitBreakerResetMs: 60_000,
   circuitBreakerCountsInvalidArguments: false,
+  circuitBreakerFailureRate: undefined,
+  circuitBreakerMinimumCalls: 10,
+  circuitBreakerWindowMs: 60_000,
+  circuitBreakerMaxResetMs: undefined,
   maxCircuitBreakers: 10_000,
   reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
+  attemptTimeoutMs: undefined,
+  maxConcurrent: undefined,
+  repeatedCallLimit: undefined,
   includeTools: [] as readonly string[],
   excludeTools: [] as readonly string[],
   jitter: "none",
+  tools: {},
   toolEffects: {} as Readonly<Record<string, ToolEffect>>,
   defaultEffect: "read",
   trackingScope: "scope",
   maxAttemptCounters: 10_000,
   onExhausted: "return",
   maxErrorLength: 1000,
-  idempotency: { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true },
+  idempotency: { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true, derive: "never" },
 } as const;
 
 // The option names, checked against the options type by the compiler: a new option that is not
-// listed here (or a name that is not an option) fails the build.
-const OPTION_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({
-    maxRetries: true,
-    initialBackoffMs: true,
-    backoffMultiplier: true,
-    maxBackoffMs: true,
-    circuitBreakerThreshold: true,
-    circuitBreakerResetMs: true,
-    circuitBreakerKey: true,
-    circuitBreakerCountsInvalidArguments: true,
-    maxCircuitBreakers: true,
-    reflectionPrompt: true,
-    includeTools: true,
-    excludeTools: true,
-    jitter: true,
-    toolEffects: true,
-    defaultEffect: true,
-    idempotency: true,
-    classifyError: true,
-    trackingScope: true,
-    maxAttemptCounters: true,
-    onExhausted: true,
-    maxErrorLength: true,
-    redact: true,
-    observers: true,
-    clock: true,
-    random: true,
-  } satisfies Record<keyof RetryReflectOptions, true>),
-);
+// listed (or a name that is not an option) fails the build.
+const PLUGIN_ONLY_NAMES = Object.keys({
+  tools: true,
+  circuitBreakerKey: true,
+  maxCircuitBreakers: true,
+  includeTools: true,
+  excludeTools: true,
+  toolEffects: true,
+  defaultEffect: true,
+  idempotency: true,
+  trackingScope: true,
+  maxAttemptCounters: true,
+  onExhausted: true,
+  maxErrorLength: true,
+  redact: true,
+  observers: true,
+  clock: true,
+  random: true,
+} satisfies Record<Exclude<keyof RetryReflectOptions, (typeof POLICY_NAMES)[number]>, true>);
+const OPTION_NAMES: ReadonlySet<string> = new Set<string>([...POLICY_NAMES, ...PLUGIN_ONLY_NAMES]);
 const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true } satisfies Record<
+  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true, derive: true } satisfies Record<
     keyof IdempotencyOptions,
     true
   >),
 );
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
-type Required<T> = { readonly [K in keyof T]-?: Exclude<T[K], undefined> };
+/** The policy every option starts from: the documented defaults. */
+const DEFAULT_POLICY: ResolvedPolicy = {
+  maxRetries: DEFAULT_OPTIONS.maxRetries,
+  initialBackoffMs: DEFAULT_OPTIONS.initialBackoffMs,
+  backoffMultiplier: DEFAULT_OPTIONS.backoffMultiplier,
+  maxBackoffMs: DEFAULT_OPTIONS.maxBackoffMs,
+  jitter: DEFAULT_OPTIONS.jitter,
+  circuitBreakerThreshold: DEFAULT_OPTIONS.circuitBreakerThreshold,
+  circuitBreakerResetMs: DEFAULT_OPTIONS.circuitBreakerResetMs,
+  circuitBreakerCountsInvalidArguments: DEFAULT_OPTIONS.circuitBreakerCountsInvalidArguments,
+  circuitBreakerFailureRate: DEFAULT_OPTIONS.circuitBreakerFailureRate,
+  circuitBreakerMinimumCalls: DEFAULT_OPTIONS.circuitBreakerMinimumCalls,
+  circuitBreakerWindowMs: DEFAULT_OPTIONS.circuitBreakerWindowMs,
+  circuitBreakerMaxResetMs: DEFAULT_OPTIONS.circuitBreakerMaxResetMs,
+  reflectionPrompt: DEFAULT_OPTIONS.reflectionPrompt,
+  template: compileReflectionTemplate(DEFAULT_OPTIONS.reflectionPrompt),
+  exhaustedTemplate: undefined,
+  notRecoverableTemplate: undefined,
+  circuitOpenTemplate: undefined,
+  attemptTimeoutMs: undefined,
+  shouldRetry: undefined,
+  isFailure: undefined,
+  maxConcurrent: undefined,
+  fallback: undefined,
+  repeatedCallLimit: undefined,
+  classifyError: undefined,
+  idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
+  slowOnly: false,
+  ownBreaker: false,
+};
 
-/** Options after defaults and validation. */
-export interface ResolvedOptions
-  extends Required<Omit<RetryReflectOptions, "circuitBreakerKey" | "classifyError" | "idempotency" | "includeTools" | "excludeTools">> {
+/** Options after defaults and validation: the plugin's policy (its fields, and as `policy`), each tool's, and the plugin-wide settings. */
+export interface ResolvedOptions extends ResolvedPolicy {
+  /** The plugin's policy: what a tool without one of its own uses. */
+  readonly policy: ResolvedPolicy;
+  /** Each configured tool's policy (`tools`), the plugin's with the tool's fields applied. */
+  readonly tools: ReadonlyMap<string, ResolvedPolicy>;
   readonly circuitBreakerKey: RetryReflectOptions["circuitBreakerKey"];
-  readonly classifyError: RetryReflectOptions["classifyError"];
+  readonly maxCircuitBreakers: number;
   readonly includeTools: ReadonlySet<string>;
   readonly excludeTools: ReadonlySet<string>;
-  readonly idempotency: Required<Omit<IdempotencyOptions, "key">> & {
-    readonly key: IdempotencyOptions["key"];
-    readonly store: IdempotencyStore;
-  };
-  readonly template: ReflectionTemplate;
+  /** Effects by tool name, `tools[name].effect` merged in. */
+  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
+  readonly defaultEffect: ToolEffect;
+  readonly idempotency: IdempotencySettings & { readonly store: IdempotencyStore };
+  readonly trackingScope: "scope" | "global";
+  readonly maxAttemptCounters: number;
+  readonly onExhausted: "return" | "throw";
+  readonly maxErrorLength: number;
+  readonly redact: (text: string) => string;
+  readonly observers: readonly RetryReflectObserver[];
+  readonly clock: NonNullable<RetryReflectOptions["clock"]>;
+  readonly random: () => number;
 }
 
 function integer(name: string, value: unknown, min: number, fallback: number): number {
@@ -92,18 +137,11 @@ function integer(name: string, value: unknown, min: number, fallback: number): n
   return value;
 }
 
-function finite(name: string, value: unknown, min: number, fallback: number, exclusive = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < min || (exclusive && value === min)) {
-    throw new InvalidOptionError(name, value, `a finite number ${exclusive ? ">" : ">="} ${min}`);
-  }
-  return value;
-}
-
 function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
-  if (typeof value !== "string" || !allowed.includes(value as T))
+  if (typeof value !== "string" || !allowed.includes(value as T)) {
     throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
+  }
   return value as T;
 }
 
@@ -127,6 +165,13 @@ function plainObject(name: string, value: unknown): Record<string, unknown> | un
   return value as Record<string, unknown>;
 }
 
+function knownKeys(name: string, input: Record<string, unknown>, known: ReadonlySet<string>): void {
+  for (const key of Object.keys(input)) {
+    if (!known.has(key))
+      throw new InvalidOptionError(`${name}${key}`, input[key], `a known option (unknown option; valid ones: ${[...known].join(", ")})`);
+  }
+}
+
 const OBSERVER_HOOKS = ["onEvent", "onCallStart", "runInContext", "onCallEnd"] as const;
 
 function isObserver(value: unknown): boolean {
@@ -140,16 +185,7 @@ function isObserver(value: unknown): boolean {
 /** Applies defaults and checks every option; throws `InvalidOptionError` naming the option and the value. */
 export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptions {
   const input = plainObject("options", options) ?? {};
-  for (const key of Object.keys(input)) {
-    if (!OPTION_NAMES.has(key))
-      throw new InvalidOptionError(key, input[key], `a known option (unknown option; valid ones: ${[...OPTION_NAMES].join(", ")})`);
-  }
-  const d = DEFAULT_OPTIONS;
-  const initialBackoffMs = finite("initialBackoffMs", options.initialBackoffMs, 0, d.initialBackoffMs);
-  const maxBackoffMs = finite("maxBackoffMs", options.maxBackoffMs, 0, d.maxBackoffMs);
-  if (maxBackoffMs < initialBackoffMs) {
-    throw new InvalidOptionError("maxBackoffMs", maxBackoffMs, `a number >= initialBackoffMs (${initialBackoffMs})`);
-  }
+  knownKeys("", input, OPTION_NAMES);
   // `=== undefined`, not `??`: an explicit null is an invalid value, not "use the default".
   const clock = options.clock === undefined ? systemClock : options.clock;
   if (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.sleep !== "function") {
@@ -171,19 +207,9 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   }
 
   const idempotencyInput = plainObject("idempotency", options.idempotency) ?? {};
-  for (const key of Object.keys(idempotencyInput)) {
-    if (!IDEMPOTENCY_NAMES.has(key))
-      throw new InvalidOptionError(
-        `idempotency.${key}`,
-        idempotencyInput[key],
-        `a known option (valid ones: ${[...IDEMPOTENCY_NAMES].join(", ")})`,
-      );
-  }
-  const idem = idempotencyInput as IdempotencyOptions;
-  const keyField = idem.keyField === undefined ? d.idempotency.keyField : idem.keyField;
-  if (typeof keyField !== "string" || keyField.length === 0)
-    throw new InvalidOptionError("idempotency.keyField", idem.keyField, "a non-empty string");
-  const store = idem.store === undefined ? new InMemoryIdempotencyStore({ clock }) : idem.store;
+  knownKeys("idempotency.", idempotencyInput, IDEMPOTENCY_NAMES);
+  const store =
+    idempotencyInput.store === undefined ? new InMemoryIdempotencyStore({ clock }) : (idempotencyInput.store as IdempotencyStore);
   if (
     typeof store !== "object" ||
     store === null ||
@@ -191,45 +217,47 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     typeof store.complete !== "function" ||
     typeof store.release !== "function"
   ) {
-    throw new InvalidOptionError("idempotency.store", idem.store, "an IdempotencyStore (begin, complete, release)");
+    throw new InvalidOptionError("idempotency.store", idempotencyInput.store, "an IdempotencyStore (begin, complete, release)");
   }
-  if (idem.requireKey !== undefined && typeof idem.requireKey !== "boolean")
-    throw new InvalidOptionError("idempotency.requireKey", idem.requireKey, "a boolean");
-  const countsInvalid = options.circuitBreakerCountsInvalidArguments;
-  if (countsInvalid !== undefined && typeof countsInvalid !== "boolean") {
-    throw new InvalidOptionError("circuitBreakerCountsInvalidArguments", countsInvalid, "a boolean");
+
+  const policy = resolvePolicy(input, idempotencyInput, DEFAULT_POLICY, "");
+  const tools = new Map<string, ResolvedPolicy>();
+  for (const [toolName, raw] of Object.entries(plainObject("tools", options.tools) ?? {})) {
+    const prefix = `tools.${toolName}.`;
+    const toolInput = plainObject(`tools.${toolName}`, raw) ?? {};
+    knownKeys(prefix, toolInput, TOOL_POLICY_NAMES);
+    const toolIdempotency = plainObject(`${prefix}idempotency`, toolInput.idempotency) ?? {};
+    knownKeys(`${prefix}idempotency.`, toolIdempotency, TOOL_IDEMPOTENCY_NAMES);
+    if (toolInput.effect !== undefined) {
+      const effect = oneOf(`${prefix}effect`, toolInput.effect, EFFECTS, "read");
+      const declared = toolEffects[toolName];
+      if (declared !== undefined && declared !== effect) {
+        throw new InvalidOptionError(
+          `${prefix}effect`,
+          effect,
+          `the effect toolEffects.${toolName} gives ("${declared}"): they are one setting`,
+        );
+      }
+      toolEffects[toolName] = effect;
+    }
+    tools.set(toolName, resolvePolicy(toolInput, toolIdempotency, policy, prefix));
   }
 
   return {
-    maxRetries: integer("maxRetries", options.maxRetries, 0, d.maxRetries),
-    initialBackoffMs,
-    backoffMultiplier: finite("backoffMultiplier", options.backoffMultiplier, 1, d.backoffMultiplier),
-    maxBackoffMs,
-    circuitBreakerThreshold: integer("circuitBreakerThreshold", options.circuitBreakerThreshold, 1, d.circuitBreakerThreshold),
-    circuitBreakerResetMs: finite("circuitBreakerResetMs", options.circuitBreakerResetMs, 0, d.circuitBreakerResetMs, true),
+    ...policy,
+    policy,
+    tools,
     circuitBreakerKey: fn("circuitBreakerKey", options.circuitBreakerKey),
-    circuitBreakerCountsInvalidArguments: countsInvalid ?? d.circuitBreakerCountsInvalidArguments,
-    maxCircuitBreakers: integer("maxCircuitBreakers", options.maxCircuitBreakers, 1, d.maxCircuitBreakers),
-    reflectionPrompt: options.reflectionPrompt === undefined ? d.reflectionPrompt : options.reflectionPrompt,
-    template: compileReflectionTemplate(options.reflectionPrompt === undefined ? d.reflectionPrompt : options.reflectionPrompt),
+    maxCircuitBreakers: integer("maxCircuitBreakers", options.maxCircuitBreakers, 1, DEFAULT_OPTIONS.maxCircuitBreakers),
     includeTools: toolNames("includeTools", options.includeTools),
     excludeTools: toolNames("excludeTools", options.excludeTools),
-    jitter: oneOf("jitter", options.jitter, ["none", "full", "equal", "decorrelated"], d.jitter),
     toolEffects,
-    defaultEffect: oneOf("defaultEffect", options.defaultEffect, EFFECTS, d.defaultEffect),
-    idempotency: {
-      store,
-      keyField,
-      key: fn("idempotency.key", idem.key),
-      ttlMs: finite("idempotency.ttlMs", idem.ttlMs, 0, d.idempotency.ttlMs, true),
-      leaseMs: finite("idempotency.leaseMs", idem.leaseMs, 0, d.idempotency.leaseMs, true),
-      requireKey: idem.requireKey ?? d.idempotency.requireKey,
-    },
-    classifyError: fn("classifyError", options.classifyError),
-    trackingScope: oneOf("trackingScope", options.trackingScope, ["scope", "global"], d.trackingScope),
-    maxAttemptCounters: integer("maxAttemptCounters", options.maxAttemptCounters, 1, d.maxAttemptCounters),
-    onExhausted: oneOf("onExhausted", options.onExhausted, ["return", "throw"], d.onExhausted),
-    maxErrorLength: integer("maxErrorLength", options.maxErrorLength, 32, d.maxErrorLength),
+    defaultEffect: oneOf("defaultEffect", options.defaultEffect, EFFECTS, DEFAULT_OPTIONS.defaultEffect),
+    idempotency: { ...policy.idempotency, store },
+    trackingScope: oneOf("trackingScope", options.trackingScope, ["scope", "global"], DEFAULT_OPTIONS.trackingScope),
+    maxAttemptCounters: integer("maxAttemptCounters", options.maxAttemptCounters, 1, DEFAULT_OPTIONS.maxAttemptCounters),
+    onExhausted: oneOf("onExhausted", options.onExhausted, ["return", "throw"], DEFAULT_OPTIONS.onExhausted),
+    maxErrorLength: integer("maxErrorLength", options.maxErrorLength, 32, DEFAULT_OPTIONS.maxErrorLength),
     redact: fn("redact", options.redact) ?? defaultRedactor,
     observers: [...(observers as readonly RetryReflectObserver[])],
     clock,

@@ -6,7 +6,7 @@ export { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
 export const REFLECTION_PLACEHOLDERS = ["tool_name", "error", "error_code", "attempt", "max_retries", "suggested_action", "args"] as const;
 
 export type ReflectionPlaceholder = (typeof REFLECTION_PLACEHOLDERS)[number];
-export type ReflectionValues = Readonly<Record<ReflectionPlaceholder, string>>;
+export type ReflectionValues = Readonly<Record<ReflectionPlaceholder, string>> & Readonly<Record<string, string>>;
 
 /** A parsed template: literal text and placeholders, alternating. Rendering is one pass. */
 export interface ReflectionTemplate {
@@ -14,18 +14,21 @@ export interface ReflectionTemplate {
   render(values: ReflectionValues): string;
 }
 
-const KNOWN = new Set<string>(REFLECTION_PLACEHOLDERS);
-
 /**
  * Parses a template once (at `build()`): `{name}` is a placeholder, `{{` and `}}` are literal
  * braces. An unknown placeholder or a lone brace throws, naming the valid placeholders.
  */
-export function compileReflectionTemplate(source: string, option = "reflectionPrompt"): ReflectionTemplate {
+export function compileReflectionTemplate(
+  source: string,
+  option = "reflectionPrompt",
+  placeholders: readonly string[] = REFLECTION_PLACEHOLDERS,
+): ReflectionTemplate {
+  const known = new Set<string>(placeholders);
   if (typeof source !== "string" || source.trim().length === 0) {
     throw new InvalidOptionError(option, source, "a non-empty template string");
   }
   const literals: string[] = [];
-  const names: ReflectionPlaceholder[] = [];
+  const names: string[] = [];
   let literal = "";
   for (let index = 0; index < source.length; index++) {
     const char = source[index];
@@ -39,16 +42,16 @@ export function compileReflectionTemplate(source: string, option = "reflectionPr
     } else if (char === "{") {
       const close = source.indexOf("}", index + 1);
       const name = close === -1 ? "" : source.slice(index + 1, close);
-      if (close === -1 || !KNOWN.has(name)) {
+      if (close === -1 || !known.has(name)) {
         const found = close === -1 ? `an unclosed "{" at position ${index}` : `unknown placeholder {${name}}`;
         throw new InvalidOptionError(
           option,
           source,
-          `a template whose placeholders are among ${REFLECTION_PLACEHOLDERS.map((known) => `{${known}}`).join(", ")} (write {{ and }} for literal braces); found ${found}`,
+          `a template whose placeholders are among ${placeholders.map((each) => `{${each}}`).join(", ")} (write {{ and }} for literal braces); found ${found}`,
         );
       }
       literals.push(literal);
-      names.push(name as ReflectionPlaceholder);
+      names.push(name);
       literal = "";
       index = close;
     } else if (char === "}") {
@@ -67,7 +70,7 @@ export function compileReflectionTemplate(source: string, option = "reflectionPr
     render(values) {
       let out = literals[0] ?? "";
       for (let index = 0; index < names.length; index++) {
-        out += values[names[index] as ReflectionPlaceholder] + (literals[index + 1] ?? "");
+        out += (values[names[index] as string] ?? "") + (literals[index + 1] ?? "");
       }
       return out;
     },

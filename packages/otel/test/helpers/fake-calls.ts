@@ -48,6 +48,9 @@ export function makeEvent<T extends RetryReflectEvent["type"]>(
     idempotency_conflict: ["WARN", "idempotency conflict"],
     store_error: ["WARN", "store error"],
     waiting_before_retry: ["INFO", "waiting before retry"],
+    attempt_timed_out: ["WARN", "attempt timed out"],
+    fallback_used: ["WARN", "fallback used"],
+    call_refused: ["WARN", "call refused"],
   } as const;
   const [level, message] = table[type];
   return {

@@ -1,0 +1,71 @@
+import { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { CallInfo } from "../events/events.js";
+import { Notifier } from "../events/notifier.js";
+import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
+import { LruMap } from "../internal/lru-map.js";
+import { errorMessageOf } from "../reflection/clean-error-text.js";
+import { AttemptTracker } from "./attempt-tracker.js";
+import type { CallRun, Engine, ToolSetup } from "./call-run.js";
+import type { ResolvedPolicy } from "./policy.js";
+import { Cleaner } from "./sanitize.js";
+import type { ResolvedOptions } from "./validate-options.js";
+
+/**
+ * The parts of one plugin from its resolved options: the notifier, the cleaner, the guard, the
+ * attempt counters, and a breaker for the plugin plus one per tool whose breaker settings differ.
+ */
+export function createEngine(options: ResolvedOptions): Engine {
+  const notifier = new Notifier(options.observers, options.clock);
+  const breakerFor = (policy: ResolvedPolicy) =>
+    new CircuitBreaker<CallInfo>({
+      threshold: policy.circuitBreakerThreshold,
+      resetMs: policy.circuitBreakerResetMs,
+      failureRate: policy.circuitBreakerFailureRate,
+      minimumCalls: policy.circuitBreakerMinimumCalls,
+      windowMs: policy.circuitBreakerWindowMs,
+      maxResetMs: policy.circuitBreakerMaxResetMs,
+      maxKeys: options.maxCircuitBreakers,
+      clock: options.clock,
+      onTransition: notifier.observed
+        ? (transition, call) => {
+            const toolName = call?.toolName ?? transition.key;
+            if (transition.to === "open") {
+              notifier.emit("circuit_opened", toolName, call, {
+                tool_name: toolName,
+                failures: transition.failures,
+                reset_ms: transition.resetMs,
+              });
+            } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
+            else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
+          }
+        : undefined,
+    });
+  const defaults: ToolSetup = { policy: options.policy, breaker: breakerFor(options.policy) };
+  const setups = new Map<string, ToolSetup>();
+  for (const [toolName, policy] of options.tools) {
+    setups.set(toolName, { policy, breaker: policy.ownBreaker ? breakerFor(policy) : defaults.breaker });
+  }
+  const cleaner = new Cleaner(options.maxErrorLength, options.redact);
+  const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error) => {
+    const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
+    notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
+  });
+  return {
+    options,
+    defaults,
+    setups,
+    running: new Map(),
+    notifier,
+    guard,
+    cleaner,
+    tracker: new AttemptTracker(options.maxAttemptCounters),
+    rejections: new LruMap(options.maxCircuitBreakers),
+  };
+}
+
+/** Every distinct breaker of an engine, the plugin's first. */
+export function breakersOf(engine: Engine): CircuitBreaker<CallInfo>[] {
+  const breakers = [engine.defaults.breaker];
+  for (const { breaker } of engine.setups.values()) if (!breakers.includes(breaker)) breakers.push(breaker);
+  return breakers;
+}

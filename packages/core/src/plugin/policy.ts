@@ -1,0 +1,221 @@
+import type { Jitter } from "../backoff/backoff.js";
+import { InvalidOptionError } from "../errors/invalid-option-error.js";
+import type { ToolError } from "../errors/tool-error.js";
+import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS, type ReflectionTemplate } from "../reflection/templater.js";
+import type { ClassifyContext, FailureContext, IdempotencyDerive, PolicyOptions, ToolCall, ToolPolicy } from "./options.js";
+
+/** A write's idempotency settings, as one call uses them (the store is the plugin's). */
+export interface IdempotencySettings {
+  readonly keyField: string;
+  readonly key: ((call: ToolCall) => string | undefined) | undefined;
+  readonly ttlMs: number;
+  readonly leaseMs: number;
+  readonly requireKey: boolean;
+  readonly derive: IdempotencyDerive;
+}
+
+/** The settings one tool's calls use: the plugin's options with the tool's policy applied, defaults filled in. */
+export interface ResolvedPolicy {
+  readonly maxRetries: number;
+  readonly initialBackoffMs: number;
+  readonly backoffMultiplier: number;
+  readonly maxBackoffMs: number;
+  readonly jitter: Jitter;
+  readonly circuitBreakerThreshold: number;
+  readonly circuitBreakerResetMs: number;
+  readonly circuitBreakerCountsInvalidArguments: boolean;
+  readonly circuitBreakerFailureRate: number | undefined;
+  readonly circuitBreakerMinimumCalls: number;
+  readonly circuitBreakerWindowMs: number;
+  readonly circuitBreakerMaxResetMs: number | undefined;
+  readonly reflectionPrompt: string;
+  readonly template: ReflectionTemplate;
+  /** Compiled stop texts; undefined: the built-in text. */
+  readonly exhaustedTemplate: ReflectionTemplate | undefined;
+  readonly notRecoverableTemplate: ReflectionTemplate | undefined;
+  readonly circuitOpenTemplate: ReflectionTemplate | undefined;
+  readonly attemptTimeoutMs: number | undefined;
+  readonly shouldRetry: ((error: ToolError, context: FailureContext) => boolean | undefined) | undefined;
+  readonly isFailure: ((result: unknown, context: FailureContext) => boolean | ToolError | undefined) | undefined;
+  readonly maxConcurrent: number | undefined;
+  readonly fallback: ((call: ToolCall, error: ToolError) => unknown) | undefined;
+  readonly repeatedCallLimit: number | undefined;
+  readonly classifyError: ((error: unknown, context: ClassifyContext) => ToolError | undefined) | undefined;
+  readonly idempotency: IdempotencySettings;
+  /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
+  readonly slowOnly: boolean;
+  /** Breaker settings differ from the plugin's: this tool gets a breaker of its own. */
+  readonly ownBreaker: boolean;
+}
+
+/** The placeholders of the stop texts: the reflection's, and the wait in seconds. */
+export const STOP_PLACEHOLDERS = [...REFLECTION_PLACEHOLDERS, "retry_after_s"] as const;
+
+const JITTERS: readonly Jitter[] = ["none", "full", "equal", "decorrelated"];
+const DERIVES: readonly IdempotencyDerive[] = ["never", "when-missing", "always"];
+
+// The policy option names, checked against the type by the compiler.
+export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
+  maxRetries: true,
+  initialBackoffMs: true,
+  backoffMultiplier: true,
+  maxBackoffMs: true,
+  jitter: true,
+  circuitBreakerThreshold: true,
+  circuitBreakerResetMs: true,
+  circuitBreakerCountsInvalidArguments: true,
+  circuitBreakerFailureRate: true,
+  circuitBreakerMinimumCalls: true,
+  circuitBreakerWindowMs: true,
+  circuitBreakerMaxResetMs: true,
+  reflectionPrompt: true,
+  exhaustedPrompt: true,
+  notRecoverablePrompt: true,
+  circuitOpenPrompt: true,
+  attemptTimeoutMs: true,
+  shouldRetry: true,
+  isFailure: true,
+  maxConcurrent: true,
+  fallback: true,
+  repeatedCallLimit: true,
+  classifyError: true,
+} satisfies Record<keyof PolicyOptions, true>) as (keyof PolicyOptions)[];
+
+/** The names a tool's policy may hold: the policy options, its effect and its idempotency settings. */
+export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set<string>([
+  ...POLICY_NAMES,
+  "effect",
+  "idempotency",
+] satisfies (keyof ToolPolicy)[]);
+
+/** The idempotency names of a tool's policy (the store is the plugin's). */
+export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({ keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true, derive: true } satisfies Record<
+    keyof NonNullable<ToolPolicy["idempotency"]>,
+    true
+  >),
+);
+
+/** Each policy option checked and resolved: `input`'s value where given, else `base`'s. Names are prefixed (`tools.pay.maxRetries`). */
+export function resolvePolicy(
+  input: Readonly<Record<string, unknown>>,
+  idempotency: Readonly<Record<string, unknown>>,
+  base: ResolvedPolicy,
+  prefix: string,
+): ResolvedPolicy {
+  const name = (option: string) => prefix + option;
+  const pick = <T>(option: keyof PolicyOptions, check: (value: unknown, name: string) => T, fallback: T): T =>
+    input[option] === undefined ? fallback : check(input[option], name(option));
+
+  const initialBackoffMs = pick("initialBackoffMs", finite(0), base.initialBackoffMs);
+  const maxBackoffMs = pick("maxBackoffMs", finite(0), base.maxBackoffMs);
+  if (maxBackoffMs < initialBackoffMs)
+    throw new InvalidOptionError(name("maxBackoffMs"), maxBackoffMs, `a number >= initialBackoffMs (${initialBackoffMs})`);
+  const circuitBreakerResetMs = pick("circuitBreakerResetMs", finite(0, true), base.circuitBreakerResetMs);
+  const circuitBreakerMaxResetMs = pick("circuitBreakerMaxResetMs", finite(0, true), base.circuitBreakerMaxResetMs);
+  if (circuitBreakerMaxResetMs !== undefined && circuitBreakerMaxResetMs < circuitBreakerResetMs) {
+    throw new InvalidOptionError(
+      name("circuitBreakerMaxResetMs"),
+      circuitBreakerMaxResetMs,
+      `a number >= circuitBreakerResetMs (${circuitBreakerResetMs})`,
+    );
+  }
+  const reflectionPrompt = pick("reflectionPrompt", (value) => value as string, base.reflectionPrompt);
+  const stop = (option: "exhaustedPrompt" | "notRecoverablePrompt" | "circuitOpenPrompt", fallback: ReflectionTemplate | undefined) =>
+    input[option] === undefined ? fallback : compileReflectionTemplate(input[option] as string, name(option), STOP_PLACEHOLDERS);
+
+  const resolved = {
+    maxRetries: pick("maxRetries", integer(0), base.maxRetries),
+    initialBackoffMs,
+    backoffMultiplier: pick("backoffMultiplier", finite(1), base.backoffMultiplier),
+    maxBackoffMs,
+    jitter: pick("jitter", oneOf(JITTERS), base.jitter),
+    circuitBreakerThreshold: pick("circuitBreakerThreshold", integer(1), base.circuitBreakerThreshold),
+    circuitBreakerResetMs,
+    circuitBreakerCountsInvalidArguments: pick("circuitBreakerCountsInvalidArguments", boolean, base.circuitBreakerCountsInvalidArguments),
+    circuitBreakerFailureRate: pick("circuitBreakerFailureRate", fraction, base.circuitBreakerFailureRate),
+    circuitBreakerMinimumCalls: pick("circuitBreakerMinimumCalls", integer(1), base.circuitBreakerMinimumCalls),
+    circuitBreakerWindowMs: pick("circuitBreakerWindowMs", finite(0, true), base.circuitBreakerWindowMs),
+    circuitBreakerMaxResetMs,
+    reflectionPrompt,
+    template: input.reflectionPrompt === undefined ? base.template : compileReflectionTemplate(reflectionPrompt, name("reflectionPrompt")),
+    exhaustedTemplate: stop("exhaustedPrompt", base.exhaustedTemplate),
+    notRecoverableTemplate: stop("notRecoverablePrompt", base.notRecoverableTemplate),
+    circuitOpenTemplate: stop("circuitOpenPrompt", base.circuitOpenTemplate),
+    attemptTimeoutMs: pick("attemptTimeoutMs", finite(0, true), base.attemptTimeoutMs),
+    shouldRetry: pick("shouldRetry", fn, base.shouldRetry) as ResolvedPolicy["shouldRetry"],
+    isFailure: pick("isFailure", fn, base.isFailure) as ResolvedPolicy["isFailure"],
+    maxConcurrent: pick("maxConcurrent", integer(1), base.maxConcurrent),
+    fallback: pick("fallback", fn, base.fallback) as ResolvedPolicy["fallback"],
+    repeatedCallLimit: pick("repeatedCallLimit", integer(1), base.repeatedCallLimit),
+    classifyError: pick("classifyError", fn, base.classifyError) as ResolvedPolicy["classifyError"],
+    idempotency: resolveIdempotency(idempotency, base.idempotency, `${prefix}idempotency.`),
+  };
+  return {
+    ...resolved,
+    slowOnly: resolved.attemptTimeoutMs !== undefined || resolved.maxConcurrent !== undefined,
+    ownBreaker:
+      base.ownBreaker ||
+      resolved.circuitBreakerThreshold !== base.circuitBreakerThreshold ||
+      resolved.circuitBreakerResetMs !== base.circuitBreakerResetMs ||
+      resolved.circuitBreakerFailureRate !== base.circuitBreakerFailureRate ||
+      resolved.circuitBreakerMinimumCalls !== base.circuitBreakerMinimumCalls ||
+      resolved.circuitBreakerWindowMs !== base.circuitBreakerWindowMs ||
+      resolved.circuitBreakerMaxResetMs !== base.circuitBreakerMaxResetMs,
+  };
+}
+
+function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: IdempotencySettings, prefix: string): IdempotencySettings {
+  const keyField = input.keyField === undefined ? base.keyField : input.keyField;
+  if (typeof keyField !== "string" || keyField.length === 0)
+    throw new InvalidOptionError(`${prefix}keyField`, input.keyField, "a non-empty string");
+  return {
+    keyField,
+    key: input.key === undefined ? base.key : (fn(input.key, `${prefix}key`) as IdempotencySettings["key"]),
+    ttlMs: input.ttlMs === undefined ? base.ttlMs : finite(0, true)(input.ttlMs, `${prefix}ttlMs`),
+    leaseMs: input.leaseMs === undefined ? base.leaseMs : finite(0, true)(input.leaseMs, `${prefix}leaseMs`),
+    requireKey: input.requireKey === undefined ? base.requireKey : boolean(input.requireKey, `${prefix}requireKey`),
+    derive: input.derive === undefined ? base.derive : oneOf(DERIVES)(input.derive, `${prefix}derive`),
+  };
+}
+
+function integer(min: number) {
+  return (value: unknown, name: string): number => {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min)
+      throw new InvalidOptionError(name, value, `an integer >= ${min}`);
+    return value;
+  };
+}
+
+function finite(min: number, exclusive = false) {
+  return (value: unknown, name: string): number => {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < min || (exclusive && value === min)) {
+      throw new InvalidOptionError(name, value, `a finite number ${exclusive ? ">" : ">="} ${min}`);
+    }
+    return value;
+  };
+}
+
+function fraction(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1)
+    throw new InvalidOptionError(name, value, "a fraction in (0, 1]");
+  return value;
+}
+
+function boolean(value: unknown, name: string): boolean {
+  if (typeof value !== "boolean") throw new InvalidOptionError(name, value, "a boolean");
+  return value;
+}
+
+function oneOf<T extends string>(allowed: readonly T[]) {
+  return (value: unknown, name: string): T => {
+    if (typeof value !== "string" || !allowed.includes(value as T))
+      throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
+    return value as T;
+  };
+}
+
+function fn(value: unknown, name: string): unknown {
+  if (typeof value !== "function") throw new InvalidOptionError(name, value, "a function");
+  return value;
+}
