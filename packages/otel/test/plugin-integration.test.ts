@@ -307,3 +307,55 @@ describe("context and final failures through the real plugin", () => {
     expect(telemetry.spans()).toHaveLength(0);
   });
 });
+
+describe("the resilience options' events on the call's span", () => {
+  it("a hung attempt cut off by attemptTimeoutMs: 'attempt timed out', then the in-place retry and its success", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 1_000, initialBackoffMs: 100, observers: [observer()] });
+    let runs = 0;
+    const pending = plugin.execute({ toolName: "generate_report", args: {} }, () => {
+      runs++;
+      return runs === 1 ? new Promise<never>(() => {}) : "report";
+    });
+    await clock.advance(1_000);
+    await clock.advance(100);
+    await expect(pending).resolves.toMatchObject({ status: "success", attempt: 2 });
+    const events = spanEvents(telemetry.span("execute_tool generate_report"));
+    expect(events.map((event) => event.name)).toEqual(["attempt timed out", "tool call failed, retrying", "retry succeeded"]);
+    expect(events[0]?.attributes).toEqual({
+      "gen_ai.tool.name": "generate_report",
+      "retry_reflect.attempt": 1,
+      "retry_reflect.timeout_ms": 1_000,
+    });
+    expect(events[1]?.attributes).toMatchObject({ "retry_reflect.error_code": "TIMEOUT", "retry_reflect.mode": "in_place" });
+  });
+
+  it("'fallback used' on a call whose failure was replaced, and 'call refused' on an OVERLOADED one", async () => {
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxConcurrent: 1,
+      tools: { search: { fallback: () => ({ hits: [], note: "cached" }) } },
+      observers: [observer()],
+    });
+    await plugin.execute({ toolName: "search", args: {} }, () => {
+      throw new ToolError({ code: "QUOTA", message: "quota exceeded", recoverable: false });
+    });
+    const fallback = telemetry.span("execute_tool search");
+    expect(spanEvents(fallback)).toEqual([
+      { name: "fallback used", attributes: { "gen_ai.tool.name": "search", "retry_reflect.error_code": "QUOTA" } },
+    ]);
+
+    let release!: () => void;
+    const busy = plugin.execute(
+      { toolName: "report", args: {}, scope: "a" },
+      () => new Promise<string>((resolve) => (release = () => resolve("r"))),
+    );
+    await clock.advance(0);
+    await plugin.execute({ toolName: "report", args: {}, scope: "b" }, () => "never runs");
+    release();
+    await busy;
+    const refused = telemetry.spans().filter((span) => span.name === "execute_tool report")[0];
+    expect(spanEvents(refused!)).toEqual([
+      { name: "call refused", attributes: { "gen_ai.tool.name": "report", "retry_reflect.reason": "overloaded" } },
+    ]);
+  });
+});

@@ -34,6 +34,11 @@ export interface HostToolCall<R> {
   readonly failureOfResult?: (result: NoInfer<R>) => unknown;
   /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
   readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
+  /**
+   * The host's own "retry or not" mark on what its tool threw (LangChain's `getRetryable`): the
+   * default of the policy's `shouldRetry`. It receives the host's original error. @default none
+   */
+  readonly retryable?: (error: unknown) => boolean | undefined;
   /** Runs the host's tool once with these arguments (the model's, or corrected ones). */
   readonly run: (args: unknown, context: ToolContext) => Promise<R> | R;
   /**
@@ -152,6 +157,7 @@ export async function runToolCall<R, P>(
         passThrough: call.isControlFlow,
         description: call.description,
         toolType: call.toolType,
+        retryable: call.retryable === undefined ? undefined : hostRetryable(call.retryable, () => originals),
       },
       runTool,
     );
@@ -162,6 +168,14 @@ export async function runToolCall<R, P>(
     outcome = { status: "passthrough", value: original.returned };
   }
   return present === undefined ? outcome : present(outcome, call);
+}
+
+/** The host's mark, asked about the host's own error (not the failure it was normalised into). */
+function hostRetryable<R>(retryable: (error: unknown) => boolean | undefined, originals: () => Map<unknown, Original<R>> | undefined) {
+  return (failure: unknown): boolean | undefined => {
+    const original = originals()?.get(failure);
+    return retryable(original !== undefined && "thrown" in original ? original.thrown : failure);
+  };
 }
 
 /**
