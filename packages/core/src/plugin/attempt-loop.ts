@@ -198,7 +198,9 @@ function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<u
       return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
     },
     () => engine.guard.release(run, token),
-  );
+  )
+    // Nobody awaits this: whatever goes wrong here must not become an unhandled rejection.
+    .catch(() => engine.guard.release(run, token));
 }
 
 /** The wait before an in-place retry: abortable; a zero wait only checks the signal. */
