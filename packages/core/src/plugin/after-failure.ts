@@ -4,6 +4,7 @@ import { classifyError } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { applyDecision } from "./apply-decision.js";
 import type { CallRun, Engine } from "./call-run.js";
 import { decide } from "./decide.js";
@@ -44,7 +45,11 @@ export function afterFailure(
   let error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
   // `shouldRetry` (or the host's own mark) may override whether this failure may be retried at all.
   const verdict = retryVerdict(run, error, failure);
-  if (verdict !== undefined && verdict !== error.recoverable) error = withText(error, { recoverable: verdict });
+  if (verdict !== undefined && verdict !== error.recoverable) {
+    // The suggested action was written for the other verdict ("call the tool again" for a stop,
+    // "do not call it again" for a retry): the model is told what this verdict means instead.
+    error = withText(error, { recoverable: verdict, suggestedAction: verdict ? retryAction(error) : exhaustedAction(run.toolName) });
+  }
   if (error.kind !== "transient") rememberFailedCall(run, tracked);
   const decision = decide(
     {
@@ -93,19 +98,36 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   return applyDecision(engine, run, tracked, error, decision, "refusal") as ReflectOutcome | FailedOutcome;
 }
 
-/** The policy's `shouldRetry`, else the host's mark (`call.retryable`); undefined: the default decision. A hook that throws decides nothing. */
+/**
+ * The policy's `shouldRetry`, else the host's mark (`call.retryable`); undefined: the default
+ * decision. A hook that throws (or returns anything but a boolean) decides nothing: a throwing
+ * `shouldRetry` leaves the decision to the mark, a throwing mark to the default.
+ */
 function retryVerdict(run: CallRun, error: ToolError, failure: unknown): boolean | undefined {
-  try {
-    const shouldRetry = run.policy.shouldRetry;
-    if (shouldRetry !== undefined) {
+  const shouldRetry = run.policy.shouldRetry;
+  if (shouldRetry !== undefined) {
+    try {
       const verdict = shouldRetry(error, { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope });
       if (typeof verdict === "boolean") return verdict;
+    } catch {
+      // Decides nothing.
     }
-    const mark = run.call.retryable?.(failure);
+  }
+  const retryable = run.call.retryable;
+  if (retryable === undefined) return undefined;
+  try {
+    const mark = retryable(failure);
     return typeof mark === "boolean" ? mark : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The suggested action of a failure `shouldRetry` made recoverable: the default action of its kind. */
+function retryAction(error: ToolError): string {
+  if (error.kind === "transient") return DEFAULT_SUGGESTED_ACTIONS.TRANSIENT;
+  if (error.kind === "invalid_arguments") return DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS;
+  return DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED;
 }
 
 function passesThrough(run: CallRun, failure: unknown): boolean {

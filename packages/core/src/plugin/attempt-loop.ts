@@ -187,18 +187,19 @@ function release(engine: Engine, toolName: string): void {
 
 /** A timed-out write's late end: its result stored (so that a retry replays it), or its key released. */
 function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<unknown>): void {
-  late.then(
-    (value) => {
-      const failed = returnedFailure(run.policy, value, () => ({
-        toolName: run.toolName,
-        args: run.call.args,
-        attempt: run.attempt,
-        scope: run.scope,
-      }));
-      return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
-    },
-    () => engine.guard.release(run, token),
-  )
+  late
+    .then(
+      (value) => {
+        const failed = returnedFailure(run.policy, value, () => ({
+          toolName: run.toolName,
+          args: run.call.args,
+          attempt: run.attempt,
+          scope: run.scope,
+        }));
+        return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
+      },
+      () => engine.guard.release(run, token),
+    )
     // Nobody awaits this: whatever goes wrong here must not become an unhandled rejection.
     .catch(() => engine.guard.release(run, token));
 }

@@ -31,7 +31,8 @@ export interface ToolCall<Args = unknown> {
   readonly passThrough?: (error: unknown) => boolean;
   /**
    * The host framework's own "retry or not" mark on what the tool threw (LangChain's
-   * `getRetryable`): the default of `shouldRetry` when the policy has none. @default none
+   * `getRetryable`): decides when the policy has no `shouldRetry`, or it returns `undefined` or
+   * throws. @default none
    */
   readonly retryable?: (failure: unknown) => boolean | undefined;
 }
@@ -138,12 +139,14 @@ export interface PolicyOptions {
   readonly attemptTimeoutMs?: number;
   /**
    * Overrides whether this failure may be retried at all: `false` stops (`not_recoverable`), `true`
-   * makes it recoverable within `maxRetries`, `undefined` keeps the default decision. @default none
+   * makes it recoverable within `maxRetries`, `undefined` (or a throw) keeps the default decision.
+   * A verdict that differs from the error's own replaces its `suggested_action`. @default none
    */
   readonly shouldRetry?: (error: ToolError, context: FailureContext) => boolean | undefined;
   /**
-   * Marks a returned value as a failure (after the built-in shapes): `true`, or the `ToolError` to
-   * report. It only adds failures, never clears one. @default none
+   * Marks a returned value as a failure (after the built-in shapes): `true` (the value is then
+   * classified as a thrown one would be), or the `ToolError` to report. It only adds failures,
+   * never clears one; a throw adds nothing. @default none
    */
   readonly isFailure?: (result: unknown, context: FailureContext) => boolean | ToolError | undefined;
   /** Calls of this tool running at once; beyond it a call fails fast with `OVERLOADED`. @default undefined (no limit) */
@@ -196,7 +199,7 @@ export interface RetryReflectOptions extends PolicyOptions {
   readonly trackingScope?: "scope" | "global";
   /** Most (scope, tool) attempt counters kept (least recently used dropped). @default 10_000 */
   readonly maxAttemptCounters?: number;
-  /** Exhausted retries return a `failed` outcome, or throw `RetriesExhaustedError`. @default "return" */
+  /** Exhausted retries return a `failed` outcome, or throw `RetriesExhaustedError` (a `fallback` value wins: it is returned as `success`). @default "return" */
   readonly onExhausted?: "return" | "throw";
   /** Longest error text shown to the model; longer text is cut and marked. @default 1000 */
   readonly maxErrorLength?: number;

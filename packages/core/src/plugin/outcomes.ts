@@ -18,7 +18,7 @@ import {
 import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun, Engine } from "./call-run.js";
 import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
-import { cleanText } from "./sanitize.js";
+import { cleanText, withText } from "./sanitize.js";
 
 // The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
 // stops, and the rejections of an open or isolated circuit.
@@ -65,11 +65,15 @@ export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, re
         : policy.notRecoverableTemplate;
   let text: string;
   if (template !== undefined) {
-    // `{error_code}` is the last failure's code: an exhausted budget's or an opening failure's, kept in its details.
-    const last = error.details?.last_error_code;
+    // `{error_code}` is the last failure's code: an exhausted budget's or an opening failure's, kept
+    // in the details the engine wrote (a not-recoverable error's own details are the tool's: not read).
+    const last = reason === "not_recoverable" ? undefined : error.details?.last_error_code;
+    // The failure that opened a circuit: `{error}` is its message, beside its code.
+    const lastError = reason === "circuit_open" ? error.details?.last_error : undefined;
+    const shown = typeof lastError === "string" ? withText(error, { message: lastError }) : error;
     const retryAfterMs = error.retryAfterMs ?? (ToolError.isInstance(error.cause) ? error.cause.retryAfterMs : undefined);
     text = template.render({
-      ...templateValues(engine, run, error, typeof last === "string" ? last : error.code),
+      ...templateValues(engine, run, shown, typeof last === "string" ? last : error.code),
       retry_after_s: String(Math.ceil((retryAfterMs ?? 0) / 1000)),
     });
   } else {

@@ -1,7 +1,5 @@
-import { isReturnedFailure } from "../classify/classify-error.js";
-import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, ToolError } from "../errors/tool-error.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
+import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
+import { ToolError } from "../errors/tool-error.js";
 import type { FailureContext } from "./options.js";
 import type { ResolvedPolicy } from "./policy.js";
 
@@ -18,10 +16,13 @@ export function returnedFailure(policy: ResolvedPolicy, value: unknown, context:
   try {
     verdict = isFailure(value, context());
   } catch {
-    return undefined; // a throwing hook adds nothing
+    // A throwing hook adds nothing: the value is judged by the built-in shapes alone (a success
+    // here). Never a crash, and never a failure the tool did not report.
+    return undefined;
   }
-  if (verdict === true) {
-    return createToolError({ code: ErrorCodes.TOOL_FAILED, message: errorMessageOf(value), recoverable: true, cause: value });
-  }
+  // `true`: the value itself is the failure, classified as a thrown one would be (the policy's
+  // `classifyError`, then the built-in rules: a returned `{ status: 503 }` is transient). Undefined
+  // would read as a success: it is classified here.
+  if (verdict === true) return value === undefined ? classifyError(value) : value;
   return ToolError.isInstance(verdict) ? verdict : undefined;
 }

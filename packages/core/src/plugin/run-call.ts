@@ -21,10 +21,17 @@ export function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOu
   };
   try {
     const value = fallback(run.call, outcome.error);
-    return value instanceof Promise ? value.then(replace, () => outcome) : replace(value);
+    // Any thenable is awaited (a promise of another realm or library too), never returned as the value.
+    return isThenable(value) ? Promise.resolve(value).then(replace, () => outcome) : replace(value);
   } catch {
-    return outcome;
+    return outcome; // a throwing fallback, or a thenable whose `then` getter throws
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 /** `onExhausted: "throw"` turns an exhausted outcome into a `RetriesExhaustedError`. */
