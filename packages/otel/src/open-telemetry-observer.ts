@@ -23,6 +23,7 @@ import {
   ATTR_RETRY_REFLECT_CIRCUIT_STATE,
   ATTR_RETRY_REFLECT_ERROR_CODE,
   ATTR_RETRY_REFLECT_FAILURE_REASON,
+  ATTR_RETRY_REFLECT_FALLBACK,
   ATTR_RETRY_REFLECT_OUTCOME,
   ATTR_RETRY_REFLECT_REPLAYED,
   ATTR_RETRY_REFLECT_SCOPE,
@@ -232,6 +233,7 @@ function endAttributes(end: CallEnd): Attributes {
     [ATTR_RETRY_REFLECT_CIRCUIT_STATE]: end.circuitState,
     [ATTR_RETRY_REFLECT_REPLAYED]: end.replayed,
   };
+  if (end.fallback === true) attributes[ATTR_RETRY_REFLECT_FALLBACK] = true;
   if (end.reason !== undefined) attributes[ATTR_RETRY_REFLECT_FAILURE_REASON] = end.reason;
   if (end.error !== undefined) attributes[ATTR_RETRY_REFLECT_ERROR_CODE] = end.error.code;
   return attributes;

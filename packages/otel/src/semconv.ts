@@ -48,6 +48,8 @@ export const ATTR_RETRY_REFLECT_ERROR_CODE = "retry_reflect.error_code" as const
 export const ATTR_RETRY_REFLECT_CIRCUIT_STATE = "retry_reflect.circuit.state" as const;
 /** True when the result was replayed from the idempotency store. */
 export const ATTR_RETRY_REFLECT_REPLAYED = "retry_reflect.replayed" as const;
+/** Set (true) when the call's result is the policy's `fallback`, standing in for a final failure. */
+export const ATTR_RETRY_REFLECT_FALLBACK = "retry_reflect.fallback" as const;
 /** The tool's declared side effect: `read`, `idempotent`, `write`. */
 export const ATTR_RETRY_REFLECT_TOOL_EFFECT = "retry_reflect.tool.effect" as const;
 /** The attempt-tracking scope of the call (one agent run, or `global`). */

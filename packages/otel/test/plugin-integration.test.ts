@@ -343,6 +343,7 @@ describe("the resilience options' events on the call's span", () => {
     expect(spanEvents(fallback)).toEqual([
       { name: "fallback used", attributes: { "gen_ai.tool.name": "search", "retry_reflect.error_code": "QUOTA" } },
     ]);
+    expect(fallback.attributes).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.fallback": true });
 
     let release!: () => void;
     const busy = plugin.execute(

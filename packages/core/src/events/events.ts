@@ -41,6 +41,8 @@ export interface CallEnd {
   /** The attempt number in its scope when it ended (counts reflections too). */
   readonly attempt: number;
   readonly replayed: boolean;
+  /** For `success`: true when the value is the policy's `fallback`, standing in for a final failure. */
+  readonly fallback?: boolean;
   readonly durationMs: number;
   readonly circuitState: CircuitState;
   /** For `reflect`/`failed`: the structured error. */
