@@ -72,6 +72,8 @@ function currentThreadId(configurable: unknown): string | undefined {
  *   passes the handler's result (a `ToolMessage` or a `Command`) through untouched.
  * - `reflect` / `failed` become a `ToolMessage` with `status: "error"`, the outcome's message as
  *   content and the structured error as `artifact`.
+ * - LangChain's mark on a thrown error (`getRetryable`) is the default of `shouldRetry`: `false`
+ *   stops the call, `true` makes it recoverable.
  * - Interrupts (`isGraphBubbleUp`) and aborts of the run are rethrown untouched, never counted.
  * - Effects: the plugin's `toolEffects`, else the tool's `metadata.effect`, else `defaultEffect`.
  *

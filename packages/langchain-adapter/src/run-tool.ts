@@ -2,7 +2,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
 import { type DirectAttempt, type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
-import { failureOfResult, toFailure } from "./to-failure.js";
+import { failureOfResult, retryableMark, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 
@@ -19,9 +19,10 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
 /**
  * One LangChain tool call, as the seam (`@retry-reflect/core/adapter`) runs it: interrupts are
  * control flow, an error `ToolMessage` is a failure, a thrown schema error names the bad fields,
- * and write tools (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that
- * a call costs one object and no closure: the middleware and the tool wrapper say how to invoke
- * the tool and find the scope.
+ * LangChain's retryable mark on a thrown error is the default of `shouldRetry`, and write tools
+ * (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that a call costs
+ * one object and no closure: the middleware and the tool wrapper say how to invoke the tool and
+ * find the scope.
  */
 export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   readonly isControlFlow = isControlFlow;
@@ -56,6 +57,14 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
 
   failureOfThrown(error: unknown, args: unknown): Promise<unknown> {
     return toFailure(error, this.schema, args);
+  }
+
+  /**
+   * LangChain's mark on what the tool threw (`getRetryable`): `false` stops the call, `true` makes
+   * it recoverable; the policy's own `shouldRetry` wins. A method: no cost per call, asked only on a failure.
+   */
+  retryable(error: unknown): boolean | undefined {
+    return retryableMark(error);
   }
 
   run(args: unknown, context: ToolContext): Promise<R> | R {

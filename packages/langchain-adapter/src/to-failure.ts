@@ -1,3 +1,4 @@
+import { getRetryable } from "@langchain/core/errors";
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
@@ -21,6 +22,23 @@ function unwrapMiddlewareErrors(error: unknown): unknown {
     current = current.cause;
   }
   return current;
+}
+
+/**
+ * LangChain's own "retry or not" mark on a thrown error (`stampRetryable` / `getRetryable` of
+ * `@langchain/core/errors`, which `toolRetryMiddleware` honours): `false` for an error that fails
+ * the same way again (LangChain marks aborts and 4xx answers of model calls so), `true` for one
+ * worth repeating, undefined when unmarked. The first mark on the error or on the errors that an
+ * inner middleware's `MiddlewareError` wraps counts.
+ */
+export function retryableMark(error: unknown): boolean | undefined {
+  let current = error;
+  for (let depth = 0; depth < 10; depth++) {
+    const mark = getRetryable(current);
+    if (mark !== undefined || brandOf(current) !== "MiddlewareError" || !isBag(current)) return mark;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 const PARSING_MESSAGE = "Received tool input did not match expected schema";
