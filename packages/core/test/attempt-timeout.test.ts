@@ -160,7 +160,7 @@ describe("a hung tool with attemptTimeoutMs", () => {
     await expect(search).resolves.toMatchObject({ status: "success", value: "slow but fine" });
   });
 
-  it("a timed-out write keeps its key locked until it ends: a retry replays its late result instead of running it twice", async () => {
+  it("a timed-out write is reflected, not retried in place; its key stays held until it ends, and the model's next call replays its late result", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({
       clock,
@@ -172,27 +172,46 @@ describe("a hung tool with attemptTimeoutMs", () => {
     let finishLate!: (value: string) => void;
     const first = plugin.execute({ toolName: "send_email", args: { to: "a@b.c", idempotency_key: "k1" } }, () => {
       sends++;
-      return new Promise<string>((resolve) => (finishLate = resolve));
+      return new Promise<string>((resolve) => (finishLate = resolve)); // ignores its signal
     });
     await clock.advance(1_000);
-    await clock.advance(100);
-    // The retry found the key still held by the cut-off attempt: refused, not run.
     const outcome = await first;
     expect(sends).toBe(1);
     expect(outcome.status).toBe("reflect");
     if (outcome.status !== "reflect") throw new Error("unreachable");
-    expect(outcome.error.code).toBe("IN_PROGRESS");
+    expect(outcome.error.code).toBe("TIMEOUT");
+    expect(outcome.error.message).toContain("may still complete");
+    expect(outcome.error.suggestedAction).toContain("never runs twice");
+
+    // While it still runs, the same call is refused, not run a second time.
+    const meanwhile = plugin.execute({ toolName: "send_email", args: { to: "a@b.c", idempotency_key: "k1" } }, () => {
+      sends++;
+      return "sent #2";
+    });
+    await clock.advance(100);
+    await expect(meanwhile).resolves.toMatchObject({ status: "reflect", error: { code: "IN_PROGRESS" } });
+    expect(sends).toBe(1);
 
     // The cut-off send finishes after all: its result is stored, and the model's next call replays it.
     finishLate("sent #1");
     await clock.advance(0);
     const again = plugin.execute({ toolName: "send_email", args: { to: "a@b.c", idempotency_key: "k1" } }, () => {
       sends++;
-      return "sent #2";
+      return "sent #3";
     });
     await clock.runAll(); // it waits out the refusal's backoff first
     await expect(again).resolves.toMatchObject({ status: "success", value: "sent #1", replayed: true });
     expect(sends).toBe(1);
+  });
+
+  it("a timed-out read is still retried in place (only a guarded write that may still be running is not)", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 50, initialBackoffMs: 10, toolEffects: { lookup: "idempotent" } });
+    let runs = 0;
+    const pending = plugin.execute({ toolName: "lookup", args: {} }, () => (++runs === 1 ? new Promise(() => {}) : "found"));
+    await clock.advance(50);
+    await clock.advance(10);
+    await expect(pending).resolves.toMatchObject({ status: "success", value: "found", attempt: 2 });
   });
 
   it("rejects invalid values naming the option", () => {

@@ -22,6 +22,11 @@ const table: ReadonlyArray<readonly [name: string, facts: Partial<FailureFacts>,
   ["transient idempotent: in place", { effect: "idempotent" }, { kind: "retry", delayMs: 500 }],
   ["transient write behind a key: in place", { effect: "write", guarded: true }, { kind: "retry", delayMs: 500 }],
   [
+    "write behind a key cut off by its timeout, maybe still running: reflected, outcome known (its key holds)",
+    { effect: "write", guarded: true, stillRunning: true },
+    { kind: "reflect", delayMs: 500, unknownOutcome: false },
+  ],
+  [
     "transient write without a key: reflected, outcome unknown",
     { effect: "write" },
     { kind: "reflect", delayMs: 500, unknownOutcome: true },

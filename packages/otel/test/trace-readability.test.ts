@@ -62,6 +62,25 @@ describe("traces a Jaeger user can read", () => {
     expect(call.attributes).toMatchObject({ "retry_reflect.attempts": 3, "retry_reflect.outcome": "success" });
   });
 
+  it("spanPerAttempt with attemptTimeoutMs: a hung attempt's span ends at the limit with status ERROR, even if the tool never settles", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      attemptTimeoutMs: 100,
+      initialBackoffMs: 10,
+      observers: [openTelemetryObserver({ tracerProvider: telemetry.tracerProvider, spanPerAttempt: true })],
+    });
+    let calls = 0;
+    const outcome = plugin.execute({ toolName: "report", args: {} }, () => (++calls === 1 ? new Promise<never>(() => {}) : "done"));
+    await clock.advance(100);
+    await clock.advance(10);
+    expect((await outcome).status).toBe("success");
+    const [first, second] = [1, 2].map((index) => telemetry.span(`execute_tool report attempt ${index}`));
+    expect(first?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(first?.attributes["error.type"]).toBeDefined();
+    expect(second?.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
   it("without spanPerAttempt there is one span per call", async () => {
     const plugin = RetryReflectPlugin.create({
       initialBackoffMs: 0,

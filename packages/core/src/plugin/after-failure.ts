@@ -10,6 +10,7 @@ import type { CallRun, Engine } from "./call-run.js";
 import { decide } from "./decide.js";
 import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
 import { rememberFailedCall } from "./repeated-calls.js";
+import { lateOf } from "./run-attempt.js";
 import { sanitizeError, withText } from "./sanitize.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
@@ -61,6 +62,8 @@ export function afterFailure(
       circuitOpenForMs: breaker.peek(run.breakerKey),
       effect: run.effect,
       guarded: run.storeKey !== undefined,
+      // A write cut off by its timeout may still be running: reflected, never retried in place.
+      stillRunning: run.storeKey !== undefined && lateOf(failure) !== undefined,
       backoffMs: backoffDelay(run.attempt, policy, engine.options.random, tracked.lastDelayMs),
       retryAfterMs: error.retryAfterMs,
     },

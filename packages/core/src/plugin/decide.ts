@@ -17,6 +17,8 @@ export interface FailureFacts {
   readonly effect: ToolEffect;
   /** A `write` behind an idempotency key (safe to repeat). */
   readonly guarded: boolean;
+  /** The failed attempt may still be running (a write cut off by its timeout): never repeated in place. */
+  readonly stillRunning?: boolean;
   /** `backoff(attempt)`, already jittered; for a refusal, unused. */
   readonly backoffMs: number;
   /** A `Retry-After` hint of the failure, in ms. */
@@ -55,6 +57,6 @@ export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
   if (facts.circuitOpenForMs !== undefined) return { kind: "stop", reason: "circuit_open", retryAfterMs: facts.circuitOpenForMs };
   const delayMs = withRetryAfter(facts.backoffMs, facts.retryAfterMs, policy.maxBackoffMs);
   const unguardedWrite = facts.effect === "write" && !facts.guarded;
-  if (facts.kind === "transient" && !unguardedWrite) return { kind: "retry", delayMs };
+  if (facts.kind === "transient" && !unguardedWrite && facts.stillRunning !== true) return { kind: "retry", delayMs };
   return { kind: "reflect", delayMs, unknownOutcome: unguardedWrite && facts.kind === "transient" };
 }

@@ -1,7 +1,7 @@
 import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
-import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
+import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
 import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ToolContext } from "./options.js";
 
@@ -33,7 +33,13 @@ export function lateOf(failure: unknown): Promise<unknown> | undefined {
  * the limit); past the limit the attempt fails with `TIMEOUT` (transient) whether or not the tool
  * stops, and the caller's abort rejects at once. The timer and the listener are gone when it ends.
  */
-async function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
+function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
+  // The race runs inside the observers' context: a span per attempt ends with the attempt, at the limit.
+  const attempt = () => race(engine, run, fn, timeoutMs);
+  return run.info === undefined ? attempt() : engine.notifier.inContext(run.info, attempt);
+}
+
+async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
   const own = new AbortController();
   const outer = run.signal;
   let onOuterAbort: (() => void) | undefined;
@@ -49,11 +55,7 @@ async function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<un
           else outer.addEventListener("abort", onOuterAbort, { once: true });
         });
   aborted?.catch(noop);
-  const context = contextOf(run, own.signal);
-  const tool =
-    run.info === undefined
-      ? callTool(fn, run.call.args, context)
-      : engine.notifier.inContext(run.info, () => callTool(fn, run.call.args, context));
+  const tool = callTool(fn, run.call.args, contextOf(run, own.signal));
   const stopTimer = new AbortController();
   const timer = engine.options.clock.sleep(timeoutMs, stopTimer.signal).then(
     () => TIMED_OUT,
@@ -79,11 +81,13 @@ async function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<un
 }
 
 function timeoutError(run: CallRun, timeoutMs: number, late: Promise<unknown>): ToolError {
+  // A guarded write cut off may still take effect: it is not retried in place (its key stays held until it ends).
+  const write = run.storeKey !== undefined;
   const error = createToolError({
     code: ErrorCodes.TIMEOUT,
-    message: attemptTimeoutMessage(run.toolName, timeoutMs),
+    message: write ? writeTimeoutMessage(run.toolName, timeoutMs) : attemptTimeoutMessage(run.toolName, timeoutMs),
     recoverable: true,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.TIMEOUT,
+    suggestedAction: write ? WRITE_TIMEOUT_ACTION : DEFAULT_SUGGESTED_ACTIONS.TIMEOUT,
     kind: "transient",
     details: { timeout_ms: timeoutMs },
   });

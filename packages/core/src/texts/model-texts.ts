@@ -178,3 +178,11 @@ export const OVERLOADED_ACTION = "Wait a moment, then call the tool again with t
 export function attemptTimeoutMessage(toolName: string, timeoutMs: number): string {
   return `The tool '${toolName}' did not answer within ${timeoutMs} ms; the attempt was cut off.`;
 }
+
+/** A guarded write cut off at its limit: it may still complete, and is never run twice. */
+export function writeTimeoutMessage(toolName: string, timeoutMs: number): string {
+  return `The tool '${toolName}' did not answer within ${timeoutMs} ms; the attempt was cut off, but the operation may still complete.`;
+}
+
+export const WRITE_TIMEOUT_ACTION =
+  "Wait a moment, then call the tool again with the same arguments and key: if the operation completed, its result is returned; it never runs twice.";
