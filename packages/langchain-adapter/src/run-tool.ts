@@ -13,14 +13,20 @@ import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
  */
 export type ToolContextMode = "writes" | "all";
 
+/** Does the tool's policy set `attemptTimeoutMs`? */
+function hasAttemptTimeout(plugin: RetryReflectPlugin, toolName: string): boolean {
+  const { options } = plugin;
+  return (options.tools.get(toolName) ?? options).attemptTimeoutMs !== undefined;
+}
+
 /** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
 export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
 
 /**
  * One LangChain tool call, as the seam (`@retry-reflect/core/adapter`) runs it: interrupts are
  * control flow, an error `ToolMessage` is a failure, a thrown schema error names the bad fields,
- * LangChain's retryable mark on a thrown error is the default of `shouldRetry`, and write tools
- * (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that a call costs
+ * LangChain's retryable mark on a thrown error is the default of `shouldRetry`, and write tools,
+ * tools with `attemptTimeoutMs` (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that a call costs
  * one object and no closure: the middleware and the tool wrapper say how to invoke the tool and
  * find the scope.
  */
@@ -46,7 +52,8 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
     private readonly schema: unknown,
     toolContext: ToolContextMode | undefined,
   ) {
-    this.withContext = toolContext === "all" || (effect ?? plugin.effectOf(toolName)) === "write";
+    // A tool with a time limit needs its attempt's signal: LangChain gives the tool the run's, so it is read from getToolContext().
+    this.withContext = toolContext === "all" || (effect ?? plugin.effectOf(toolName)) === "write" || hasAttemptTimeout(plugin, toolName);
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it. */
