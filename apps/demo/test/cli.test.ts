@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { CliError, DEFAULT_OTLP_ENDPOINT, parseArgs } from "../src/cli/parse-args.js";
+import { CliError, DEFAULT_OTLP_ENDPOINT, HELP_TEXT, parseArgs, SCENARIO_COUNT } from "../src/cli/parse-args.js";
 import { runCli } from "../src/cli/run-cli.js";
+import { ALL_SCENARIOS } from "../src/scenarios/all-scenarios.js";
 
 function cli(argv: string[], options: { env?: NodeJS.ProcessEnv; isTTY?: boolean } = {}) {
   const out: string[] = [];
@@ -19,10 +20,16 @@ describe("parseArgs", () => {
     expect(parseArgs(["--scenario", "4", "--scenario=1,6"], {}).scenarios).toEqual([4, 1, 6]);
   });
 
-  it("rejects a scenario outside 1-6 and unknown options", () => {
-    expect(() => parseArgs(["--scenario", "7"], {})).toThrow(CliError);
+  it("rejects a scenario outside 1-7 and unknown options", () => {
+    expect(parseArgs(["--scenario", "7"], {}).scenarios).toEqual([7]);
+    expect(() => parseArgs(["--scenario", "8"], {})).toThrow(CliError);
     expect(() => parseArgs(["--scenario"], {})).toThrow("--scenario needs a number");
     expect(() => parseArgs(["--verbose"], {})).toThrow('unknown option "--verbose"');
+  });
+
+  it("numbers the scenarios 1 to SCENARIO_COUNT, as ALL_SCENARIOS has them, and the help lists each", () => {
+    expect(ALL_SCENARIOS.map((scenario) => scenario.id)).toEqual(Array.from({ length: SCENARIO_COUNT }, (_, index) => index + 1));
+    for (const scenario of ALL_SCENARIOS) expect(HELP_TEXT).toMatch(new RegExp(`^  ${scenario.id}  \\S`, "m"));
   });
 
   it("turns tracing on with --jaeger (default endpoint or a URL) or OTEL_EXPORTER_OTLP_ENDPOINT", () => {
@@ -53,7 +60,7 @@ describe("runCli", () => {
   it("exits 2 on a usage error, with the reason on stderr", async () => {
     const run = cli(["--scenario", "0"]);
     expect(await run.done).toBe(2);
-    expect(run.err).toEqual(['demo: --scenario: expected 1 to 6, got "0"']);
+    expect(run.err).toEqual(['demo: --scenario: expected 1 to 7, got "0"']);
     expect(run.out).toEqual([]);
   });
 

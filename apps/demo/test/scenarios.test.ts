@@ -14,7 +14,7 @@ const engines: [string, TurnEngine][] = [
   ["core plugin.execute loop", coreEngine],
 ];
 
-describe.each(engines)("the six scenarios through %s", (_label, engine) => {
+describe.each(engines)("the seven scenarios through %s", (_label, engine) => {
   let result: DemoResult;
   let lines: string[];
   let clock: VirtualClock;
@@ -34,8 +34,8 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
     const problems = result.results.flatMap((entry) => entry.verdict.problems.map((problem) => `${entry.scenario.id}: ${problem}`));
     expect(problems).toEqual([]);
     expect(result.ok).toBe(true);
-    expect(result.results.map((entry) => entry.scenario.id)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(lines).toContain("All 6 scenarios ended as expected.");
+    expect(result.results.map((entry) => entry.scenario.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(lines).toContain("All 7 scenarios ended as expected.");
     expect(lines.some((line) => line.includes("SCRIPTED (no LLM)"))).toBe(true);
   });
 
@@ -123,10 +123,59 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
     expect(stats.toolResults.at(-1)).toEqual({ toolName: "exit_loop", status: "success", content: "Loop ended: orders checked: 42" });
   });
 
+  it("7: cuts the hung generate_report attempt off at its timeout, aborts its signal, and the retry in place answers", () => {
+    const expected = [
+      "[User]: Can I have the sales report for week 14 of 2025?",
+      '[Model]: *calls generate_report({"period":"2025-W14"})*',
+      "    WARN retry_reflect: attempt timed out tool_name=generate_report attempt=1 timeout_ms=1000",
+      "   (no answer after 1000 ms: the plugin cut attempt 1 off and aborted its context.signal; generate_report stopped and cancelled its request)",
+      `    WARN retry_reflect: tool call failed, retrying tool_name=generate_report attempt=1 max=3 backoff_ms=500 error="The tool 'generate_report' did not answer within 1000 ms; the attempt was cut off." error_code=TIMEOUT mode=in_place`,
+      "   (TIMEOUT is transient: the same call runs again in place after the 500 ms backoff; the model is not asked)",
+      "    INFO retry_reflect: retry succeeded tool_name=generate_report attempt=2",
+      "   (attempt 2 answered within 1000 ms: its result goes to the model, which never sees the timeout)",
+      '[Tool Success]: {"period":"2025-W14","orders":1284,"revenue_eur":98250,"top_product":"espresso beans"}',
+      "[Model]: Week 14 of 2025: 1284 orders, 98250 EUR of revenue; the best seller was espresso beans.",
+    ];
+    const start = lines.indexOf(expected[0] as string);
+    expect(start, "scenario 7's user line").toBeGreaterThan(0);
+    // These lines, in this order and nothing in between: the hung attempt is not a [Tool Error] of its own.
+    expect(lines.slice(start, start + expected.length)).toEqual(expected);
+    const { stats } = scenario(7);
+    expect(stats.attemptsTimedOut).toBe(1);
+    expect(stats.events.find((event) => event.type === "attempt_timed_out")?.fields).toEqual({
+      tool_name: "generate_report",
+      attempt: 1,
+      timeout_ms: 1000,
+    });
+    // The hung attempt's context.signal aborted, as the tool saw it, and the tool let its request go.
+    expect(stats.signalsAborted).toBe(1);
+    expect(stats.executionsByTool.generate_report).toBe(2);
+    expect(stats.events.find((event) => event.type === "retry")?.fields).toMatchObject({
+      attempt: 1,
+      backoff_ms: 500,
+      error_code: "TIMEOUT",
+      mode: "in_place",
+    });
+    expect(stats.events.some((event) => event.type === "retry_succeeded" && event.fields.attempt === 2)).toBe(true);
+    // The timeout (1000) and the backoff (500) were waited on the clock, and the model was called twice only.
+    expect(clock.sleeps).toEqual(expect.arrayContaining([1000, 500]));
+    expect(stats.modelCalls).toBe(2);
+    expect(stats.retriesInPlace).toBe(1);
+    expect(stats.reflections).toBe(0);
+    expect(stats.toolResults).toEqual([
+      {
+        toolName: "generate_report",
+        status: "success",
+        content: '{"period":"2025-W14","orders":1284,"revenue_eur":98250,"top_product":"espresso beans"}',
+      },
+    ]);
+    expect(stats.finalAnswer).toContain("1284 orders");
+  });
+
   it("prints the summary table with the counts of each scenario", () => {
     const header = lines.findIndex((line) => line.startsWith("#  scenario"));
     expect(header).toBeGreaterThan(0);
-    const rows = lines.slice(header + 2, header + 8).map((line) => line.split(/\s{2,}/));
+    const rows = lines.slice(header + 2, header + 9).map((line) => line.split(/\s{2,}/));
     expect(rows.map((row) => row.slice(0, 8))).toEqual([
       ["1", "reflection (kelvin)", "2", "3", "0", "1", "0", "0"],
       ["2", "transient, in place", "4", "2", "3", "0", "0", "0"],
@@ -134,6 +183,7 @@ describe.each(engines)("the six scenarios through %s", (_label, engine) => {
       ["4", "lost email response", "2", "4", "1", "0", "0", "2"],
       ["5", "QUOTA_EXCEEDED", "1", "2", "0", "0", "0", "0"],
       ["6", "excluded exit_loop", "2", "2", "0", "0", "0", "0"],
+      ["7", "hung tool, timeout", "2", "2", "1", "0", "0", "0"],
     ]);
     expect(rows.every((row) => row[8]?.startsWith("✓"))).toBe(true);
   });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startEmailService } from "../src/services/email-service.js";
 import { startFlakyApiService } from "../src/services/flaky-api-service.js";
 import type { HttpService } from "../src/services/http-service.js";
+import { startReportService } from "../src/services/report-service.js";
 import { startWeatherService } from "../src/services/weather-service.js";
 import { HttpError } from "../src/tools/http-error.js";
 import { ensureOk, requestJson } from "../src/tools/request-json.js";
@@ -78,5 +79,23 @@ describe("email service", () => {
     running.push(email);
     for (let index = 0; index < 2; index++) await requestJson(`${email.url}/send`, { method: "POST", body: { to: "a@example.com" } });
     expect(email.stats.sent).toBe(2);
+  });
+});
+
+describe("report service", () => {
+  it("holds its first request (telling onHeld) until the client hangs up, then answers", async () => {
+    let held = 0;
+    const report = await startReportService(1, () => held++);
+    running.push(report);
+    const controller = new AbortController();
+    const hung = requestJson(`${report.url}/report?period=2025-W14`, { signal: controller.signal });
+    while (held === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("cut off"));
+    await expect(hung).rejects.toThrow("cut off");
+    const answered = await requestJson(`${report.url}/report?period=2025-W14`);
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ period: "2025-W14", orders: 1284 });
+    while (report.stats.abandoned === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(report.stats).toEqual({ requests: 2, hung: 1, abandoned: 1, answered: 1 });
   });
 });

@@ -18,7 +18,7 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    const run = cli(["--fast", "--scenario", "1,3,6", "--jaeger", receiver.endpoint]);
+    const run = cli(["--fast", "--scenario", "1,3,6,7", "--jaeger", receiver.endpoint]);
     code = await run.done;
     out = run.out;
   });
@@ -79,6 +79,14 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
   it("opens no span for the excluded exit_loop", () => {
     expect(named("execute_tool api_call")).toHaveLength(1);
     expect(named("execute_tool exit_loop")).toHaveLength(0);
+  });
+
+  it("puts scenario 7's timed-out attempt and its retry in place on the one generate_report span", () => {
+    const spans = named("execute_tool generate_report");
+    expect(spans).toHaveLength(1);
+    expect(spans[0]?.events.map((event) => event.name)).toEqual(["attempt timed out", "tool call failed, retrying", "retry succeeded"]);
+    expect(spans[0]?.events[0]?.attributes).toMatchObject({ "retry_reflect.attempt": 1, "retry_reflect.timeout_ms": 1000 });
+    expect(spans[0]?.attributes["retry_reflect.outcome"]).toBe("success");
   });
 });
 

@@ -17,6 +17,9 @@ export interface CliOptions {
 
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
+/** Scenarios are numbered 1 to this (`ALL_SCENARIOS.length`). */
+export const SCENARIO_COUNT = 7;
+
 export class CliError extends Error {
   constructor(message: string) {
     super(message);
@@ -27,11 +30,11 @@ export class CliError extends Error {
 export const HELP_TEXT = `Usage: npm run demo -- [options]
        node apps/demo/dist/main.js [options]
 
-Plays six scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
+Plays seven scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
 local HTTP services on 127.0.0.1 with injected faults, and the plugin's WARN/INFO lines.
 
 Options:
-  --scenario N       play only scenario N (1-6); repeat or use a list: --scenario 1,4
+  --scenario N       play only scenario N (1-${SCENARIO_COUNT}); repeat or use a list: --scenario 1,4
   --jaeger [URL]     export traces with OTLP/HTTP to URL (default ${DEFAULT_OTLP_ENDPOINT});
                      also on when OTEL_EXPORTER_OTLP_ENDPOINT is set
   --model openai:M   use a real OpenAI-compatible model M (needs OPENAI_API_KEY, or
@@ -49,6 +52,7 @@ Scenarios:
   4  send_email whose first response is lost: exactly one email is sent
   5  non-recoverable QUOTA_EXCEEDED: the model is told to stop
   6  excluded control-flow tool exit_loop: untouched
+  7  a hung generate_report call cut off by attemptTimeoutMs, then retried in place
 
 Exit code: 0 when every scenario ended as expected, 1 otherwise, 2 for a usage error.`;
 
@@ -56,7 +60,8 @@ function parseScenarioList(value: string | undefined): number[] {
   if (value === undefined || value === "") throw new CliError("--scenario needs a number, e.g. --scenario 3");
   return value.split(",").map((part) => {
     const id = Number(part.trim());
-    if (!Number.isInteger(id) || id < 1 || id > 6) throw new CliError(`--scenario: expected 1 to 6, got "${part}"`);
+    if (!Number.isInteger(id) || id < 1 || id > SCENARIO_COUNT)
+      throw new CliError(`--scenario: expected 1 to ${SCENARIO_COUNT}, got "${part}"`);
     return id;
   });
 }

@@ -33,7 +33,9 @@ export const agentEngine: TurnEngine = async (input) => {
     model: input.model,
     tools: [...input.tools],
     systemPrompt: input.systemPrompt,
-    middleware: [transcriptMiddleware(input.reporter), retryReflectMiddleware(input.plugin)],
+    // toolContext "all": every tool can read its attempt's context (`getToolContext()`), so that
+    // generate_report gets the attempt's own signal, which `attemptTimeoutMs` aborts.
+    middleware: [transcriptMiddleware(input.reporter), retryReflectMiddleware(input.plugin, { toolContext: "all" })],
   });
   const result = await agent.invoke(
     { messages: [...input.messages] },

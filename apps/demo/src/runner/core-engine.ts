@@ -51,7 +51,8 @@ export const coreEngine: TurnEngine = async (input) => {
       } else {
         const outcome = await input.plugin.execute(
           { toolName: call.name, args: call.args, callId: toolCallId, scope: input.threadId },
-          (args) => tool.invoke(args),
+          // The attempt's signal (aborted by `attemptTimeoutMs`) becomes the tool's `config.signal`.
+          (args, context) => tool.invoke(args, { signal: context.signal }),
         );
         result = toToolMessage(outcome, call.name, toolCallId);
         if (outcome.status === "success" && "returnDirect" in tool && tool.returnDirect === true) returnDirect = true;

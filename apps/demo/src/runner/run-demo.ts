@@ -16,7 +16,7 @@ export interface DemoOptions {
   /** Where lines go. */
   readonly sink: LineSink;
   readonly style: Style;
-  /** Scenario numbers to play, in order. @default all six */
+  /** Scenario numbers to play, in order. @default all of them */
   readonly scenarioIds?: readonly number[];
   /** The plugin's clock. @default systemClock (real time) */
   readonly clock?: Clock;

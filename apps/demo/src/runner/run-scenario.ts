@@ -3,12 +3,14 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
 import { textOf } from "../model/conversation.js";
+import { EventNotes } from "../output/event-notes.js";
 import type { Transcript } from "../output/transcript.js";
 import type { DemoTiming, Scenario, ScenarioEnvironment, ScenarioVerdict } from "../scenarios/scenario.js";
 import { startServices } from "../services/start-services.js";
 import { DEMO_PLUGIN_OPTIONS, SYSTEM_PROMPT } from "./demo-plugin-options.js";
 import { countingHooks, createScenarioStats, type ScenarioStats, statsObserver } from "./scenario-stats.js";
 import type { TurnEngine, TurnReporter } from "./turn-engine.js";
+import { realWorkGate } from "./virtual-clock.js";
 
 export interface ScenarioRunConfig {
   readonly transcript: Transcript;
@@ -53,11 +55,14 @@ export async function runScenario(scenario: Scenario, config: ScenarioRunConfig)
 async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig): Promise<ScenarioResult> {
   const { transcript, timing, clock } = config;
   const stats = createScenarioStats();
-  const services = await startServices(scenario.serviceFaults);
+  // On virtual time, a tool's real HTTP exchange holds the clock (a timer raced against it must not win by default).
+  const realWork = realWorkGate(clock);
+  const services = await startServices(scenario.serviceFaults, { requestHeld: realWork.requestHeld });
   try {
     transcript.heading(`Scenario ${scenario.id} · ${scenario.title}`);
     for (const line of scenario.intro(timing)) transcript.note(line);
 
+    const notes = new EventNotes(transcript);
     const plugin = RetryReflectPlugin.create({
       ...DEMO_PLUGIN_OPTIONS,
       ...scenario.pluginOptions?.(timing),
@@ -67,18 +72,17 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
         consoleLogger({
           write: (line, event) => {
             transcript.log(line, event.level);
-            // Say in words why the corrected call does not start at once (its span is longer for it).
-            if (event.type === "waiting_before_retry") {
-              transcript.note(
-                `(the corrected call waits ${event.fields.wait_ms} ms first: the backoff after the failed attempt, counted from that failure)`,
-              );
-            }
+            notes.after(event);
           },
         }),
+        ...(realWork.observer ? [realWork.observer] : []),
         ...(config.observers ?? []),
       ],
     });
-    const hooks = countingHooks(stats, { onToolError: (_toolName, message) => transcript.toolError(message) });
+    const hooks = countingHooks(stats, {
+      onToolError: (_toolName, message) => transcript.toolError(message),
+      onAbort: (toolName) => notes.toolAborted(toolName),
+    });
     const tools = scenario.tools(services, hooks, timing);
     const model = config.createModel(scenario);
     const environment: ScenarioEnvironment = {

@@ -23,6 +23,10 @@ export interface ScenarioStats {
   breakerTransitions: string[];
   /** Calls that failed fast on an open circuit. */
   callsRejected: number;
+  /** Attempts the plugin cut off at `attemptTimeoutMs` (`attempt_timed_out` events). */
+  attemptsTimedOut: number;
+  /** Tool runs whose signal aborted while they ran, as the tool saw it (it then stops its work). */
+  signalsAborted: number;
   /** Writes answered from the plugin's idempotency guard without running the tool. */
   guardReplays: number;
   /** Writes the email service answered from its own `Idempotency-Key` record (it got the key from the tool). */
@@ -46,6 +50,8 @@ export function createScenarioStats(): ScenarioStats {
     reflections: 0,
     breakerTransitions: [],
     callsRejected: 0,
+    attemptsTimedOut: 0,
+    signalsAborted: 0,
     guardReplays: 0,
     serviceDeduplicated: 0,
     emailsSent: 0,
@@ -86,6 +92,9 @@ export function statsObserver(stats: ScenarioStats): RetryReflectObserver {
         case "call_rejected":
           stats.callsRejected++;
           break;
+        case "attempt_timed_out":
+          stats.attemptsTimedOut++;
+          break;
         case "idempotent_replay":
           stats.guardReplays++;
           break;
@@ -106,6 +115,10 @@ export function countingHooks(stats: ScenarioStats, next: ToolHooks): ToolHooks 
     },
     onToolError(toolName, message) {
       next.onToolError?.(toolName, message);
+    },
+    onAbort(toolName, reason) {
+      stats.signalsAborted++;
+      next.onAbort?.(toolName, reason);
     },
   };
 }

@@ -1,30 +1,62 @@
-import type { Clock } from "@retry-reflect/core";
+import type { CallInfo, Clock, RetryReflectObserver } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 
 /** A clock on simulated time that moves forward by itself whenever something sleeps. */
 export interface VirtualClock extends Clock {
   /** Every requested delay, in order: what real time would have waited. */
   readonly sleeps: readonly number[];
+  /**
+   * Stops virtual time until the returned function is called (once is enough; more is harmless):
+   * real work is in progress that ends by itself, such as a tool's HTTP exchange with a local
+   * service. Without it, a timer raced against that work (`attemptTimeoutMs`) would fire at once.
+   */
+  hold(): () => void;
 }
 
+/** True for a clock made by `createVirtualClock`. */
+export function isVirtualClock(clock: Clock): clock is VirtualClock {
+  return typeof (clock as Partial<VirtualClock>).hold === "function";
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * Virtual time for `--fast` and for tests: each `sleep` resolves on the next turn of the event
- * loop and moves `now()` forward by its duration, so backoffs and the breaker reset behave as
- * documented without being waited for. Built on the core's fake clock.
+ * Virtual time for `--fast` and for tests: whenever something sleeps and no real work holds time
+ * (`hold`), `now()` jumps to the earliest pending wake-up and that sleep resolves, one turn of the
+ * event loop later. Backoffs, the breaker reset and attempt timeouts behave as documented without
+ * being waited for. Built on the core's fake clock.
  */
 export function createVirtualClock(start = 0): VirtualClock {
   const fake = createFakeClock(start);
+  /** Wake-up times of the pending sleeps (a sleep leaves it when it resolves or aborts). */
+  const wakeUps = new Set<{ readonly at: number }>();
+  let holds = 0;
+  let released: (() => void) | undefined;
   let draining = false;
-  const drain = () => {
+
+  const drain = async () => {
+    while (wakeUps.size > 0) {
+      // One turn first: what just happened (an attempt that settled, a sleep that was aborted) settles too.
+      await nextTurn();
+      if (holds > 0) {
+        await new Promise<void>((resolve) => {
+          released = resolve;
+        });
+        continue;
+      }
+      const next = Math.min(...[...wakeUps].map((wakeUp) => wakeUp.at));
+      if (Number.isFinite(next)) await fake.advance(Math.max(0, next - fake.now()));
+    }
+  };
+  const startDraining = () => {
     if (draining) return;
     draining = true;
-    setImmediate(() => {
-      void fake.runAll().finally(() => {
-        draining = false;
-        if (fake.pendingSleeps() > 0) drain();
-      });
+    void drain().finally(() => {
+      draining = false;
+      if (wakeUps.size > 0) startDraining();
     });
   };
+
   return {
     now: () => fake.now(),
     get sleeps() {
@@ -32,8 +64,72 @@ export function createVirtualClock(start = 0): VirtualClock {
     },
     sleep(ms, signal) {
       const sleeping = fake.sleep(ms, signal);
-      drain();
+      if (ms > 0 && !signal?.aborted) {
+        const wakeUp = { at: fake.now() + ms };
+        wakeUps.add(wakeUp);
+        const forget = () => {
+          wakeUps.delete(wakeUp);
+        };
+        sleeping.then(forget, forget);
+        startDraining();
+      }
       return sleeping;
+    },
+    hold() {
+      holds++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        holds--;
+        if (holds === 0) {
+          const wake = released;
+          released = undefined;
+          wake?.();
+        }
+      };
+    },
+  };
+}
+
+/**
+ * Keeps virtual time still while a tool attempt runs (its HTTP exchange is real work), until the
+ * attempt settles or a local service says that it holds the attempt's request on purpose: that
+ * request never gets an answer, so only a timer (`attemptTimeoutMs`) can end the attempt, and
+ * virtual time may move again. On real time it does nothing.
+ */
+export interface RealWorkGate {
+  /** For the plugin's observers: holds virtual time from the start of each attempt until it settles. */
+  readonly observer: RetryReflectObserver | undefined;
+  /** A service holds the request it just received without answering: running attempts stop holding time. */
+  requestHeld(): void;
+}
+
+export function realWorkGate(clock: Clock): RealWorkGate {
+  if (!isVirtualClock(clock)) return { observer: undefined, requestHeld: () => {} };
+  const running = new Set<() => void>();
+  return {
+    observer: {
+      runInContext<T>(_call: CallInfo, run: () => T): T {
+        const release = clock.hold();
+        running.add(release);
+        const done = () => {
+          running.delete(release);
+          release();
+        };
+        try {
+          const result = run();
+          Promise.resolve(result).then(done, done);
+          return result;
+        } catch (error) {
+          done();
+          throw error;
+        }
+      },
+    },
+    requestHeld() {
+      for (const release of running) release();
+      running.clear();
     },
   };
 }

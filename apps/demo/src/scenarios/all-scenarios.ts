@@ -3,10 +3,11 @@ import { exitLoopScenario } from "./exit-loop-scenario.js";
 import { idempotencyScenario } from "./idempotency-scenario.js";
 import { quotaScenario } from "./quota-scenario.js";
 import type { Scenario } from "./scenario.js";
+import { timeoutScenario } from "./timeout-scenario.js";
 import { transientScenario } from "./transient-scenario.js";
 import { weatherScenario } from "./weather-scenario.js";
 
-/** The six scenarios of the demo, in order. */
+/** The seven scenarios of the demo, in order. */
 export const ALL_SCENARIOS: readonly Scenario[] = [
   weatherScenario,
   transientScenario,
@@ -14,4 +15,5 @@ export const ALL_SCENARIOS: readonly Scenario[] = [
   idempotencyScenario,
   quotaScenario,
   exitLoopScenario,
+  timeoutScenario,
 ];

@@ -12,9 +12,11 @@ export interface DemoTiming {
   readonly circuitBreakerResetMs: number;
   /** Client timeout of `send_email` (scenario 4's lost response). */
   readonly emailTimeoutMs: number;
+  /** `attemptTimeoutMs` of `generate_report` (scenario 7's hung call). The library's default is no limit. */
+  readonly reportTimeoutMs: number;
 }
 
-export const DEFAULT_TIMING: DemoTiming = { circuitBreakerResetMs: 2_000, emailTimeoutMs: 500 };
+export const DEFAULT_TIMING: DemoTiming = { circuitBreakerResetMs: 2_000, emailTimeoutMs: 500, reportTimeoutMs: 1_000 };
 
 /** What a scenario's steps can use. */
 export interface ScenarioEnvironment {

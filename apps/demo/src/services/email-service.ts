@@ -33,9 +33,10 @@ export interface EmailService extends HttpService {
  * `POST /send` `{to, subject, body}` with an optional `Idempotency-Key` header →
  * `{"id":"msg_1","status":"sent"}`. A key seen before is answered from the stored result
  * (header `Idempotent-Replayed: true`) without sending again. With `loseFirstResponse`, the
- * first send is committed and then its response is lost.
+ * first send is committed and then its response is lost; `onHeld` is told when a response is
+ * held (the demo's virtual time may then move on).
  */
-export async function startEmailService(loseFirstResponse: LostResponseMode = "timeout"): Promise<EmailService> {
+export async function startEmailService(loseFirstResponse: LostResponseMode = "timeout", onHeld?: () => void): Promise<EmailService> {
   const stats: EmailServiceStats = { sent: 0, deduplicated: 0, requests: 0, responsesLost: 0 };
   const outbox: SentEmail[] = [];
   const byKey = new Map<string, { id: string; status: string }>();
@@ -62,6 +63,7 @@ export async function startEmailService(loseFirstResponse: LostResponseMode = "t
       stats.responsesLost++;
       if (loseFirstResponse === "reset") request.socket.destroy();
       // "timeout": hold the response; the client's timeout fires, and closing the service drops the socket.
+      onHeld?.();
       return;
     }
     sendJson(response, 200, result);

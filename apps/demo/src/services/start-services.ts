@@ -2,6 +2,7 @@ import { type BrokenService, startBrokenService } from "./broken-service.js";
 import { type EmailService, type LostResponseMode, startEmailService } from "./email-service.js";
 import { DEFAULT_FLAKY_FAULTS, type FlakyApiService, type InjectedFault, startFlakyApiService } from "./flaky-api-service.js";
 import { type QuotaService, startQuotaService } from "./quota-service.js";
+import { type ReportService, startReportService } from "./report-service.js";
 import { startWeatherService, type WeatherService } from "./weather-service.js";
 
 export interface ServiceFaults {
@@ -9,6 +10,14 @@ export interface ServiceFaults {
   readonly flakyFaults?: readonly InjectedFault[];
   /** How the email service loses its first response. @default "timeout" */
   readonly emailLostResponse?: LostResponseMode;
+  /** Requests the reporting service holds without ever answering, before it works. @default 1 */
+  readonly reportHangs?: number;
+}
+
+/** What the services tell the demo as they run. */
+export interface ServiceEvents {
+  /** A service holds a request on purpose (no answer is coming): virtual time may move on. */
+  readonly requestHeld?: () => void;
 }
 
 /** Every local service of the demo, each on its own 127.0.0.1 port. */
@@ -18,16 +27,18 @@ export interface DemoServices {
   readonly broken: BrokenService;
   readonly email: EmailService;
   readonly quota: QuotaService;
+  readonly report: ReportService;
   close(): Promise<void>;
 }
 
-export async function startServices(faults: ServiceFaults = {}): Promise<DemoServices> {
-  const [weather, flakyApi, broken, email, quota] = await Promise.all([
+export async function startServices(faults: ServiceFaults = {}, events: ServiceEvents = {}): Promise<DemoServices> {
+  const [weather, flakyApi, broken, email, quota, report] = await Promise.all([
     startWeatherService(),
     startFlakyApiService(faults.flakyFaults ?? DEFAULT_FLAKY_FAULTS),
     startBrokenService(),
-    startEmailService(faults.emailLostResponse ?? "timeout"),
+    startEmailService(faults.emailLostResponse ?? "timeout", events.requestHeld),
     startQuotaService(),
+    startReportService(faults.reportHangs ?? 1, events.requestHeld),
   ]);
   return {
     weather,
@@ -35,8 +46,9 @@ export async function startServices(faults: ServiceFaults = {}): Promise<DemoSer
     broken,
     email,
     quota,
+    report,
     close: async () => {
-      await Promise.all([weather.close(), flakyApi.close(), broken.close(), email.close(), quota.close()]);
+      await Promise.all([weather.close(), flakyApi.close(), broken.close(), email.close(), quota.close(), report.close()]);
     },
   };
 }
