@@ -236,6 +236,20 @@ describe("per-tool policies: tools and .tool(name, policy)", () => {
   });
 });
 
+describe("a tool's own idempotency.keyField", () => {
+  it("is what observers do not see of a write's arguments (not the plugin's key field)", async () => {
+    const seen: unknown[] = [];
+    const plugin = RetryReflectPlugin.create({
+      clock: createFakeClock(),
+      tools: { pay: { effect: "write", idempotency: { keyField: "ref" } } },
+      observers: [{ onCallStart: (call) => seen.push(call.args) }],
+    });
+    const outcome = await plugin.execute({ toolName: "pay", args: { amount: 5, ref: "pay-7f3a", idempotency_key: "other" } }, () => "paid");
+    expect(outcome.status).toBe("success");
+    expect(seen).toEqual([{ amount: 5, idempotency_key: "other" }]);
+  });
+});
+
 describe("shouldRetry(error, context)", () => {
   it("false: a transient failure ends failed / not_recoverable at once, the tool not run again, and the model is not told to call again", async () => {
     const clock = createFakeClock();

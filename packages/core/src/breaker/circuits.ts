@@ -25,9 +25,12 @@ export class Circuits {
     return this.holder(key).isIsolated(key);
   }
 
-  /** Holds a circuit open until `reset(key)`: calls fail fast, and the model is told the tool is disabled, with no promised time. */
+  /**
+   * Holds a circuit open until `reset(key)`: calls fail fast, and the model is told the tool is
+   * disabled, with no promised time. It goes to the breaker that holds the key (see `holder`).
+   */
   isolate(key: string): void {
-    this.breakerOf(key).isolate(key);
+    this.holder(key).isolate(key);
   }
 
   /** Closes one circuit (or every one) and forgets its failures. */
@@ -67,10 +70,14 @@ export class Circuits {
     return size;
   }
 
-  /** The breaker that holds `key` (the one its tool uses, else one that has an entry for it). */
+  /**
+   * The breaker that holds `key`: the one its tool uses when its circuit there is not closed, else
+   * one where it is not closed (a `circuitBreakerKey` that is not a tool name, whose calls went to
+   * a tool's own breaker), else the one its tool uses.
+   */
   private holder(key: string): CircuitBreaker<CallInfo> {
     const own = this.breakerOf(key);
-    if (this.breakers.length === 1 || own.size !== 0) return own;
+    if (this.breakers.length === 1 || own.state(key) !== "closed") return own;
     return this.breakers.find((breaker) => breaker.state(key) !== "closed") ?? own;
   }
 }

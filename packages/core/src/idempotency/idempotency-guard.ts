@@ -69,6 +69,16 @@ interface InFlight {
 const KEY_SEPARATOR = "\u0000";
 
 /**
+ * The argument a write's fingerprint leaves out: the key argument (`keyField`), unless the key comes
+ * from `key(call)` (then every argument is content). With `derive: "always"` the key is never the
+ * model's, so `keyField` is left out even with `key(call)`: a write re-issued with a new key in that
+ * argument is the same write.
+ */
+export function omittedField(settings: IdempotencySettings): string | undefined {
+  return settings.key === undefined || settings.derive === "always" ? settings.keyField : undefined;
+}
+
+/**
  * The idempotency guard of `write` tools, one unit: the key and fingerprint, single flight in this
  * process (joins, bounded by the leader's lease and the joiner's own abort), and the store
  * protocol (`begin` / `complete` / `release`), whose faults never become a rejection.
@@ -108,7 +118,7 @@ export class IdempotencyGuard {
     const given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
     let fingerprint: string;
     try {
-      fingerprint = argumentsFingerprint(run.call.args, keyOf ? undefined : keyField);
+      fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
     } catch (error) {
       if (!(error instanceof ArgumentDepthError)) throw error;
       // The model's arguments, not the tool: an attempt, never a breaker failure.

@@ -29,7 +29,7 @@ export function counterKey(scope: string, toolName: string): string {
   return scope + SEPARATOR + toolName;
 }
 
-/** The counters of one tool: how many are active (a failure counted, or a stop), and how many are held. */
+/** The counters of one tool: how many are active (a failure counted, a stop, or a failed exact call remembered), and how many are held. */
 interface ToolCounters {
   active: number;
   held: number;
@@ -95,14 +95,14 @@ export class AttemptTracker {
     return tracked;
   }
 
-  /** Forgets one counter's failures and stop (a success, or global tracking after exhaustion). */
+  /** Forgets one counter's failures and stop (global tracking after exhaustion); its failed exact calls stay. */
   clear(key: string, toolName: string): void {
     if (!this.hasCounters(toolName)) return;
     const tracked = this.counters.peek(key);
     if (tracked !== undefined && isActive(tracked)) this.idle(tracked);
   }
 
-  /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope). */
+  /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope); its failed exact calls stay. */
   clearUnlessExhausted(key: string, toolName: string): void {
     if (!this.hasCounters(toolName)) return;
     const tracked = this.counters.peek(key);
@@ -119,13 +119,17 @@ export class AttemptTracker {
     }
   }
 
+  /**
+   * The count starts again. The exact calls that failed (`repeatedCallLimit`) are remembered for the
+   * scope all the same: a success of another call does not make them succeed. A counter that holds
+   * only those stays active (its tool's calls read it), bounded like any counter.
+   */
   private idle(tracked: TrackedAttempts): void {
     tracked.failures = 0;
     tracked.readyAt = 0;
     tracked.lastDelayMs = undefined;
     tracked.exhausted = undefined;
-    tracked.repeats = undefined;
-    (this.perTool.get(tracked.toolName) as ToolCounters).active--;
+    if (!isActive(tracked)) (this.perTool.get(tracked.toolName) as ToolCounters).active--;
   }
 
   /** A counter left the map (evicted, or its scope cleared). */
@@ -138,5 +142,5 @@ export class AttemptTracker {
 }
 
 function isActive(tracked: TrackedAttempts): boolean {
-  return tracked.failures > 0 || tracked.exhausted !== undefined;
+  return tracked.failures > 0 || tracked.exhausted !== undefined || tracked.repeats !== undefined;
 }

@@ -6,7 +6,7 @@ import { LruMap } from "../internal/lru-map.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { AttemptTracker } from "./attempt-tracker.js";
 import type { CallRun, Engine, ToolSetup } from "./call-run.js";
-import type { ResolvedPolicy } from "./policy.js";
+import { ownBreakerSetting, type ResolvedPolicy } from "./policy.js";
 import { Cleaner } from "./sanitize.js";
 import type { ResolvedOptions } from "./validate-options.js";
 
@@ -43,7 +43,12 @@ export function createEngine(options: ResolvedOptions): Engine {
   const defaults: ToolSetup = { policy: options.policy, breaker: breakerFor(options.policy) };
   const setups = new Map<string, ToolSetup>();
   for (const [toolName, policy] of options.tools) {
-    setups.set(toolName, { policy, breaker: policy.ownBreaker ? breakerFor(policy) : defaults.breaker });
+    // Compared with the plugin's own settings: a tool whose policy changes nothing of the breaker
+    // shares the plugin's (its calls and others' under one `circuitBreakerKey` count together).
+    setups.set(toolName, {
+      policy,
+      breaker: ownBreakerSetting(policy, options.policy) === undefined ? defaults.breaker : breakerFor(policy),
+    });
   }
   const cleaner = new Cleaner(options.maxErrorLength, options.redact);
   const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error) => {

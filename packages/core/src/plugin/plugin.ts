@@ -142,7 +142,7 @@ export class RetryReflectPlugin {
       failure = error;
     }
     // Observers of events see this call from its failure on (its `CallInfo` starts there).
-    const info = this.engine.notifier.observed ? this.callInfo(call, scope, effect) : undefined;
+    const info = this.engine.notifier.observed ? this.callInfo(call, scope, effect, setup) : undefined;
     const run = newRun(call, scope, effect, breakerKey, setup, info);
     const next = continueAfterFailure(this.engine, run, fn, failure);
     return finish(this.engine, run, next instanceof Promise ? await next : next);
@@ -164,7 +164,7 @@ export class RetryReflectPlugin {
   ): Promise<ExecuteOutcome<T>> {
     const engine = this.engine;
     const { notifier } = engine;
-    const info = notifier.observed ? this.callInfo(call, scope, effect) : undefined;
+    const info = notifier.observed ? this.callInfo(call, scope, effect, setup) : undefined;
     const run = made ?? newRun(call, scope, effect, breakerKey, setup, info);
     if (info !== undefined && notifier.callHooks) notifier.callStart(info);
     let outcome: ExecuteOutcome<T>;
@@ -203,10 +203,11 @@ export class RetryReflectPlugin {
     return throwIfExhausted(engine, outcome, run.toolName);
   }
 
-  /** The observers' view of a call (for a `write`, its arguments without the key). */
-  private callInfo(call: ToolCall, scope: string, effect: ToolEffect): CallInfo {
+  /** The observers' view of a call (for a `write`, its arguments without its key field). */
+  private callInfo(call: ToolCall, scope: string, effect: ToolEffect, setup: ToolSetup): CallInfo {
     const { options } = this.engine;
-    const args = effect === "write" ? withoutField(call.args, options.idempotency.keyField) : call.args;
+    // The tool's own key field (a policy may name another than the plugin's).
+    const args = effect === "write" ? withoutField(call.args, setup.policy.idempotency.keyField) : call.args;
     return {
       toolName: call.toolName,
       callId: call.callId,

@@ -44,8 +44,6 @@ export interface ResolvedPolicy {
   readonly idempotency: IdempotencySettings;
   /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
   readonly slowOnly: boolean;
-  /** Breaker settings differ from the plugin's: this tool gets a breaker of its own. */
-  readonly ownBreaker: boolean;
 }
 
 /** The placeholders of the stop texts: the reflection's, and the wait in seconds. */
@@ -154,15 +152,22 @@ export function resolvePolicy(
   return {
     ...resolved,
     slowOnly: resolved.attemptTimeoutMs !== undefined || resolved.maxConcurrent !== undefined,
-    ownBreaker:
-      base.ownBreaker ||
-      resolved.circuitBreakerThreshold !== base.circuitBreakerThreshold ||
-      resolved.circuitBreakerResetMs !== base.circuitBreakerResetMs ||
-      resolved.circuitBreakerFailureRate !== base.circuitBreakerFailureRate ||
-      resolved.circuitBreakerMinimumCalls !== base.circuitBreakerMinimumCalls ||
-      resolved.circuitBreakerWindowMs !== base.circuitBreakerWindowMs ||
-      resolved.circuitBreakerMaxResetMs !== base.circuitBreakerMaxResetMs,
   };
+}
+
+/** The settings a breaker is made from. */
+const BREAKER_SETTINGS = [
+  "circuitBreakerThreshold",
+  "circuitBreakerResetMs",
+  "circuitBreakerFailureRate",
+  "circuitBreakerMinimumCalls",
+  "circuitBreakerWindowMs",
+  "circuitBreakerMaxResetMs",
+] as const satisfies readonly (keyof ResolvedPolicy)[];
+
+/** The first breaker setting in which a tool's policy differs from the plugin's, or undefined: then it shares the plugin's breaker. */
+export function ownBreakerSetting(policy: ResolvedPolicy, plugin: ResolvedPolicy): (typeof BREAKER_SETTINGS)[number] | undefined {
+  return BREAKER_SETTINGS.find((setting) => policy[setting] !== plugin[setting]);
 }
 
 function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: IdempotencySettings, prefix: string): IdempotencySettings {

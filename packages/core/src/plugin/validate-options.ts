@@ -8,6 +8,7 @@ import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../reflect
 import type { IdempotencyOptions, RetryReflectOptions } from "./options.js";
 import {
   type IdempotencySettings,
+  ownBreakerSetting,
   POLICY_NAMES,
   type ResolvedPolicy,
   resolvePolicy,
@@ -103,7 +104,6 @@ const DEFAULT_POLICY: ResolvedPolicy = {
   classifyError: undefined,
   idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
   slowOnly: false,
-  ownBreaker: false,
 };
 
 /** Options after defaults and validation: the plugin's policy (its fields, and as `policy`), each tool's, and the plugin-wide settings. */
@@ -240,7 +240,18 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
       }
       toolEffects[toolName] = effect;
     }
-    tools.set(toolName, resolvePolicy(toolInput, toolIdempotency, policy, prefix));
+    const toolPolicy = resolvePolicy(toolInput, toolIdempotency, policy, prefix);
+    const own = ownBreakerSetting(toolPolicy, policy);
+    if (own !== undefined && options.circuitBreakerKey !== undefined) {
+      // A tool with breaker settings of its own has a breaker of its own, found by tool name; the
+      // keys of `circuitBreakerKey` are not tool names, so `plugin.circuits` could not find them.
+      throw new InvalidOptionError(
+        `${prefix}${own}`,
+        toolInput[own],
+        "no breaker setting of its own while circuitBreakerKey is set (set it for the plugin instead)",
+      );
+    }
+    tools.set(toolName, toolPolicy);
   }
 
   return {
