@@ -1,9 +1,18 @@
 // The main entry: the plugin and its builder, its options, outcomes and events, structured
-// errors and their codes, the idempotency stores, and the console logger. Building blocks
+// errors and their codes, the stores (idempotency, circuit breaker) and their interfaces, and the console logger. Building blocks
 // (the breaker, backoff, classification, cleaning, templates, fingerprints) are in
 // `@retry-reflect/core/primitives`; what framework adapters need is in `@retry-reflect/core/adapter`.
 
 export type { CircuitSnapshot } from "./breaker/circuit-breaker.js";
+export type { CircuitTransition } from "./breaker/circuit-breaker-options.js";
+export type {
+  CircuitAdmission,
+  CircuitBreakerStore,
+  CircuitDecision,
+  CircuitPermit,
+  CircuitResult,
+  CircuitStoreSettings,
+} from "./breaker/circuit-breaker-store.js";
 export type { Circuits } from "./breaker/circuits.js";
 export { type Clock, systemClock } from "./clock.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";

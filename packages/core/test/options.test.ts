@@ -410,7 +410,8 @@ describe("builder", () => {
       fallback,
       repeatedCallLimit: 2,
       tools: { search: { maxRetries: 5, attemptTimeoutMs: 500 } },
-    } as const satisfies Required<RetryReflectOptions>;
+      // A failure-rate breaker is not for a shared store: the store has a test of its own.
+    } as const satisfies Omit<Required<RetryReflectOptions>, "circuitBreakerStore">;
 
     const built = RetryReflectPlugin.builder()
       .maxRetries(fields.maxRetries)
@@ -550,6 +551,7 @@ describe("builder", () => {
       fallback: () => "f",
       repeatedCallLimit: 14,
       tools: { d: { maxRetries: 0 } },
+      circuitBreakerStore: { isClosed: () => true } as never,
     };
     for (const [name, value] of Object.entries(samples)) {
       const builder = RetryReflectPlugin.builder() as unknown as Record<string, (value: unknown) => { toOptions(): RetryReflectOptions }>;

@@ -8,23 +8,13 @@ import {
   type CircuitBreakerOptions,
   type CircuitTransition,
 } from "./circuit-breaker-options.js";
+import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
 import { bucketOf, FailureWindow } from "./failure-window.js";
+import type { Breaker } from "./store-breaker.js";
 
-export type { CircuitBreakerOptions, CircuitSnapshot, CircuitTransition };
+export type { CircuitBreakerOptions, CircuitDecision, CircuitPermit, CircuitSnapshot, CircuitTransition };
 export { CIRCUIT_BREAKER_DEFAULTS };
-
-/** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
-export interface CircuitPermit {
-  readonly probe: number;
-}
-
-/**
- * `retryAfterMs` is `Infinity` for an isolated circuit: it opens again only with `reset()`.
- */
-export type CircuitDecision =
-  | { readonly admitted: true; readonly permit: CircuitPermit }
-  | { readonly admitted: false; readonly retryAfterMs: number; readonly state: CircuitState };
 
 type ClosedEntry = Extract<Entry, { state: "closed" }>;
 type OpenEntry = Extract<Entry, { state: "open" }>;
@@ -47,7 +37,7 @@ const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit:
  * failure rate of the calls in the sliding window (at least `minimumCalls` of them) reaches it. With
  * `maxResetMs`, each failed probe doubles the next open period, up to it.
  */
-export class CircuitBreaker<C = unknown> implements BreakerSettings {
+export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> {
   readonly threshold: number;
   readonly resetMs: number;
   readonly maxResetMs: number | undefined;

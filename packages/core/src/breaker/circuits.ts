@@ -1,6 +1,7 @@
 import type { CallInfo, CircuitState } from "../events/events.js";
-import type { CircuitBreaker, CircuitSnapshot } from "./circuit-breaker.js";
+import type { CircuitSnapshot } from "./circuit-breaker.js";
 import { parseSnapshot } from "./circuit-snapshot.js";
+import type { Breaker } from "./store-breaker.js";
 
 /**
  * The plugin's circuits, as operators use them (`plugin.circuits`): read a state, isolate or reset
@@ -11,8 +12,8 @@ import { parseSnapshot } from "./circuit-snapshot.js";
 export class Circuits {
   /** @internal Made by the plugin: its breakers (the plugin's first) and the breaker of a key. */
   constructor(
-    private readonly breakers: readonly CircuitBreaker<CallInfo>[],
-    private readonly breakerOf: (key: string) => CircuitBreaker<CallInfo>,
+    private readonly breakers: readonly Breaker<CallInfo>[],
+    private readonly breakerOf: (key: string) => Breaker<CallInfo>,
   ) {}
 
   /** `"closed"`, `"open"` or `"half-open"` (an open circuit past its reset time: the next call is the probe). Reading changes nothing. An isolated circuit reads `"open"`. */
@@ -28,15 +29,20 @@ export class Circuits {
   /**
    * Holds a circuit open until `reset(key)`: calls fail fast, and the model is told the tool is
    * disabled, with no promised time. It goes to the breaker that holds the key (see `holder`).
+   * With a `circuitBreakerStore` it returns the store's promise (await it: the store holds the state).
    */
-  isolate(key: string): void {
-    this.holder(key).isolate(key);
+  isolate(key: string): void | Promise<void> {
+    return this.holder(key).isolate(key);
   }
 
-  /** Closes one circuit (or every one) and forgets its failures. */
-  reset(key?: string): void {
-    if (key === undefined) for (const breaker of this.breakers) breaker.reset();
-    else for (const breaker of this.breakers) breaker.reset(key);
+  /** Closes one circuit (or every one) and forgets its failures. With a `circuitBreakerStore` it returns a promise. */
+  reset(key?: string): void | Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const breaker of this.breakers) {
+      const done = key === undefined ? breaker.reset() : breaker.reset(key);
+      if (done instanceof Promise) pending.push(done);
+    }
+    if (pending.length > 0) return Promise.all(pending).then(() => undefined);
   }
 
   /** Versioned JSON of every tracked circuit (remaining open time, not clock readings). */
@@ -51,7 +57,7 @@ export class Circuits {
    * snapshot throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
-    const parts = new Map<CircuitBreaker<CallInfo>, Record<string, unknown>>(this.breakers.map((breaker) => [breaker, {}]));
+    const parts = new Map<Breaker<CallInfo>, Record<string, unknown>>(this.breakers.map((breaker) => [breaker, {}]));
     const entries =
       typeof snapshot === "object" && snapshot !== null && typeof snapshot.breakers === "object" && snapshot.breakers !== null
         ? snapshot.breakers
@@ -75,7 +81,7 @@ export class Circuits {
    * one where it is not closed (a `circuitBreakerKey` that is not a tool name, whose calls went to
    * a tool's own breaker), else the one its tool uses.
    */
-  private holder(key: string): CircuitBreaker<CallInfo> {
+  private holder(key: string): Breaker<CallInfo> {
     const own = this.breakerOf(key);
     if (this.breakers.length === 1 || own.state(key) !== "closed") return own;
     return this.breakers.find((breaker) => breaker.state(key) !== "closed") ?? own;

@@ -67,6 +67,8 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
+const LEASE_LOST =
+  "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
 
 /**
  * The argument a write's fingerprint leaves out: the key argument (`keyField`), unless the key comes
@@ -214,7 +216,8 @@ export class IdempotencyGuard {
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
   async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
     try {
-      await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
+      const held = await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
+      if (held === false) this.onStoreError(run, "complete", new Error(LEASE_LOST));
     } catch (error) {
       this.onStoreError(run, "complete", error);
     }
@@ -223,7 +226,8 @@ export class IdempotencyGuard {
   /** Drops the lock after a failed attempt, so that a retry may run. */
   async release(run: GuardedCall, token: string): Promise<void> {
     try {
-      await this.store.release(run.storeKey as string, token);
+      const held = await this.store.release(run.storeKey as string, token);
+      if (held === false) this.onStoreError(run, "release", new Error(LEASE_LOST));
     } catch (error) {
       this.onStoreError(run, "release", error);
     }

@@ -1,6 +1,10 @@
 /** What `begin` found for a key. */
 export type IdempotencyBeginResult =
-  /** The caller holds the key until `complete` or `release` (or until the lease runs out). */
+  /**
+   * The caller holds the key until `complete` or `release` (or until the lease runs out). `token` is
+   * a fencing token: each `acquired` of a key gets a greater one (as a decimal string, or any string
+   * a store compares for equality only).
+   */
   | { readonly status: "acquired"; readonly token: string }
   /** A call with this key completed: its fingerprint and stored value. */
   | { readonly status: "completed"; readonly fingerprint: string; readonly value: unknown }
@@ -25,10 +29,18 @@ export type IdempotencyBeginResult =
 export interface IdempotencyStore {
   /** Atomically: return the completed record, or the live in-flight lock, or take a lock for `leaseMs`. Never drop a live lock. */
   begin(key: string, fingerprint: string, leaseMs: number): IdempotencyBeginResult | Promise<IdempotencyBeginResult>;
-  /** Store the result of the holder of `token`, kept for `ttlMs`, and drop the lock. */
-  complete(key: string, token: string, value: unknown, ttlMs: number): void | Promise<void>;
-  /** Drop the lock of `token` without a result (the call failed), so that a retry may run. */
-  release(key: string, token: string): void | Promise<void>;
+  /**
+   * Store the result of the holder of `token`, kept for `ttlMs`, and drop the lock. Returns `false`
+   * when `token` no longer holds the key (its lease ran out, or another holder took it): nothing is
+   * stored, and the call's outcome stays `success` with a `store_error` event.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: stores written before the lease report return void; they keep compiling
+  complete(key: string, token: string, value: unknown, ttlMs: number): boolean | void | Promise<boolean | void>;
+  /** Drop the lock of `token` without a result (the call failed), so that a retry may run. `false`: `token` no longer held it. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: as for complete
+  release(key: string, token: string): boolean | void | Promise<boolean | void>;
+  /** Optional: renew the lease of `token` for `leaseMs` from now; whether it still held the key. */
+  extend?(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
   /**
    * Optional: the completed record of `key` if this process holds it, read synchronously, with no
    * I/O and no side effect (an in-memory store, or a local cache of a shared one). With it, a

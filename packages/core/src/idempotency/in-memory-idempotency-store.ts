@@ -83,15 +83,40 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return record !== undefined && record.expiresAt > this.clock.now() ? record : undefined;
   }
 
-  complete(key: string, token: string, value: unknown, ttlMs: number): void {
-    const lock = this.locks.get(key);
-    if (lock?.token !== token) return;
+  /** `false` when `token` no longer holds the key (another holder, or its lease ran out): nothing stored. */
+  complete(key: string, token: string, value: unknown, ttlMs: number): boolean {
+    const lock = this.held(key, token);
+    if (lock === undefined) return false;
     this.locks.delete(key);
     this.completed.set(key, { fingerprint: lock.fingerprint, value, expiresAt: this.clock.now() + ttlMs });
+    return true;
   }
 
-  release(key: string, token: string): void {
-    if (this.locks.get(key)?.token === token) this.locks.delete(key);
+  release(key: string, token: string): boolean {
+    if (this.held(key, token) === undefined) return false;
+    this.locks.delete(key);
+    return true;
+  }
+
+  /** Renews the lease of `token` for `leaseMs` from now; `false` when it no longer holds the key. */
+  extend(key: string, token: string, leaseMs: number): boolean {
+    const lock = this.held(key, token);
+    if (lock === undefined) return false;
+    const leaseUntil = this.clock.now() + leaseMs;
+    this.locks.set(key, { ...lock, leaseUntil });
+    if (leaseUntil < this.nextLeaseEnd) this.nextLeaseEnd = leaseUntil;
+    return true;
+  }
+
+  /** The live lock of `token` (a lock whose lease ran out is dropped: its holder lost it). */
+  private held(key: string, token: string): Lock | undefined {
+    const lock = this.locks.get(key);
+    if (lock?.token !== token) return undefined;
+    if (lock.leaseUntil <= this.clock.now()) {
+      this.locks.delete(key);
+      return undefined;
+    }
+    return lock;
   }
 
   /** Forgets every key. */

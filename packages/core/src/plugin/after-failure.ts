@@ -23,9 +23,8 @@ export function afterFailure(
   run: CallRun,
   permit: CircuitPermit,
   failure: unknown,
-): ReflectOutcome | FailedOutcome | number {
+): ReflectOutcome | FailedOutcome | number | Promise<ReflectOutcome | FailedOutcome | number> {
   const { breaker, policy } = run;
-  const { tracker } = engine;
   if (run.signal?.aborted) {
     // The caller's abort wins over whatever the tool did after it (a tool that ignores its signal).
     breaker.onNeutral(run.breakerKey, permit);
@@ -37,8 +36,18 @@ export function afterFailure(
   }
   const classified = classify(run, failure);
   if (classified.kind === "invalid_arguments" && !policy.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
-  else breaker.onFailure(run.breakerKey, permit, run.info);
+  else {
+    const recorded = breaker.onFailure(run.breakerKey, permit, run.info);
+    // A shared store answers first: whether this failure opened the circuit decides the outcome.
+    if (recorded !== undefined) return recorded.then(() => decideFailure(engine, run, classified, failure));
+  }
+  return decideFailure(engine, run, classified, failure);
+}
 
+/** The failure recorded: its attempt number, its cleaned error, the decision and its effects. */
+function decideFailure(engine: Engine, run: CallRun, classified: ToolError, failure: unknown): ReflectOutcome | FailedOutcome | number {
+  const { breaker, policy } = run;
+  const { tracker } = engine;
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
   const tracked = tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;

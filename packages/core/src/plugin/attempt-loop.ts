@@ -71,6 +71,7 @@ export function continueAfterFailure<T>(
 ): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
   run.attempts = 1;
   const next = afterFailure(engine, run, CLOSED_PERMIT, failure);
+  if (next instanceof Promise) return next.then((after) => (typeof after === "number" ? attempts(engine, run, fn, false, after) : after));
   return typeof next === "number" ? attempts(engine, run, fn, false, next) : next;
 }
 
@@ -94,7 +95,9 @@ async function attempts<T>(
     if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
     // Provisional: the number this attempt's failure would take, were it recorded next.
     run.attempt = (tracked?.failures ?? 0) + 1;
-    const admitted = breaker.acquire(run.breakerKey, run.info);
+    let admitted = breaker.acquire(run.breakerKey, run.info);
+    // A shared store's answer (only where its local view cannot answer: an open or half-open circuit).
+    if (admitted instanceof Promise) admitted = await admitted;
     if (!admitted.admitted) return rejected(engine, run, admitted.retryAfterMs);
     const permit = admitted.permit;
 
@@ -144,7 +147,8 @@ async function attempts<T>(
       if (limit !== undefined) release(engine, run.toolName);
     }
     if (!failed) {
-      breaker.onSuccess(run.breakerKey, permit, run.info);
+      const recorded = breaker.onSuccess(run.breakerKey, permit, run.info);
+      if (recorded !== undefined) await recorded; // a shared store told (after failures, or a probe)
       // The write ran: a store fault now loses only the replay, never the result.
       if (token !== undefined) await guard.complete(run, token, value);
       tracker.clearUnlessExhausted(run.counterKey, run.toolName);
@@ -159,7 +163,8 @@ async function attempts<T>(
       if (late === undefined) await guard.release(run, token);
       else settleLate(engine, run, token, late);
     }
-    const next = afterFailure(engine, run, permit, failure);
+    let next = afterFailure(engine, run, permit, failure);
+    if (next instanceof Promise) next = await next; // the failure recorded in a shared store first
     if (typeof next !== "number") return next;
     const waiting = backoff(engine, run, next);
     if (waiting !== undefined) await waiting;

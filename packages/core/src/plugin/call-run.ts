@@ -1,4 +1,4 @@
-import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { Breaker } from "../breaker/store-breaker.js";
 import type { CallInfo, ToolEffect } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
 import type { GuardRefusal, IdempotencyGuard } from "../idempotency/idempotency-guard.js";
@@ -24,7 +24,7 @@ export interface CallRun {
   readonly effect: ToolEffect;
   /** The tool's settings (its policy, or the plugin's) and its breaker. */
   readonly policy: ResolvedPolicy;
-  readonly breaker: CircuitBreaker<CallInfo>;
+  readonly breaker: Breaker<CallInfo>;
   /** The write's idempotency settings (the policy's), as the guard reads them. */
   readonly idempotency: ResolvedPolicy["idempotency"];
   readonly breakerKey: string;
@@ -48,7 +48,7 @@ export interface CallRun {
 /** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
 export interface ToolSetup {
   readonly policy: ResolvedPolicy;
-  readonly breaker: CircuitBreaker<CallInfo>;
+  readonly breaker: Breaker<CallInfo>;
 }
 
 /** The parts of one plugin that the stages work with. */

@@ -1,4 +1,5 @@
-import { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-breaker.js";
+import { type Breaker, StoreBreaker } from "../breaker/store-breaker.js";
 import type { CallInfo } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
@@ -16,30 +17,43 @@ import type { ResolvedOptions } from "./validate-options.js";
  */
 export function createEngine(options: ResolvedOptions): Engine {
   const notifier = new Notifier(options.observers, options.clock);
-  const breakerFor = (policy: ResolvedPolicy) =>
-    new CircuitBreaker<CallInfo>({
-      threshold: policy.circuitBreakerThreshold,
-      resetMs: policy.circuitBreakerResetMs,
-      failureRate: policy.circuitBreakerFailureRate,
-      minimumCalls: policy.circuitBreakerMinimumCalls,
-      windowMs: policy.circuitBreakerWindowMs,
-      maxResetMs: policy.circuitBreakerMaxResetMs,
-      maxKeys: options.maxCircuitBreakers,
-      clock: options.clock,
-      onTransition: notifier.observed
-        ? (transition, call) => {
-            const toolName = call?.toolName ?? transition.key;
-            if (transition.to === "open") {
-              notifier.emit("circuit_opened", toolName, call, {
-                tool_name: toolName,
-                failures: transition.failures,
-                reset_ms: transition.resetMs,
-              });
-            } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
-            else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
-          }
-        : undefined,
-    });
+  const onTransition = notifier.observed
+    ? (transition: CircuitTransition, call: CallInfo | undefined) => {
+        const toolName = call?.toolName ?? transition.key;
+        if (transition.to === "open") {
+          notifier.emit("circuit_opened", toolName, call, {
+            tool_name: toolName,
+            failures: transition.failures,
+            reset_ms: transition.resetMs,
+          });
+        } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
+        else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
+      }
+    : undefined;
+  const cleaner = new Cleaner(options.maxErrorLength, options.redact);
+  const store = options.circuitBreakerStore;
+  const breakerFor = (policy: ResolvedPolicy): Breaker<CallInfo> =>
+    store !== undefined
+      ? new StoreBreaker<CallInfo>(
+          store,
+          { threshold: policy.circuitBreakerThreshold, resetMs: policy.circuitBreakerResetMs, maxResetMs: policy.circuitBreakerMaxResetMs },
+          onTransition,
+          (operation, error, key, call) => {
+            const toolName = call?.toolName ?? key;
+            notifier.emit("store_error", toolName, call, { tool_name: toolName, operation, error: cleaner.clean(errorMessageOf(error)) });
+          },
+        )
+      : new CircuitBreaker<CallInfo>({
+          threshold: policy.circuitBreakerThreshold,
+          resetMs: policy.circuitBreakerResetMs,
+          failureRate: policy.circuitBreakerFailureRate,
+          minimumCalls: policy.circuitBreakerMinimumCalls,
+          windowMs: policy.circuitBreakerWindowMs,
+          maxResetMs: policy.circuitBreakerMaxResetMs,
+          maxKeys: options.maxCircuitBreakers,
+          clock: options.clock,
+          onTransition,
+        });
   const defaults: ToolSetup = { policy: options.policy, breaker: breakerFor(options.policy) };
   const setups = new Map<string, ToolSetup>();
   for (const [toolName, policy] of options.tools) {
@@ -50,7 +64,6 @@ export function createEngine(options: ResolvedOptions): Engine {
       breaker: ownBreakerSetting(policy, options.policy) === undefined ? defaults.breaker : breakerFor(policy),
     });
   }
-  const cleaner = new Cleaner(options.maxErrorLength, options.redact);
   const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error) => {
     const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
     notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
@@ -69,7 +82,7 @@ export function createEngine(options: ResolvedOptions): Engine {
 }
 
 /** Every distinct breaker of an engine, the plugin's first. */
-export function breakersOf(engine: Engine): CircuitBreaker<CallInfo>[] {
+export function breakersOf(engine: Engine): Breaker<CallInfo>[] {
   const breakers = [engine.defaults.breaker];
   for (const { breaker } of engine.setups.values()) if (!breakers.includes(breaker)) breakers.push(breaker);
   return breakers;

@@ -1,4 +1,5 @@
 import type { Jitter } from "../backoff/backoff.js";
+import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
@@ -182,6 +183,13 @@ export interface RetryReflectOptions extends PolicyOptions {
   readonly circuitBreakerKey?: (call: ToolCall) => string;
   /** Most breakers kept; the least recently used idle one is dropped beyond it. @default 10_000 */
   readonly maxCircuitBreakers?: number;
+  /**
+   * Where circuit state lives, to share one breaker per tool across processes (a
+   * `RedisCircuitBreakerStore` from `@retry-reflect/redis`). The healthy call never waits on it:
+   * its local view answers while the circuit is closed. Not with `circuitBreakerFailureRate`.
+   * @default undefined (each plugin's circuits in memory)
+   */
+  readonly circuitBreakerStore?: CircuitBreakerStore;
   /** Only these tools are handled; empty means all. @default [] */
   readonly includeTools?: readonly string[];
   /** These tools are never handled (wins over `includeTools`). @default [] */

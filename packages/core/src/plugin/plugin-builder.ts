@@ -1,4 +1,5 @@
 import type { Jitter } from "../backoff/backoff.js";
+import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
@@ -61,6 +62,10 @@ export class RetryReflectPluginBuilder {
   /** @see RetryReflectOptions.maxCircuitBreakers (default 10000) */
   maxCircuitBreakers(value: number) {
     return this.with("maxCircuitBreakers", value);
+  }
+  /** @see RetryReflectOptions.circuitBreakerStore (default: in memory, per plugin) */
+  circuitBreakerStore(value: CircuitBreakerStore) {
+    return this.with("circuitBreakerStore", value);
   }
   /** @see RetryReflectOptions.reflectionPrompt (default DEFAULT_REFLECTION_PROMPT) */
   reflectionPrompt(value: string) {

@@ -1,3 +1,4 @@
+import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import { systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
@@ -30,6 +31,7 @@ export const DEFAULT_OPTIONS = {
   circuitBreakerWindowMs: 60_000,
   circuitBreakerMaxResetMs: undefined,
   maxCircuitBreakers: 10_000,
+  circuitBreakerStore: undefined,
   reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
   attemptTimeoutMs: undefined,
   maxConcurrent: undefined,
@@ -53,6 +55,7 @@ const PLUGIN_ONLY_NAMES = Object.keys({
   tools: true,
   circuitBreakerKey: true,
   maxCircuitBreakers: true,
+  circuitBreakerStore: true,
   includeTools: true,
   excludeTools: true,
   toolEffects: true,
@@ -114,6 +117,7 @@ export interface ResolvedOptions extends ResolvedPolicy {
   readonly tools: ReadonlyMap<string, ResolvedPolicy>;
   readonly circuitBreakerKey: RetryReflectOptions["circuitBreakerKey"];
   readonly maxCircuitBreakers: number;
+  readonly circuitBreakerStore: CircuitBreakerStore | undefined;
   readonly includeTools: ReadonlySet<string>;
   readonly excludeTools: ReadonlySet<string>;
   /** Effects by tool name, `tools[name].effect` merged in. */
@@ -253,6 +257,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     }
     tools.set(toolName, toolPolicy);
   }
+  const circuitBreakerStore = breakerStore(options.circuitBreakerStore, policy, tools);
 
   return {
     ...policy,
@@ -260,6 +265,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     tools,
     circuitBreakerKey: fn("circuitBreakerKey", options.circuitBreakerKey),
     maxCircuitBreakers: integer("maxCircuitBreakers", options.maxCircuitBreakers, 1, DEFAULT_OPTIONS.maxCircuitBreakers),
+    circuitBreakerStore,
     includeTools: toolNames("includeTools", options.includeTools),
     excludeTools: toolNames("excludeTools", options.excludeTools),
     toolEffects,
@@ -274,4 +280,31 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     clock,
     random: fn("random", options.random) ?? Math.random,
   };
+}
+
+const STORE_METHODS = ["isClosed", "peek", "state", "acquire", "record", "isolate", "reset"] as const;
+
+/** A `circuitBreakerStore` with every method, and no failure-rate breaker (it would need every call recorded in the store). */
+function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap<string, ResolvedPolicy>): CircuitBreakerStore | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    !STORE_METHODS.every((name) => typeof (value as Record<string, unknown>)[name] === "function")
+  ) {
+    throw new InvalidOptionError("circuitBreakerStore", value, `a CircuitBreakerStore (${STORE_METHODS.join(", ")})`);
+  }
+  const rated = [...tools].find(([, each]) => each.circuitBreakerFailureRate !== undefined);
+  if (policy.circuitBreakerFailureRate !== undefined || rated !== undefined) {
+    const name =
+      rated === undefined || policy.circuitBreakerFailureRate !== undefined
+        ? "circuitBreakerFailureRate"
+        : `tools.${rated[0]}.circuitBreakerFailureRate`;
+    throw new InvalidOptionError(
+      name,
+      rated?.[1].circuitBreakerFailureRate ?? policy.circuitBreakerFailureRate,
+      "undefined while circuitBreakerStore is set (a shared breaker counts consecutive failures: a rate would need every call recorded in the store)",
+    );
+  }
+  return value as CircuitBreakerStore;
 }

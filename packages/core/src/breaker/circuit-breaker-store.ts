@@ -1,0 +1,67 @@
+import type { CircuitState } from "../events/events.js";
+import type { CircuitTransition } from "./circuit-breaker-options.js";
+
+/** Permission to run one call. `probe` is the half-open generation it holds, or 0. */
+export interface CircuitPermit {
+  readonly probe: number;
+}
+
+/**
+ * `retryAfterMs` is `Infinity` for an isolated circuit: it opens again only with `reset()`.
+ */
+export type CircuitDecision =
+  | { readonly admitted: true; readonly permit: CircuitPermit }
+  | { readonly admitted: false; readonly retryAfterMs: number; readonly state: CircuitState };
+
+/** The breaker settings of the tool a call belongs to, passed with every store call (one store serves tools with different settings). */
+export interface CircuitStoreSettings {
+  /** Consecutive failures that open a closed circuit. */
+  readonly threshold: number;
+  /** The first open period, and a probe's lease. */
+  readonly resetMs: number;
+  /** Each failed probe doubles the open period up to this; undefined: every period is `resetMs`. */
+  readonly maxResetMs: number | undefined;
+}
+
+/** What one call said about the tool's health: `neutral` (bad arguments, a refusal, an abort) only frees a probe's slot. */
+export type CircuitResult = "success" | "failure" | "neutral";
+
+/** `acquire`'s answer, and the state change it made (open to half-open), if any. */
+export type CircuitAdmission = CircuitDecision & { readonly transition?: CircuitTransition };
+
+/**
+ * Where circuit state lives, for breakers shared by many processes (`circuitBreakerStore`; a
+ * `RedisCircuitBreakerStore` from `@retry-reflect/redis`). Without one, each plugin keeps its circuits
+ * in memory. Keys are tool names (or what `circuitBreakerKey` returns).
+ *
+ * The local view (`isClosed`, `peek`, `state`) is synchronous, does no I/O and changes nothing: it is
+ * what this process knows now (a closed circuit costs the healthy call nothing). `acquire` and
+ * `record` may be async; they should answer without I/O while the local view is closed and nothing
+ * needs telling (a success with no failures known). A method that throws or rejects never makes a
+ * call reject: the plugin emits `store_error` (operation `acquire` or `record`) and goes on from the
+ * local view (a call is admitted unless the local view holds its circuit open). Bound your own
+ * calls' time.
+ */
+export interface CircuitBreakerStore {
+  /** Is the circuit of `key` closed as far as this process knows? No I/O. */
+  isClosed(key: string): boolean;
+  /** Would a call be rejected now, and for how long (`Infinity` while isolated)? No I/O. */
+  peek(key: string): number | undefined;
+  /** The state as far as this process knows (an isolated circuit reads `open`). No I/O. */
+  state(key: string): CircuitState;
+  /** Admits a call (with a permit to report back with) or rejects it. */
+  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission>;
+  /** Records a call's result under its permit; returns the state change it made, if any. A stale probe's result changes nothing. */
+  record(
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    settings: CircuitStoreSettings,
+  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined>;
+  /** Holds the circuit open until `reset(key)`. */
+  isolate(key: string): void | Promise<void>;
+  /** Closes `key` (or every circuit this store knows of) and forgets its failures. */
+  reset(key?: string): void | Promise<void>;
+  /** Circuits this process holds in its local view. @default 0 */
+  readonly size?: number;
+}

@@ -1,0 +1,314 @@
+import { describe, expect, it } from "vitest";
+import {
+  type CircuitAdmission,
+  type CircuitBreakerStore,
+  type CircuitPermit,
+  type CircuitResult,
+  type CircuitStoreSettings,
+  type CircuitTransition,
+  InMemoryIdempotencyStore,
+  InvalidOptionError,
+  type RetryReflectEvent,
+  type RetryReflectOptions,
+  RetryReflectPlugin,
+} from "../src/index.js";
+import { CircuitBreaker } from "../src/primitives.js";
+import { createFakeClock, type FakeClock } from "../src/testing.js";
+
+// `circuitBreakerStore`: the plugin over a shared store whose `acquire`/`record` may be async. A
+// fake "remote" store keeps the state in an in-memory breaker (the "server"), answers at once
+// while the circuit is closed and nothing needs telling, and otherwise after a tick (its "I/O",
+// counted). Faults are injected by making its methods throw or reject.
+
+class FakeRemoteStore implements CircuitBreakerStore {
+  io = 0;
+  settingsSeen: CircuitStoreSettings[] = [];
+  fail: { acquire?: "throw" | "reject"; record?: "throw" | "reject" } = {};
+  private last: CircuitTransition | undefined;
+  private readonly servers = new Map<string, CircuitBreaker>();
+
+  constructor(private readonly clock: FakeClock) {}
+
+  /** One server breaker per settings (a real store passes them with each script call). */
+  private server(settings: CircuitStoreSettings): CircuitBreaker {
+    const id = JSON.stringify(settings);
+    let server = this.servers.get(id);
+    if (server === undefined) {
+      server = new CircuitBreaker({ ...settings, clock: this.clock, onTransition: (transition) => (this.last = transition) });
+      this.servers.set(id, server);
+    }
+    return server;
+  }
+
+  private any(key: string): CircuitBreaker | undefined {
+    for (const server of this.servers.values()) if (!server.isClosed(key)) return server;
+    return undefined;
+  }
+
+  isClosed(key: string): boolean {
+    return this.any(key) === undefined;
+  }
+  peek(key: string): number | undefined {
+    return this.any(key)?.peek(key);
+  }
+  state(key: string) {
+    return this.any(key)?.state(key) ?? "closed";
+  }
+
+  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
+    this.settingsSeen.push(settings);
+    const server = this.server(settings);
+    if (this.fail.acquire === "throw") throw new Error("store down (acquire)");
+    if (server.isClosed(key)) return { admitted: true, permit: { probe: 0 } };
+    this.io++;
+    if (this.fail.acquire === "reject") return Promise.reject(new Error("store down (acquire)"));
+    return Promise.resolve().then(() => {
+      this.last = undefined;
+      const decision = server.acquire(key);
+      return { ...decision, transition: this.last };
+    });
+  }
+
+  record(key: string, permit: CircuitPermit, result: CircuitResult, settings: CircuitStoreSettings) {
+    const server = this.server(settings);
+    // A success on a circuit with nothing to forget needs no I/O.
+    if (result === "success" && permit.probe === 0 && server.peek(key) === undefined && server.isClosed(key) && !this.failed.has(key))
+      return undefined;
+    if (this.fail.record === "throw") throw new Error("store down (record)");
+    this.io++;
+    if (this.fail.record === "reject") return Promise.reject(new Error("store down (record)"));
+    return Promise.resolve().then(() => {
+      this.last = undefined;
+      if (result === "success") {
+        server.onSuccess(key, permit);
+        this.failed.delete(key);
+      } else if (result === "failure") {
+        server.onFailure(key, permit);
+        this.failed.add(key);
+      } else server.onNeutral(key, permit);
+      return this.last;
+    });
+  }
+  private readonly failed = new Set<string>();
+
+  isolate(key: string): Promise<void> {
+    this.io++;
+    return Promise.resolve().then(() => this.server(DEFAULT_SETTINGS).isolate(key));
+  }
+  reset(key?: string): Promise<void> {
+    this.io++;
+    return Promise.resolve().then(() => {
+      for (const server of this.servers.values()) server.reset(key);
+    });
+  }
+  get size(): number {
+    let size = 0;
+    for (const server of this.servers.values()) size += server.size;
+    return size;
+  }
+}
+
+const DEFAULT_SETTINGS: CircuitStoreSettings = { threshold: 5, resetMs: 60_000, maxResetMs: undefined };
+
+function setup(options: RetryReflectOptions = {}) {
+  const clock = createFakeClock();
+  const store = new FakeRemoteStore(clock);
+  const events: RetryReflectEvent[] = [];
+  const plugin = RetryReflectPlugin.create({
+    clock,
+    circuitBreakerStore: store,
+    observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
+  });
+  let scopes = 0;
+  let runs = 0;
+  const call = (toolName: string, result: "ok" | "fail") =>
+    plugin.execute({ toolName, args: {}, scope: `run-${++scopes}` }, async () => {
+      runs++;
+      if (result === "fail") throw new Error("upstream exploded");
+      return "ok";
+    });
+  const types = () => events.map((event) => event.type);
+  return { clock, store, plugin, events, call, types, runs: () => runs };
+}
+
+describe("circuitBreakerStore: the plugin over a shared, async store", () => {
+  it("asks the store nothing on the healthy path: 1,000 successes, no I/O", async () => {
+    const { store, call } = setup();
+    for (let i = 0; i < 1000; i++) expect((await call("search", "ok")).status).toBe("success");
+    expect(store.io).toBe(0);
+  });
+
+  it("opens at the threshold through the store's answer, emits circuit_opened once, and rejects the next call without running it", async () => {
+    const { store, call, events, runs, plugin } = setup();
+    for (let i = 0; i < 4; i++) expect((await call("search", "fail")).status).toBe("reflect");
+    // The store's answer to the 5th says it opened the circuit: the model is told the tool is down.
+    expect(await call("search", "fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    const opened = events.filter((event) => event.type === "circuit_opened");
+    expect(opened).toHaveLength(1);
+    expect(opened[0]?.fields).toMatchObject({ tool_name: "search", failures: 5, reset_ms: 60_000 });
+    const before = runs();
+    const rejected = await call("search", "ok");
+    expect(rejected).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(runs()).toBe(before);
+    expect(plugin.circuits.state("search")).toBe("open");
+    expect(store.io).toBe(5); // one record per failure; the rejection came from the local view
+  });
+
+  it("lets one probe through after the open time; its success closes the circuit (circuit_half_opened, circuit_closed)", async () => {
+    const { clock, call, types, plugin } = setup({ circuitBreakerThreshold: 1, circuitBreakerResetMs: 1000 });
+    await call("search", "fail");
+    expect(plugin.circuits.state("search")).toBe("open");
+    await clock.advance(1000);
+    expect((await call("search", "ok")).status).toBe("success");
+    expect(types()).toEqual(expect.arrayContaining(["circuit_opened", "circuit_half_opened", "circuit_closed"]));
+    expect(plugin.circuits.state("search")).toBe("closed");
+  });
+
+  it("a store that rejects on acquire: store_error (operation acquire), and the call goes on from the local view", async () => {
+    const { clock, store, call, events, runs } = setup({ circuitBreakerThreshold: 1, circuitBreakerResetMs: 1000 });
+    await call("search", "fail");
+    await clock.advance(1000); // the local view no longer holds it open: the store is asked, and fails
+    store.fail.acquire = "reject";
+    const before = runs();
+    expect((await call("search", "ok")).status).toBe("success");
+    expect(runs()).toBe(before + 1);
+    const errors = events.filter((event) => event.type === "store_error");
+    expect(errors.map((event) => event.fields)).toEqual([
+      expect.objectContaining({ tool_name: "search", operation: "acquire", error: expect.stringContaining("store down") }),
+    ]);
+  });
+
+  it("a store that throws on acquire while the local view holds the circuit open: the call is rejected, not run", async () => {
+    const { clock, store, call, events, runs } = setup({ circuitBreakerThreshold: 1, circuitBreakerResetMs: 1000 });
+    await call("search", "fail");
+    await clock.advance(500);
+    store.fail.acquire = "throw";
+    const before = runs();
+    // The admission check reads the local view first: rejected without asking the store.
+    expect(await call("search", "ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(runs()).toBe(before);
+    expect(events.some((event) => event.type === "store_error")).toBe(false);
+  });
+
+  for (const mode of ["throw", "reject"] as const) {
+    it(`a store that ${mode}s on record: store_error (operation record), the outcome unchanged, nothing rejects`, async () => {
+      const { store, call, events } = setup();
+      store.fail.record = mode;
+      const outcome = await call("search", "fail");
+      expect(outcome.status).toBe("reflect");
+      const errors = events.filter((event) => event.type === "store_error").map((event) => event.fields);
+      expect(errors).toEqual([expect.objectContaining({ operation: "record", tool_name: "search" })]);
+    });
+  }
+
+  it("passes each tool's own breaker settings with every store call", async () => {
+    const { store, call, clock } = setup({
+      circuitBreakerThreshold: 1,
+      circuitBreakerResetMs: 1000,
+      tools: { slow_api: { circuitBreakerResetMs: 5000, circuitBreakerMaxResetMs: 20_000 } },
+    });
+    await call("slow_api", "fail");
+    await call("search", "fail");
+    await clock.advance(5000);
+    await call("slow_api", "ok");
+    await call("search", "ok");
+    expect(store.settingsSeen).toEqual(
+      expect.arrayContaining([
+        { threshold: 1, resetMs: 5000, maxResetMs: 20_000 },
+        { threshold: 1, resetMs: 1000, maxResetMs: undefined },
+      ]),
+    );
+  });
+
+  it("plugin.circuits: isolate and reset return the store's promise; state reads the local view; restore refuses store-held circuits", async () => {
+    const { plugin, call } = setup();
+    const isolated = plugin.circuits.isolate("search");
+    expect(isolated).toBeInstanceOf(Promise);
+    await isolated;
+    expect(plugin.circuits.state("search")).toBe("open");
+    expect(plugin.circuits.isIsolated("search")).toBe(true);
+    expect(await call("search", "ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    await plugin.circuits.reset("search");
+    expect(plugin.circuits.state("search")).toBe("closed");
+    expect(plugin.circuits.snapshot()).toEqual({ version: 1, breakers: {} });
+    expect(() =>
+      plugin.circuits.restore({ version: 1, breakers: { search: { state: "open", failures: 5, remainingMs: 1000 } } } as never),
+    ).toThrow(TypeError);
+  });
+
+  it("parallel failures in flight at once each record in the store: the circuit opens exactly once", async () => {
+    const { call, events } = setup();
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => call("search", "fail")));
+    expect(outcomes.every((outcome) => outcome.status === "reflect" || outcome.status === "failed")).toBe(true);
+    expect(events.filter((event) => event.type === "circuit_opened")).toHaveLength(1);
+  });
+});
+
+describe("circuitBreakerStore: options", () => {
+  it("rejects a value without the store's methods, naming the option", () => {
+    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: {} as never })).toThrow(InvalidOptionError);
+    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: {} as never })).toThrow(/circuitBreakerStore/);
+  });
+
+  it("rejects a failure-rate breaker with a store, at plugin level and per tool, naming the option", () => {
+    const store = new FakeRemoteStore(createFakeClock());
+    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store, circuitBreakerFailureRate: 0.5 })).toThrow(
+      /circuitBreakerFailureRate.*0\.5/,
+    );
+    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store, tools: { search: { circuitBreakerFailureRate: 0.5 } } })).toThrow(
+      /tools\.search\.circuitBreakerFailureRate/,
+    );
+  });
+});
+
+describe("idempotency: a lost lease", () => {
+  it("a write that outlives its lease: success for the caller, store_error (complete), nothing stored for replay", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const events: RetryReflectEvent[] = [];
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      toolEffects: { pay: "write" },
+      idempotency: { store, leaseMs: 100 },
+      observers: [{ onEvent: (event) => events.push(event) }],
+    });
+    let runs = 0;
+    const pay = () =>
+      plugin.execute({ toolName: "pay", args: { idempotency_key: "k1", amount: 5 } }, async () => {
+        runs++;
+        await clock.sleep(200);
+        return "paid";
+      });
+    const first = pay();
+    await clock.advance(200);
+    expect(await first).toMatchObject({ status: "success", value: "paid" });
+    expect(events.filter((event) => event.type === "store_error").map((event) => event.fields)).toEqual([
+      expect.objectContaining({ operation: "complete", error: expect.stringContaining("lease") }),
+    ]);
+    const second = pay();
+    await clock.advance(200);
+    expect(await second).toMatchObject({ status: "success", replayed: false });
+    expect(runs).toBe(2);
+  });
+
+  it("InMemoryIdempotencyStore: tokens increase; complete/release/extend say whether the token still held the key", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const a = store.begin("k", "fp", 100);
+    expect(a.status).toBe("acquired");
+    const tokenA = (a as { token: string }).token;
+    expect(store.extend("k", tokenA, 500)).toBe(true);
+    await clock.advance(400);
+    expect(store.begin("k", "fp", 100).status).toBe("in_progress"); // the renewed lease still holds it
+    await clock.advance(200);
+    expect(store.complete("k", tokenA, "v", 1000)).toBe(false); // its lease ran out
+    const b = store.begin("k", "fp", 100);
+    const tokenB = (b as { token: string }).token;
+    expect(Number(tokenB)).toBeGreaterThan(Number(tokenA));
+    expect(store.release("k", tokenA)).toBe(false);
+    expect(store.extend("k", tokenA, 100)).toBe(false);
+    expect(store.complete("k", tokenB, "v", 1000)).toBe(true);
+    expect(store.begin("k", "fp", 100)).toMatchObject({ status: "completed", value: "v" });
+  });
+});
