@@ -12,6 +12,7 @@ const alias = {
   "@retry-reflect/core": here("./packages/core/src/index.ts"),
   "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),
   "@retry-reflect/otel": here("./packages/otel/src/index.ts"),
+  "@retry-reflect/redis": here("./packages/redis/src/index.ts"),
 };
 
 export default defineConfig({

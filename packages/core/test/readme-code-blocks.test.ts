@@ -220,7 +220,7 @@ let typecheck: { errors: TscError[]; files: string[]; ms: number } = { errors: [
 const runs = new Map<Block, Promise<{ code: number | null; output: string; ms: number }>>();
 
 beforeAll(async () => {
-  for (const name of ["core", "langchain-adapter", "otel"]) {
+  for (const name of ["core", "langchain-adapter", "otel", "redis"]) {
     expect(existsSync(join(root, "packages", name, "dist/index.d.ts")), `build packages/${name} first (npm test does)`).toBe(true);
   }
   mkdirSync(scratch, { recursive: true });
@@ -298,7 +298,12 @@ describe("README code blocks", () => {
       "error TS7006: Parameter 'value' implicitly has an 'any' type.",
     ]);
     const ours = typecheck.files.map((file) => relative(root, file)).filter((file) => file.startsWith("packages/"));
-    for (const entry of ["packages/core/dist/index.d.ts", "packages/langchain-adapter/dist/index.d.ts", "packages/otel/dist/index.d.ts"]) {
+    for (const entry of [
+      "packages/core/dist/index.d.ts",
+      "packages/langchain-adapter/dist/index.d.ts",
+      "packages/otel/dist/index.d.ts",
+      "packages/redis/dist/index.d.ts",
+    ]) {
       expect(ours).toContain(entry);
     }
     expect(ours.filter((file) => !file.includes("/dist/"))).toEqual([]);

@@ -67,6 +67,8 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
+/** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
+const IN_PROGRESS_RETRY_MS = 1000;
 const LEASE_LOST =
   "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
 
@@ -208,7 +210,13 @@ export class IdempotencyGuard {
         if (begun.fingerprint !== fingerprint) return this.keyReused(run);
         return {
           conflict: "in_progress",
-          refusal: refusal(ErrorCodes.IN_PROGRESS, inProgressMessage(run.toolName), IN_PROGRESS_ACTION, begun.retryAfterMs),
+          // The holder may finish any moment (its lease is only the longest it may take): ask again soon.
+          refusal: refusal(
+            ErrorCodes.IN_PROGRESS,
+            inProgressMessage(run.toolName),
+            IN_PROGRESS_ACTION,
+            Math.min(begun.retryAfterMs, IN_PROGRESS_RETRY_MS),
+          ),
         };
     }
   }

@@ -1,0 +1,246 @@
+import type {
+  CircuitAdmission,
+  CircuitBreakerStore,
+  CircuitPermit,
+  CircuitResult,
+  CircuitState,
+  CircuitStoreSettings,
+  CircuitTransition,
+  Clock,
+} from "@retry-reflect/core";
+import type { ScriptClient } from "./client.js";
+import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { ACQUIRE, ISOLATE, RECORD, RESET } from "./scripts.js";
+
+/** What this process knows of a circuit that is not closed; `until` on the local clock. */
+interface View {
+  state: "open" | "half-open" | "isolated";
+  until: number;
+}
+
+const CLOSED: CircuitAdmission = Object.freeze({ admitted: true, permit: Object.freeze({ probe: 0 }) });
+const RESULT_CODES: Record<CircuitResult, string> = { success: "s", failure: "f", neutral: "n" };
+/** Circuits held in the local view at most (the least recently changed dropped beyond). */
+const MAX_VIEWS = 10_000;
+
+/**
+ * One circuit breaker per key (tool name) shared by every process on the same Redis server and
+ * prefix. The state lives in Redis, changed by one Lua script per operation on the server's clock;
+ * each process keeps a local view: a closed circuit is answered from it with no I/O, and an open
+ * one rejects from it until its open time is over. The replica whose failure opened a circuit
+ * knows it from the script's reply; the others from a publish, within milliseconds. After its open
+ * time, exactly one call fleet-wide is let through as the probe; its success closes the circuit
+ * everywhere. A success resets the shared failure count: at once when this process had recorded
+ * failures of the key, else with its next recorded failure. Counts consecutive failures only (no
+ * failure rate). Redis down: the local view goes on (a `store_error` from the plugin).
+ */
+export class RedisCircuitBreakerStore implements CircuitBreakerStore {
+  readonly prefix: string;
+  /** Resolves once this process receives the other replicas' state changes (rejects if it could not subscribe). */
+  readonly subscribed: Promise<void>;
+  private readonly redis: ScriptClient;
+  private readonly clock: Clock;
+  private readonly channel: string;
+  private readonly views = new Map<string, View>();
+  /** Keys whose failures this process recorded (a success must tell Redis at once). */
+  private readonly failing = new Set<string>();
+  /** Keys that succeeded here since this process last recorded a failure of them (the next failure resets the count first). */
+  private readonly succeeded = new Set<string>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    const resolved = resolveRedisOptions(options);
+    this.redis = resolved.redis;
+    this.prefix = resolved.prefix;
+    this.clock = resolved.clock;
+    this.channel = `${this.prefix}circuits`;
+    warnOnEviction(this.redis, options.client);
+    this.subscribed = this.redis
+      .subscribe(this.channel, (message) => this.learn(message))
+      .then((stop) => {
+        if (this.closed) return void stop();
+        this.unsubscribe = stop;
+      });
+    // Without the subscription the local view learns from its own replies only: not a crash.
+    this.subscribed.catch((error: unknown) =>
+      process.emitWarning(
+        `retry-reflect: could not subscribe to ${this.channel} (${error instanceof Error ? error.message : String(error)}): this process learns of circuits opened elsewhere only when it calls the tool`,
+        { code: "RETRY_REFLECT_REDIS_SUBSCRIBE" },
+      ),
+    );
+  }
+
+  /** The Redis key of a circuit (the hash tag keeps it in one cluster slot). */
+  keyOf(key: string): string {
+    return `${this.prefix}cb:{${key}}`;
+  }
+
+  /** Circuits held in the local view (not closed as far as this process knows). */
+  get size(): number {
+    return this.views.size;
+  }
+
+  isClosed(key: string): boolean {
+    return this.views.size === 0 || !this.views.has(key);
+  }
+
+  peek(key: string): number | undefined {
+    const view = this.views.get(key);
+    if (view === undefined) return undefined;
+    if (view.state === "isolated") return Number.POSITIVE_INFINITY;
+    const left = view.until - this.clock.now();
+    return left > 0 ? left : undefined;
+  }
+
+  state(key: string): CircuitState {
+    const view = this.views.get(key);
+    if (view === undefined) return "closed";
+    if (view.state === "isolated") return "open";
+    return view.state === "open" && view.until > this.clock.now() ? "open" : "half-open";
+  }
+
+  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
+    const view = this.views.get(key);
+    if (view === undefined) return CLOSED;
+    const left = this.peek(key);
+    if (left !== undefined) return { admitted: false, retryAfterMs: left, state: view.state === "half-open" ? "half-open" : "open" };
+    return this.redis.run(ACQUIRE, [this.keyOf(key)], [this.channel, key, settings.resetMs]).then((reply) => {
+      const [what, , remaining, failures, openMs] = parse(reply);
+      switch (what) {
+        case "closed":
+          this.views.delete(key);
+          return CLOSED;
+        case "probe": {
+          // This process holds the probe: its other calls are rejected here for the probe's lease.
+          this.see(key, "half-open", settings.resetMs);
+          const admission: CircuitAdmission = { admitted: true, permit: { probe: Number((reply as unknown[])[1]) } };
+          if (Number((reply as unknown[])[2]) !== 1) return admission;
+          const transition: CircuitTransition = { key, from: "open", to: "half-open", failures, resetMs: openMs };
+          return { ...admission, transition };
+        }
+        case "isolated":
+          this.see(key, "isolated", 0);
+          return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
+        default:
+          this.see(key, what === "half" ? "half-open" : "open", remaining);
+          return { admitted: false, retryAfterMs: Math.max(1, remaining), state: what === "half" ? "half-open" : "open" };
+      }
+    });
+  }
+
+  record(
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    settings: CircuitStoreSettings,
+  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
+    if (permit.probe === 0) {
+      if (result === "neutral") return undefined;
+      if (result === "success") {
+        // Nothing to tell while this process knows of no failure: the next failure resets the count first.
+        if (!this.failing.has(key)) {
+          if (this.views.size === 0 || !this.views.has(key)) this.succeeded.add(key);
+          if (this.succeeded.size > MAX_VIEWS) this.succeeded.delete(this.succeeded.values().next().value as string);
+          return undefined;
+        }
+      }
+    }
+    const resetFirst = result === "failure" && this.succeeded.delete(key) ? 1 : 0;
+    return this.redis
+      .run(
+        RECORD,
+        [this.keyOf(key)],
+        [this.channel, key, RESULT_CODES[result], permit.probe, settings.threshold, settings.resetMs, settings.maxResetMs ?? 0, resetFirst],
+      )
+      .then((reply) => {
+        const [what, state, remaining, failures, openMs] = parse(reply);
+        switch (what) {
+          case "counted":
+            this.failing.add(key);
+            return undefined;
+          case "reset":
+            this.failing.delete(key);
+            this.views.delete(key);
+            return undefined;
+          case "opened":
+            this.failing.delete(key);
+            this.see(key, "open", remaining);
+            return { key, from: "closed", to: "open", failures, resetMs: openMs };
+          case "reopened":
+            this.see(key, "open", remaining);
+            return { key, from: "half-open", to: "open", failures, resetMs: openMs };
+          case "closed":
+            this.failing.delete(key);
+            this.views.delete(key);
+            return { key, from: "half-open", to: "closed", failures, resetMs: settings.resetMs };
+          case "freed":
+            this.see(key, "open", 0); // the next call here asks Redis for the probe
+            return undefined;
+          default:
+            this.sync(key, state, remaining);
+            return undefined;
+        }
+      });
+  }
+
+  async isolate(key: string): Promise<void> {
+    await this.redis.run(ISOLATE, [this.keyOf(key)], [this.channel, key]);
+    this.see(key, "isolated", 0);
+  }
+
+  /** Closes `key` everywhere; without a key, every circuit this process holds in its local view. */
+  async reset(key?: string): Promise<void> {
+    const keys = key === undefined ? [...this.views.keys()] : [key];
+    await Promise.all(keys.map((each) => this.redis.run(RESET, [this.keyOf(each)], [this.channel, each])));
+    for (const each of keys) {
+      this.views.delete(each);
+      this.failing.delete(each);
+    }
+  }
+
+  /** Ends the subscription (the client is yours: it stays open). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** A state change published by any replica (this one's included). */
+  private learn(message: string): void {
+    let change: { k?: unknown; s?: unknown; r?: unknown };
+    try {
+      change = JSON.parse(message) as typeof change;
+    } catch {
+      return;
+    }
+    if (typeof change.k !== "string") return;
+    const remaining = typeof change.r === "number" ? change.r : 0;
+    if (change.s === "closed") {
+      this.views.delete(change.k);
+      this.failing.delete(change.k);
+    } else if (change.s === "open") this.see(change.k, "open", remaining);
+    else if (change.s === "isolated") this.see(change.k, "isolated", 0);
+  }
+
+  /** A reply that changed nothing still says the state: the local view follows it. */
+  private sync(key: string, state: string, remaining: number): void {
+    if (state === "closed") this.views.delete(key);
+    else if (state === "isolated") this.see(key, "isolated", 0);
+    else this.see(key, state === "half" ? "half-open" : "open", Math.max(0, remaining));
+  }
+
+  private see(key: string, state: View["state"], remainingMs: number): void {
+    this.views.delete(key);
+    this.views.set(key, { state, until: this.clock.now() + remainingMs });
+    if (this.views.size > MAX_VIEWS) this.views.delete(this.views.keys().next().value as string);
+  }
+}
+
+/** `[what, state, remaining, failures, openMs]` of a breaker script's reply. */
+function parse(reply: unknown): [string, string, number, number, number] {
+  if (!Array.isArray(reply) || typeof reply[0] !== "string") {
+    throw new TypeError(`unexpected reply from Redis: ${JSON.stringify(reply)?.slice(0, 80)}`);
+  }
+  return [reply[0], String(reply[1]), Number(reply[2]) || 0, Number(reply[3]) || 0, Number(reply[4]) || 0];
+}

@@ -1,0 +1,69 @@
+import { createHash } from "node:crypto";
+import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
+import type { ScriptClient } from "./client.js";
+import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./scripts.js";
+
+/**
+ * Idempotency keys in Redis, shared by every process that uses the same server and prefix: one Lua
+ * script per operation (atomic, one key each), the server's clock, fencing tokens. A lock expires
+ * with its lease, so a killed holder never blocks its key beyond it. Key names carry the prefix
+ * and a SHA-256 of the key, never the key itself. A result is stored as JSON (`undefined` kept; a
+ * value JSON cannot hold, such as a BigInt, is not stored: a `store_error`, the caller keeps it).
+ * Redis down or slow past `commandTimeoutMs`: `begin` rejects, so the write does not run
+ * (`STORE_UNAVAILABLE`).
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  readonly prefix: string;
+  private readonly redis: ScriptClient;
+
+  constructor(options: RedisStoreOptions) {
+    const resolved = resolveRedisOptions(options);
+    this.redis = resolved.redis;
+    this.prefix = resolved.prefix;
+    warnOnEviction(this.redis, options.client);
+  }
+
+  /** The Redis key of an idempotency key: the prefix and a hash (the hash tag keeps each key in one cluster slot). */
+  keyOf(key: string): string {
+    return `${this.prefix}idem:{${createHash("sha256").update(key, "utf8").digest("hex").slice(0, 40)}}`;
+  }
+
+  async begin(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBeginResult> {
+    const reply = await this.redis.run(BEGIN, [this.keyOf(key)], [fingerprint, Math.max(1, Math.ceil(leaseMs))]);
+    if (!Array.isArray(reply)) throw new TypeError(`begin: unexpected reply from Redis: ${typeof reply}`);
+    switch (reply[0]) {
+      case "acquired":
+        return { status: "acquired", token: String(reply[1]) };
+      case "completed":
+        return { status: "completed", fingerprint: String(reply[1]), value: decode(reply[2]) };
+      case "in_progress":
+        return { status: "in_progress", fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
+      default:
+        throw new TypeError(`begin: unexpected reply from Redis: ${JSON.stringify(reply).slice(0, 80)}`);
+    }
+  }
+
+  async complete(key: string, token: string, value: unknown, ttlMs: number): Promise<boolean> {
+    const reply = await this.redis.run(COMPLETE, [this.keyOf(key)], [token, encode(value), Math.max(1, Math.ceil(ttlMs))]);
+    return reply === 1;
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    return (await this.redis.run(RELEASE, [this.keyOf(key)], [token])) === 1;
+  }
+
+  async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.run(EXTEND, [this.keyOf(key)], [token, Math.max(1, Math.ceil(leaseMs))])) === 1;
+  }
+}
+
+/** `{ v: value }`: JSON drops `undefined` at the top, the envelope keeps it apart from `null`. */
+function encode(value: unknown): string {
+  return value === undefined ? "{}" : JSON.stringify({ v: value });
+}
+
+function decode(stored: unknown): unknown {
+  if (typeof stored !== "string") return undefined;
+  return (JSON.parse(stored) as { v?: unknown }).v;
+}

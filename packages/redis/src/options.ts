@@ -1,0 +1,95 @@
+import { type Clock, InvalidOptionError, systemClock } from "@retry-reflect/core";
+import { type ScriptClient, scriptClient } from "./client.js";
+
+/** The options of `redisStores`, `RedisIdempotencyStore` and `RedisCircuitBreakerStore` (the same for all three). */
+export interface RedisStoreOptions {
+  /**
+   * A connected node-redis (v5+) client (`await createClient({ url }).connect()`) or an ioredis
+   * (v5+) instance. Required. Your client: the stores never close it.
+   */
+  readonly client: unknown;
+  /** Prepended to every key and channel name. @default "retry-reflect:" */
+  readonly prefix?: string;
+  /**
+   * Bounds every store call, offline queues and client reconnects included: a store call that gets
+   * no answer in time fails (a breaker falls back to its local view, a write does not run). @default 100
+   */
+  readonly commandTimeoutMs?: number;
+  /** The local view's clock (open times are learned as durations from the server's clock). @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** The defaults, in one place. */
+export const REDIS_STORE_DEFAULTS = Object.freeze({ prefix: "retry-reflect:", commandTimeoutMs: 100 });
+
+export interface ResolvedRedisOptions {
+  readonly redis: ScriptClient;
+  readonly prefix: string;
+  readonly commandTimeoutMs: number;
+  readonly clock: Clock;
+}
+
+const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock"]);
+
+/** Checks the options; throws `InvalidOptionError` naming the option and the value. */
+export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOptions {
+  if (typeof options !== "object" || options === null) throw new InvalidOptionError("options", options, "an object with `client`");
+  for (const name of Object.keys(options)) {
+    if (!NAMES.has(name))
+      throw new InvalidOptionError(
+        name,
+        (options as unknown as Record<string, unknown>)[name],
+        `one of ${[...NAMES].join(", ")} (unknown option)`,
+      );
+  }
+  const prefix = options.prefix === undefined ? REDIS_STORE_DEFAULTS.prefix : options.prefix;
+  if (typeof prefix !== "string" || prefix.length === 0 || /[{}\s]/.test(prefix)) {
+    throw new InvalidOptionError("prefix", options.prefix, "a non-empty string without braces or spaces");
+  }
+  const commandTimeoutMs = options.commandTimeoutMs === undefined ? REDIS_STORE_DEFAULTS.commandTimeoutMs : options.commandTimeoutMs;
+  if (
+    typeof commandTimeoutMs !== "number" ||
+    !Number.isFinite(commandTimeoutMs) ||
+    commandTimeoutMs <= 0 ||
+    commandTimeoutMs > 2_147_483_647
+  ) {
+    throw new InvalidOptionError("commandTimeoutMs", options.commandTimeoutMs, "a number of milliseconds > 0");
+  }
+  const clock = options.clock === undefined ? systemClock : options.clock;
+  if (typeof clock !== "object" || clock === null || typeof clock.now !== "function") {
+    throw new InvalidOptionError("clock", options.clock, "an object with now()");
+  }
+  let redis: ScriptClient;
+  try {
+    redis = scriptClient(options.client, commandTimeoutMs);
+  } catch {
+    throw new InvalidOptionError(
+      "client",
+      options.client,
+      "a connected node-redis v5+ client (await createClient({ url }).connect()) or an ioredis v5+ instance",
+    );
+  }
+  return { redis, prefix, commandTimeoutMs, clock };
+}
+
+const warned = new WeakSet<object>();
+
+/**
+ * Warns once per client (`process.emitWarning`) when the server may evict keys: an eviction policy
+ * other than `noeviction` can silently delete a completed write's record or an open circuit.
+ */
+export function warnOnEviction(redis: ScriptClient, client: unknown): void {
+  if (typeof client !== "object" || client === null || warned.has(client)) return;
+  warned.add(client);
+  redis.maxmemoryPolicy().then(
+    (policy) => {
+      if (policy !== undefined && policy !== "noeviction") {
+        process.emitWarning(
+          `Redis maxmemory-policy is "${policy}": under memory pressure Redis may delete an idempotency record (a write would run twice) or an open circuit. Set maxmemory-policy noeviction for the retry-reflect keys' server.`,
+          { code: "RETRY_REFLECT_REDIS_EVICTION" },
+        );
+      }
+    },
+    () => {},
+  );
+}

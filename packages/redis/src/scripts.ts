@@ -1,0 +1,190 @@
+import { type Script, script } from "./client.js";
+
+// One Lua script per operation, each touching one key (KEYS[1]; cluster-safe: the key carries a
+// hash tag), judged by the Redis server's clock (`TIME`), never a client's: clients pass durations
+// only. Replies are flat arrays of strings and integers.
+
+/** Milliseconds and microseconds of the server clock. */
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+`;
+
+/** A number as a decimal string without exponent (tokens and generations pass 10^15). */
+const INT = `local function int(n) return string.format('%.0f', n) end`;
+
+// ---- idempotency: a hash per key { state = lock | done, fp, token, value } ----
+
+/**
+ * begin(fingerprint, leaseMs) → {'completed', fp, value} | {'in_progress', fp, remainingMs} | {'acquired', token}.
+ * A lock's key expires with its lease (a killed holder never blocks the key beyond it); a token is
+ * greater than any earlier one of the key: the server's microseconds, or the last token + 1.
+ */
+export const BEGIN: Script = script(`${NOW}${INT}
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'value', 'until', 'token')
+if rec[1] == 'done' then return {'completed', rec[2], rec[3]} end
+if rec[1] == 'lock' then
+  local left = tonumber(rec[4]) - now
+  if left > 0 then return {'in_progress', rec[2], left} end
+end
+local token = now_us
+local last = tonumber(rec[5] or '0')
+if token <= last then token = last + 1 end
+local lease = tonumber(ARGV[2])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'lock', 'fp', ARGV[1], 'until', int(now + lease), 'token', int(token))
+redis.call('PEXPIRE', KEYS[1], lease)
+return {'acquired', int(token)}
+`);
+
+/** The lock of ARGV[1], live: 1, else 0. */
+const HELD = `${NOW}
+local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until')
+if rec[1] ~= 'lock' or rec[2] ~= ARGV[1] or tonumber(rec[3]) <= now then return 0 end
+`;
+
+/** complete(token, value, ttlMs) → 1 (stored), 0 (the token no longer holds the key: nothing stored). */
+export const COMPLETE: Script = script(`${HELD}
+redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
+redis.call('HDEL', KEYS[1], 'until')
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1
+`);
+
+/** release(token) → 1 (dropped), 0 (not held by the token). */
+export const RELEASE: Script = script(`${HELD}
+redis.call('DEL', KEYS[1])
+return 1
+`);
+
+/** extend(token, leaseMs) → 1 (renewed), 0 (not held by the token). */
+export const EXTEND: Script = script(`${HELD}${INT}
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'until', int(now + lease))
+redis.call('PEXPIRE', KEYS[1], lease)
+return 1
+`);
+
+// ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen } ----
+// State changes are published on ARGV[1] (the channel) as JSON { k, s, r, f }: key, state,
+// remaining ms (open), failures. Replies: { what happened, state, remaining ms, failures, open ms }.
+
+/** Keeps a key's record no longer than a day past its last change (an open circuit: its open time at least). */
+const BREAKER_HELPERS = `${NOW}${INT}
+local key = ARGV[2]
+local h = redis.call('HMGET', KEYS[1], 'state', 'failures', 'opened', 'openMs', 'probe', 'probeAt', 'gen')
+local state = h[1] or 'closed'
+local failures = tonumber(h[2] or '0')
+local opened = tonumber(h[3] or '0')
+local open_ms = tonumber(h[4] or '0')
+local probe = tonumber(h[5] or '0')
+local probe_at = tonumber(h[6] or '0')
+local gen = tonumber(h[7] or '0')
+local function publish(s, remaining, f)
+  redis.call('PUBLISH', ARGV[1], cjson.encode({k = key, s = s, r = remaining, f = f}))
+end
+local function keep(ms)
+  redis.call('PEXPIRE', KEYS[1], math.max(ms, 86400000))
+end
+local function remaining(reset_ms)
+  if state == 'open' then return math.max(0, opened + open_ms - now) end
+  if state == 'half' and probe ~= 0 and now - probe_at < reset_ms then return probe_at + reset_ms - now end
+  if state == 'isolated' then return -1 end
+  return 0
+end
+local function next_gen()
+  local g = now_us
+  if g <= gen then g = gen + 1 end
+  return g
+end
+`;
+
+/**
+ * acquire(channel, key, resetMs) → {'closed'} | {'isolated'} | {'open', remaining} | {'half', remaining}
+ * | {'probe', generation, movedFromOpen (1|0), failures, openMs}: exactly one caller fleet-wide gets the probe.
+ */
+export const ACQUIRE: Script = script(`${BREAKER_HELPERS}
+local reset_ms = tonumber(ARGV[3])
+if state == 'closed' then return {'closed', 'closed', 0, failures, 0} end
+if state == 'isolated' then return {'isolated', 'isolated', -1, failures, 0} end
+local moved = 0
+if state == 'open' then
+  local left = opened + open_ms - now
+  if left > 0 then return {'open', 'open', left, failures, open_ms} end
+  moved = 1
+elseif probe ~= 0 and now - probe_at < reset_ms then
+  return {'half', 'half', probe_at + reset_ms - now, failures, open_ms}
+end
+local g = next_gen()
+redis.call('HSET', KEYS[1], 'state', 'half', 'probe', int(g), 'probeAt', int(now), 'gen', int(g))
+keep(open_ms * 2)
+return {'probe', int(g), moved, failures, open_ms}
+`);
+
+/**
+ * record(channel, key, result s|f|n, probe, threshold, resetMs, maxResetMs (0: none), resetFirst 1|0)
+ * → {'opened' | 'reopened' | 'closed' | 'counted' | 'reset' | 'freed' | 'none' | 'stale', state, remaining, failures, openMs}.
+ * A closed permit's result on a circuit that is not closed, and a probe's result that is not the
+ * live probe's (another generation, or its lease ran out), change nothing ('stale').
+ */
+export const RECORD: Script = script(`${BREAKER_HELPERS}
+local result = ARGV[3]
+local permit = tonumber(ARGV[4])
+local threshold = tonumber(ARGV[5])
+local reset_ms = tonumber(ARGV[6])
+local max_reset_ms = tonumber(ARGV[7])
+if permit == 0 then
+  if state ~= 'closed' then return {'stale', state, remaining(reset_ms), failures, open_ms} end
+  if result == 's' then
+    if failures > 0 then redis.call('DEL', KEYS[1]) end
+    return {'reset', 'closed', 0, 0, 0}
+  end
+  if result == 'n' then return {'none', 'closed', 0, failures, 0} end
+  if ARGV[8] == '1' then failures = 0 end
+  failures = failures + 1
+  if failures >= threshold then
+    redis.call('HSET', KEYS[1], 'state', 'open', 'failures', failures, 'opened', int(now), 'openMs', reset_ms)
+    keep(reset_ms * 2)
+    publish('open', reset_ms, failures)
+    return {'opened', 'open', reset_ms, failures, reset_ms}
+  end
+  redis.call('HSET', KEYS[1], 'state', 'closed', 'failures', failures)
+  keep(0)
+  return {'counted', 'closed', 0, failures, 0}
+end
+if state ~= 'half' or probe ~= permit or now - probe_at >= reset_ms then
+  return {'stale', state, remaining(reset_ms), failures, open_ms}
+end
+if result == 's' then
+  redis.call('DEL', KEYS[1])
+  publish('closed', 0, failures)
+  return {'closed', 'closed', 0, failures, open_ms}
+end
+if result == 'n' then
+  redis.call('HSET', KEYS[1], 'probe', 0)
+  return {'freed', 'half', 0, failures, open_ms}
+end
+local next_open = reset_ms
+if max_reset_ms > 0 then next_open = math.min(math.max(open_ms, reset_ms) * 2, max_reset_ms) end
+failures = failures + 1
+redis.call('HSET', KEYS[1], 'state', 'open', 'failures', failures, 'opened', int(now), 'openMs', next_open, 'probe', 0)
+keep(next_open * 2)
+publish('open', next_open, failures)
+return {'reopened', 'open', next_open, failures, next_open}
+`);
+
+/** isolate(channel, key) → the state it left. Held open until reset (no expiry). */
+export const ISOLATE: Script = script(`${BREAKER_HELPERS}
+redis.call('HSET', KEYS[1], 'state', 'isolated', 'failures', failures)
+redis.call('PERSIST', KEYS[1])
+publish('isolated', -1, failures)
+return state
+`);
+
+/** reset(channel, key) → the state it left. */
+export const RESET: Script = script(`${BREAKER_HELPERS}
+redis.call('DEL', KEYS[1])
+if state ~= 'closed' then publish('closed', 0, failures) end
+return state
+`);

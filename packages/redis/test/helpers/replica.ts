@@ -1,0 +1,157 @@
+// One replica of an agent service, run as a child process by the multi-process tests
+// (`fork(..., { execArgv: ["--import", "tsx"] })`): a plugin over the Redis stores, driven by
+// messages from the parent. Each message `{ id, op, ...args }` gets one reply `{ id, result }` or
+// `{ id, error }`. Side effects are counted here and reported back.
+import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import Redis from "ioredis";
+import { createClient } from "redis";
+import { redisStores } from "../../src/index.js";
+
+interface Init {
+  url: string;
+  client: "node-redis" | "ioredis";
+  prefix: string;
+  threshold?: number;
+  resetMs?: number;
+  leaseMs?: number;
+  commandTimeoutMs?: number;
+}
+
+type Message = { id: number; op: string } & Record<string, unknown>;
+
+let plugin: RetryReflectPlugin | undefined;
+let stores: ReturnType<typeof redisStores> | undefined;
+const events: RetryReflectEvent[] = [];
+let writes = 0;
+let searches = 0;
+let scopes = 0;
+const never = new Promise<never>(() => {});
+
+function summary(outcomes: ExecuteOutcome<unknown>[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const outcome of outcomes) {
+    const label =
+      outcome.status === "failed"
+        ? `failed:${outcome.reason}`
+        : outcome.status === "reflect"
+          ? `reflect:${outcome.error.code}`
+          : outcome.replayed
+            ? "replayed"
+            : "success";
+    counts[label] = (counts[label] ?? 0) + 1;
+  }
+  return counts;
+}
+
+async function connect(init: Init): Promise<unknown> {
+  if (init.client === "ioredis") {
+    const client = new Redis(init.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
+    client.on("error", () => {});
+    await client.connect();
+    return client;
+  }
+  const client = createClient({ url: init.url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+const ops: Record<string, (message: Message) => Promise<unknown>> = {
+  async init(message) {
+    const init = message as unknown as Init;
+    const client = await connect(init);
+    stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 500 });
+    await stores.circuitBreaker.subscribed;
+    plugin = RetryReflectPlugin.create({
+      toolEffects: { pay: "write" },
+      maxRetries: 3,
+      circuitBreakerThreshold: init.threshold ?? 5,
+      circuitBreakerResetMs: init.resetMs ?? 60_000,
+      idempotency: { store: stores.idempotency, leaseMs: init.leaseMs ?? 30_000 },
+      circuitBreakerStore: stores.circuitBreaker,
+      observers: [{ onEvent: (event) => events.push(event) }],
+    });
+    return process.pid;
+  },
+  /** `count` concurrent writes with one key: how often the tool ran here, and the outcomes. */
+  async writes(message) {
+    const count = message.count as number;
+    const key = message.key as string;
+    const before = writes;
+    const outcomes = await Promise.all(
+      Array.from({ length: count }, () =>
+        (plugin as RetryReflectPlugin).execute({ toolName: "pay", args: { idempotency_key: key, amount: 5 } }, async () => {
+          writes++;
+          await new Promise((resolve) => setTimeout(resolve, (message.holdMs as number | undefined) ?? 5));
+          return { paid: key, by: process.pid };
+        }),
+      ),
+    );
+    const values = new Set(outcomes.map((outcome) => (outcome.status === "success" ? JSON.stringify(outcome.value) : outcome.status)));
+    return { runs: writes - before, outcomes: summary(outcomes), values: [...values] };
+  },
+  /** `count` concurrent raw `begin`s of one key on the store: how many acquired it. */
+  async begins(message) {
+    const store = (stores as NonNullable<typeof stores>).idempotency;
+    const answers = await Promise.all(
+      Array.from({ length: message.count as number }, () => store.begin(message.key as string, "fp", 30_000)),
+    );
+    return answers.filter((answer) => answer.status === "acquired").length;
+  },
+  /** Starts a write that never ends, and answers once its tool is running (the parent then kills this process). */
+  async hang(message) {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    void (plugin as RetryReflectPlugin).execute({ toolName: "pay", args: { idempotency_key: message.key as string, amount: 5 } }, () => {
+      writes++;
+      started();
+      return never;
+    });
+    await running;
+    return "holding";
+  },
+  /** `count` concurrent calls of a read tool, each in a scope of its own, that succeed or fail; `holdMs` keeps them running. */
+  async calls(message) {
+    const before = searches;
+    const outcomes = await Promise.all(
+      Array.from({ length: message.count as number }, () =>
+        (plugin as RetryReflectPlugin).execute({ toolName: "search", args: {}, scope: `s${++scopes}` }, async () => {
+          searches++;
+          if (message.holdMs !== undefined) await new Promise((resolve) => setTimeout(resolve, message.holdMs as number));
+          if (message.result === "fail") throw new Error("upstream exploded");
+          return "ok";
+        }),
+      ),
+    );
+    return { runs: searches - before, outcomes: summary(outcomes) };
+  },
+  async state(message) {
+    return (plugin as RetryReflectPlugin).circuits.state(message.tool as string);
+  },
+  /** Waits (polling the local view, no I/O) until the circuit reads `state`; the time it took, or -1 after `timeoutMs`. */
+  async waitState(message) {
+    const started = performance.now();
+    while (performance.now() - started < (message.timeoutMs as number)) {
+      if ((plugin as RetryReflectPlugin).circuits.state(message.tool as string) === message.state) return performance.now() - started;
+      await new Promise((resolve) => setTimeout(resolve, 0.5));
+    }
+    return -1;
+  },
+  async events() {
+    return events.map((event) => ({ type: event.type, fields: event.fields }));
+  },
+};
+
+process.on("message", (raw) => {
+  const message = raw as Message;
+  const op = ops[message.op];
+  if (op === undefined) {
+    process.send?.({ id: message.id, error: `unknown op ${message.op}` });
+    return;
+  }
+  op(message).then(
+    (result) => process.send?.({ id: message.id, result }),
+    (error: unknown) => process.send?.({ id: message.id, error: error instanceof Error ? error.stack : String(error) }),
+  );
+});
+process.send?.({ id: 0, result: "ready" });

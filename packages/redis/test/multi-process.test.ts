@@ -1,0 +1,143 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type RedisServer, startRedis } from "./helpers/redis-server.js";
+import { type Replica, startReplicas } from "./helpers/replicas.js";
+
+// Replicas as separate processes (test/helpers/replica.ts), each with its own client and plugin
+// over the Redis stores of one real redis-server. Open times and leases are judged by the Redis
+// server's clock, which a test cannot fake: the few waits here are real and short (a few hundred
+// milliseconds), and every other check is a count.
+
+const redis = await startRedis();
+afterAll(() => redis?.stop());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let prefixes = 0;
+
+describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_000 }, () => {
+  const server = redis as RedisServer;
+  let replicas: Replica[] = [];
+
+  async function fleet(count: number, init: Record<string, unknown> = {}, client: "node-redis" | "ioredis" = "node-redis") {
+    replicas = await startReplicas(count);
+    const prefix = `mp${++prefixes}:`;
+    await Promise.all(
+      replicas.map((replica, i) => replica.ask("init", { url: server.url, prefix, client: i % 2 === 1 ? "ioredis" : client, ...init })),
+    );
+    return replicas;
+  }
+
+  afterEach(async () => {
+    await Promise.all(replicas.map((replica) => replica.kill()));
+    replicas = [];
+  });
+
+  it("10,000 concurrent same-key writes from 4 processes (both clients): the tool runs exactly once; a later round replays its result everywhere", async () => {
+    const fleetOf4 = await fleet(4);
+    const rounds = await Promise.all(
+      fleetOf4.map((replica) =>
+        replica.ask<{ runs: number; outcomes: Record<string, number>; values: string[] }>("writes", {
+          count: 2500,
+          key: "order-1",
+          holdMs: 100,
+        }),
+      ),
+    );
+    expect(rounds.reduce((sum, round) => sum + round.runs, 0)).toBe(1);
+    for (const round of rounds) {
+      // The runner's process shares its success; the others are told it is in progress (the write did not run there).
+      for (const label of Object.keys(round.outcomes)) expect(["success", "replayed", "reflect:IN_PROGRESS"]).toContain(label);
+    }
+    const again = await Promise.all(
+      fleetOf4.map((replica) =>
+        replica.ask<{ runs: number; outcomes: Record<string, number>; values: string[] }>("writes", { count: 10, key: "order-1" }),
+      ),
+    );
+    expect(again.reduce((sum, round) => sum + round.runs, 0)).toBe(0);
+    const values = new Set(again.flatMap((round) => round.values));
+    expect(values.size).toBe(1);
+    for (const round of again) expect(round.outcomes).toEqual({ replayed: 10 });
+  });
+
+  it("10,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {
+    // 2,500 script calls queued at once on each connection: a limit for throughput, not for a hung server.
+    const fleetOf4 = await fleet(4, { commandTimeoutMs: 10_000 });
+    for (let k = 0; k < 5; k++) {
+      const acquired = await Promise.all(fleetOf4.map((replica) => replica.ask<number>("begins", { count: 2500, key: `key-${k}` })));
+      expect(acquired.reduce((sum, each) => sum + each, 0)).toBe(1);
+    }
+  });
+
+  it("replays across processes: a write made by one replica is returned by another without running", async () => {
+    const [a, b] = await fleet(2);
+    const first = await (a as Replica).ask<{ runs: number; values: string[] }>("writes", { count: 1, key: "refund-7" });
+    expect(first.runs).toBe(1);
+    const second = await (b as Replica).ask<{ runs: number; values: string[]; outcomes: Record<string, number> }>("writes", {
+      count: 1,
+      key: "refund-7",
+    });
+    expect(second.runs).toBe(0);
+    expect(second.outcomes).toEqual({ replayed: 1 });
+    expect(second.values).toEqual(first.values);
+  });
+
+  it("a SIGKILLed holder blocks its key no longer than its lease", async () => {
+    const [a, b] = await fleet(2, { leaseMs: 400 });
+    expect(await (a as Replica).ask("hang", { key: "transfer-9" })).toBe("holding");
+    await (a as Replica).kill();
+    const during = await (b as Replica).ask<{ runs: number; outcomes: Record<string, number> }>("writes", { count: 1, key: "transfer-9" });
+    expect(during).toMatchObject({ runs: 0, outcomes: { "reflect:IN_PROGRESS": 1 } });
+    await sleep(450);
+    const after = await (b as Replica).ask<{ runs: number; outcomes: Record<string, number> }>("writes", { count: 1, key: "transfer-9" });
+    expect(after).toMatchObject({ runs: 1, outcomes: { success: 1 } });
+  });
+
+  it("the breaker opens fleet-wide at the threshold, lets one probe through fleet-wide, and a success closes it everywhere", async () => {
+    const fleetOf4 = await fleet(4, { threshold: 5, resetMs: 500 });
+    const [r0, r1, r2, r3] = fleetOf4 as [Replica, Replica, Replica, Replica];
+    // 5 failures spread over two replicas, one after another: the 5th opens the circuit.
+    for (const replica of [r0, r1, r0, r1])
+      expect((await replica.ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
+    expect(await r2.ask("state", { tool: "search" })).toBe("closed");
+    const fifth = await r0.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 1, result: "fail" });
+    expect(fifth).toEqual({ runs: 1, outcomes: { "failed:circuit_open": 1 } });
+    // The others learn it from the publish, within milliseconds.
+    const learned = await Promise.all(
+      [r1, r2, r3].map((replica) => replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 1000 })),
+    );
+    for (const ms of learned) {
+      expect(ms).toBeGreaterThanOrEqual(0);
+      expect(ms).toBeLessThan(200);
+    }
+    const rejected = await Promise.all(
+      fleetOf4.map((replica) => replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok" })),
+    );
+    for (const round of rejected) expect(round).toEqual({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
+
+    await sleep(550);
+    // 40 calls at once across the fleet after the open time: exactly one runs (the probe), and succeeds.
+    const probing = await Promise.all(
+      fleetOf4.map((replica) =>
+        replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok", holdMs: 100 }),
+      ),
+    );
+    expect(probing.reduce((sum, round) => sum + round.runs, 0)).toBe(1);
+    const closedIn = await Promise.all(
+      fleetOf4.map((replica) => replica.ask<number>("waitState", { tool: "search", state: "closed", timeoutMs: 1000 })),
+    );
+    for (const ms of closedIn) expect(ms).toBeGreaterThanOrEqual(0);
+    const healthy = await Promise.all(fleetOf4.map((replica) => replica.ask<{ runs: number }>("calls", { count: 5, result: "ok" })));
+    expect(healthy.reduce((sum, round) => sum + round.runs, 0)).toBe(20);
+  });
+
+  it("a dead tool called by 8 replicas at once reaches the tool no more than threshold + the calls already in flight", async () => {
+    const fleetOf8 = await fleet(8, { threshold: 5, resetMs: 60_000 });
+    // Each replica sends waves of 4 concurrent calls: at most 8 × 4 calls can be in flight when the circuit opens.
+    let runs = 0;
+    for (let wave = 0; wave < 5; wave++) {
+      const rounds = await Promise.all(fleetOf8.map((replica) => replica.ask<{ runs: number }>("calls", { count: 4, result: "fail" })));
+      runs += rounds.reduce((sum, round) => sum + round.runs, 0);
+    }
+    expect(runs).toBeLessThanOrEqual(5 + 8 * 4);
+    expect(runs).toBeLessThan(8 * 4 * 5); // without sharing, every call would run
+  });
+});

@@ -1,0 +1,241 @@
+import { InvalidOptionError, type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { createFakeClock } from "@retry-reflect/core/testing";
+import Redis from "ioredis";
+import { createClient } from "redis";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { RedisCircuitBreakerStore, RedisIdempotencyStore, redisStores } from "../src/index.js";
+import { type RedisServer, startRedis } from "./helpers/redis-server.js";
+
+// The stores in one process against a real redis-server: two plugins with their own clients stand
+// for two replicas. Faults are injected into the server (stopped, paused, scripts flushed) while
+// calls run. The local view's clock is a fake one; the server's clock is real, so an open time
+// passes by ageing the record on the server (`age`), not by waiting.
+
+const redis = await startRedis();
+afterAll(() => redis?.stop());
+
+type Kind = "node-redis" | "ioredis";
+const opened: Array<{ close(): unknown }> = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((each) => each.close()));
+});
+
+async function connect(kind: Kind, url: string): Promise<unknown> {
+  if (kind === "ioredis") {
+    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => 20 });
+    client.on("error", () => {});
+    await client.connect();
+    opened.push({ close: () => client.disconnect() });
+    return client;
+  }
+  const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 20 } });
+  client.on("error", () => {});
+  await client.connect();
+  opened.push({ close: () => (client.isOpen ? client.destroy() : undefined) });
+  return client;
+}
+
+let prefixes = 0;
+
+async function replica(kind: Kind, prefix: string, options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
+  const server = redis as RedisServer;
+  const client = await connect(kind, server.url);
+  const clock = createFakeClock();
+  const stores = redisStores({ client, prefix, commandTimeoutMs: 200, clock });
+  opened.push({ close: () => stores.close() });
+  await stores.circuitBreaker.subscribed;
+  const events: RetryReflectEvent[] = [];
+  const plugin = RetryReflectPlugin.create({
+    toolEffects: { pay: "write" },
+    circuitBreakerThreshold: 3,
+    circuitBreakerResetMs: 10_000,
+    idempotency: { store: stores.idempotency },
+    circuitBreakerStore: stores.circuitBreaker,
+    observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
+  });
+  let runs = 0;
+  let scopes = 0;
+  const search = (result: "ok" | "fail") =>
+    plugin.execute({ toolName: "search", args: {}, scope: `s${++scopes}` }, async () => {
+      runs++;
+      if (result === "fail") throw new Error("upstream exploded");
+      return "ok";
+    });
+  const pay = (key: string, amount = 5) =>
+    plugin.execute({ toolName: "pay", args: { idempotency_key: key, amount } }, async () => {
+      runs++;
+      return { paid: amount, key };
+    });
+  return { client, clock, stores, plugin, events, search, pay, runs: () => runs };
+}
+
+/** Moves a circuit's open time into the past on the server (the server's clock cannot be faked). */
+async function age(prefix: string, tool: string, ms: number): Promise<void> {
+  const server = redis as RedisServer;
+  await server.command("HINCRBY", `${prefix}cb:{${tool}}`, "opened", String(-ms));
+}
+
+const until = async (check: () => boolean, timeoutMs = 1000) => {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+};
+
+for (const kind of ["node-redis", "ioredis"] as const) {
+  describe.skipIf(redis === undefined)(`the Redis stores (${kind})`, () => {
+    it("the breaker: opens for both replicas at the threshold; one probe after the open time; a success closes it for both", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const b = await replica(kind, prefix);
+      expect((await a.search("fail")).status).toBe("reflect");
+      expect((await b.search("fail")).status).toBe("reflect");
+      expect(await a.search("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(a.events.filter((event) => event.type === "circuit_opened")).toHaveLength(1);
+      await until(() => b.plugin.circuits.state("search") === "open");
+      const before = b.runs();
+      expect(await b.search("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(b.runs()).toBe(before);
+
+      await age(prefix, "search", 10_000);
+      await a.clock.advance(10_000);
+      await b.clock.advance(10_000);
+      const probes = await Promise.all([a.search("ok"), b.search("ok"), a.search("ok"), b.search("ok")]);
+      expect(probes.filter((outcome) => outcome.status === "success")).toHaveLength(1);
+      await until(() => a.plugin.circuits.state("search") === "closed" && b.plugin.circuits.state("search") === "closed");
+      expect((await b.search("ok")).status).toBe("success");
+    });
+
+    it("a success anywhere resets the shared count: failures on either side of it never add up to the threshold", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const b = await replica(kind, prefix);
+      await a.search("fail");
+      await a.search("fail");
+      expect((await b.search("ok")).status).toBe("success"); // b knew no failure: told with its next failure
+      expect((await b.search("fail")).status).toBe("reflect");
+      expect((await a.search("ok")).status).toBe("success"); // a recorded failures: tells Redis at once
+      expect((await b.search("fail")).status).toBe("reflect");
+      expect((await b.search("fail")).status).toBe("reflect");
+      expect(a.plugin.circuits.state("search")).toBe("closed");
+    });
+
+    it("healthy calls make no round trip: 500 successes, no script run, no key in Redis", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const server = redis as RedisServer;
+      await server.command("CONFIG", "RESETSTAT");
+      for (let i = 0; i < 500; i++) await a.search("ok");
+      const stats = await server.command("INFO", "commandstats");
+      expect(stats).not.toMatch(/cmdstat_(evalsha|eval):/);
+      expect(await server.command("EVAL", `return #redis.call('KEYS', '${prefix}*')`, "0")).toBe(":0\r\n");
+    });
+
+    it("idempotency: a write runs once across replicas, replays with its value, and Redis holds no raw key", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const b = await replica(kind, prefix);
+      const secretKey = "order-4242-secret";
+      const first = await a.pay(secretKey);
+      expect(first).toMatchObject({ status: "success", replayed: false, value: { paid: 5, key: secretKey } });
+      const second = await b.pay(secretKey);
+      expect(second).toMatchObject({ status: "success", replayed: true, value: { paid: 5, key: secretKey } });
+      expect(b.runs()).toBe(0);
+      const reused = await b.pay(secretKey, 500);
+      expect(reused).toMatchObject({ status: "reflect", error: { code: "IDEMPOTENCY_KEY_REUSED" } });
+      const server = redis as RedisServer;
+      const keys = await server.command("KEYS", `${prefix}*`);
+      expect(keys).toContain(`${prefix}idem:{`);
+      expect(keys).not.toContain(secretKey);
+    });
+
+    it("SCRIPT FLUSH while calls run breaks nothing", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const server = redis as RedisServer;
+      const writes = Array.from({ length: 50 }, (_, i) => a.pay(`k${i}`));
+      await server.flushScripts();
+      const more = Array.from({ length: 50 }, (_, i) => a.pay(`k${i + 50}`));
+      const outcomes = await Promise.all([...writes, ...more]);
+      expect(outcomes.every((outcome) => outcome.status === "success")).toBe(true);
+      await server.flushScripts();
+      expect(await a.pay("k1")).toMatchObject({ status: "success", replayed: true });
+    });
+
+    it("Redis stopped mid-run: reads go on from the local view, writes fail closed without running, nothing waits past the limit; Redis back: all works", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const server = redis as RedisServer;
+      expect((await a.pay("before")).status).toBe("success");
+      await server.stop();
+      try {
+        const started = Date.now();
+        expect((await a.search("ok")).status).toBe("success"); // closed circuit: no I/O
+        const failedRead = await a.search("fail");
+        expect(failedRead.status).toBe("reflect");
+        const runsBefore = a.runs();
+        const write = await a.pay("during");
+        expect(write).toMatchObject({ status: "reflect", error: { code: "STORE_UNAVAILABLE" } });
+        expect(a.runs()).toBe(runsBefore); // the write did not run
+        expect(Date.now() - started).toBeLessThan(2000);
+        const errors = a.events.filter((event) => event.type === "store_error").map((event) => event.fields.operation);
+        expect(errors).toEqual(expect.arrayContaining(["record", "begin"]));
+      } finally {
+        await server.restart();
+      }
+      // The restarted server is empty: the clients reconnect by themselves.
+      let after: Awaited<ReturnType<typeof a.pay>> | undefined;
+      for (let i = 0; i < 100 && after?.status !== "success"; i++) {
+        after = await a.pay(`after-${i}`);
+        if (after.status !== "success") await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(after?.status).toBe("success");
+    });
+
+    it("Redis paused (a hung server): a write fails closed after commandTimeoutMs, not later", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix);
+      const server = redis as RedisServer;
+      server.pause();
+      try {
+        const started = Date.now();
+        const write = await a.pay("hung");
+        const took = Date.now() - started;
+        expect(write).toMatchObject({ status: "reflect", error: { code: "STORE_UNAVAILABLE" } });
+        expect(took).toBeGreaterThanOrEqual(150);
+        expect(took).toBeLessThan(1500);
+      } finally {
+        server.resume();
+      }
+    });
+  });
+}
+
+describe.skipIf(redis === undefined)("the Redis stores' options", () => {
+  it("fail early, naming the option and the value", async () => {
+    const server = redis as RedisServer;
+    const client = await connect("node-redis", server.url);
+    expect(() => redisStores({ client: {} })).toThrow(InvalidOptionError);
+    expect(() => redisStores({ client: {} })).toThrow(/`client`/);
+    expect(() => new RedisIdempotencyStore({ client, prefix: "" })).toThrow(/`prefix`/);
+    expect(() => new RedisCircuitBreakerStore({ client, commandTimeoutMs: 0 })).toThrow(/`commandTimeoutMs`.*0/);
+    expect(() => redisStores({ client, prefx: "x" } as never)).toThrow(/prefx/);
+  });
+
+  it("warns when the server may evict keys (maxmemory-policy other than noeviction)", async () => {
+    const evicting = await startRedis({ args: ["--maxmemory-policy", "allkeys-lru"] });
+    try {
+      const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+      const client = await connect("node-redis", (evicting as RedisServer).url);
+      const stores = redisStores({ client });
+      await until(() => warn.mock.calls.length > 0);
+      expect(String(warn.mock.calls[0]?.[0])).toMatch(/allkeys-lru.*noeviction/);
+      warn.mockRestore();
+      await stores.close();
+    } finally {
+      await evicting?.stop();
+    }
+  });
+});
