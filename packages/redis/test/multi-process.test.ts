@@ -99,7 +99,7 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
       expect((await replica.ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
     expect(await r2.ask("state", { tool: "search" })).toBe("closed");
     const fifth = await r0.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 1, result: "fail" });
-    expect(fifth).toEqual({ runs: 1, outcomes: { "failed:circuit_open": 1 } });
+    expect(fifth).toMatchObject({ runs: 1, outcomes: { "failed:circuit_open": 1 } });
     // The others learn it from the publish, within milliseconds.
     const learned = await Promise.all(
       [r1, r2, r3].map((replica) => replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 1000 })),
@@ -111,7 +111,7 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     const rejected = await Promise.all(
       fleetOf4.map((replica) => replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok" })),
     );
-    for (const round of rejected) expect(round).toEqual({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
+    for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
 
     await sleep(550);
     // 40 calls at once across the fleet after the open time: exactly one runs (the probe), and succeeds.
@@ -127,6 +127,49 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     for (const ms of closedIn) expect(ms).toBeGreaterThanOrEqual(0);
     const healthy = await Promise.all(fleetOf4.map((replica) => replica.ask<{ runs: number }>("calls", { count: 5, result: "ok" })));
     expect(healthy.reduce((sum, round) => sum + round.runs, 0)).toBe(20);
+  });
+
+  it("Redis stopped while 3 replicas work: reads go on, writes fail closed without running, nothing waits past the limit; Redis back: writes run again", async () => {
+    const fleetOf3 = await fleet(3, { commandTimeoutMs: 200 });
+    type Round = { runs: number; outcomes: Record<string, number>; ms: number };
+    // Calls in flight when the server goes away: each ends (success, or a fail-closed refusal).
+    const inFlight = fleetOf3.map((replica) =>
+      replica.ask<Round>("writes", { count: 20, key: `pre-${replica.pid}`, distinct: true, holdMs: 50 }),
+    );
+    await sleep(20);
+    await server.stop();
+    try {
+      for (const round of await Promise.all(inFlight)) {
+        for (const label of Object.keys(round.outcomes)) expect(["success", "reflect:STORE_UNAVAILABLE"]).toContain(label);
+      }
+      const writes = await Promise.all(
+        fleetOf3.map((replica) => replica.ask<Round>("writes", { count: 10, key: `down-${replica.pid}`, distinct: true })),
+      );
+      for (const round of writes) {
+        expect(round).toMatchObject({ runs: 0, outcomes: { "reflect:STORE_UNAVAILABLE": 10 } });
+        expect(round.ms).toBeLessThan(1000);
+      }
+      const reads = await Promise.all(fleetOf3.map((replica) => replica.ask<Round>("calls", { count: 10, result: "ok" })));
+      for (const round of reads) expect(round).toMatchObject({ runs: 10, outcomes: { success: 10 } });
+      const failing = await Promise.all(fleetOf3.map((replica) => replica.ask<Round>("calls", { count: 2, result: "fail" })));
+      for (const round of failing) expect(round.outcomes).toEqual({ "reflect:TOOL_FAILED": 2 });
+      const events = await (fleetOf3[0] as Replica).ask<Array<{ type: string; fields: Record<string, unknown> }>>("events");
+      const operations = new Set(events.filter((event) => event.type === "store_error").map((event) => event.fields.operation));
+      // `complete` too when a write in flight ran but could not store its result (its caller still got the success).
+      expect(operations.has("begin") && operations.has("record")).toBe(true);
+      for (const operation of operations) expect(["begin", "record", "complete"]).toContain(operation);
+    } finally {
+      await server.restart();
+    }
+    // The clients reconnect by themselves: within a few seconds every replica's writes run again.
+    for (const replica of fleetOf3) {
+      let round: Round | undefined;
+      for (let i = 0; i < 100 && round?.runs !== 1; i++) {
+        round = await replica.ask<Round>("writes", { count: 1, key: `back-${replica.pid}-${i}` });
+        if (round.runs !== 1) await sleep(50);
+      }
+      expect(round).toMatchObject({ runs: 1, outcomes: { success: 1 } });
+    }
   });
 
   it("a dead tool called by 8 replicas at once reaches the tool no more than threshold + the calls already in flight", async () => {

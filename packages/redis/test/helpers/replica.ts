@@ -14,6 +14,7 @@ interface Init {
   threshold?: number;
   resetMs?: number;
   leaseMs?: number;
+  /** @default 2000: a limit for a loaded CI machine (2 cores, test files in parallel), not for a hung server */
   commandTimeoutMs?: number;
 }
 
@@ -60,7 +61,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
   async init(message) {
     const init = message as unknown as Init;
     const client = await connect(init);
-    stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 500 });
+    stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 2000 });
     await stores.circuitBreaker.subscribed;
     plugin = RetryReflectPlugin.create({
       toolEffects: { pay: "write" },
@@ -78,17 +79,26 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
     const count = message.count as number;
     const key = message.key as string;
     const before = writes;
+    const started = performance.now();
     const outcomes = await Promise.all(
-      Array.from({ length: count }, () =>
-        (plugin as RetryReflectPlugin).execute({ toolName: "pay", args: { idempotency_key: key, amount: 5 } }, async () => {
-          writes++;
-          await new Promise((resolve) => setTimeout(resolve, (message.holdMs as number | undefined) ?? 5));
-          return { paid: key, by: process.pid };
-        }),
+      Array.from({ length: count }, (_, i) =>
+        (plugin as RetryReflectPlugin).execute(
+          {
+            toolName: "pay",
+            args: { idempotency_key: message.distinct ? `${key}-${i}` : key, amount: 5 },
+            // Distinct writes stand for distinct agent runs (each its own retry budget).
+            scope: message.distinct ? `w${++scopes}` : undefined,
+          },
+          async () => {
+            writes++;
+            await new Promise((resolve) => setTimeout(resolve, (message.holdMs as number | undefined) ?? 5));
+            return { paid: key, by: process.pid };
+          },
+        ),
       ),
     );
     const values = new Set(outcomes.map((outcome) => (outcome.status === "success" ? JSON.stringify(outcome.value) : outcome.status)));
-    return { runs: writes - before, outcomes: summary(outcomes), values: [...values] };
+    return { runs: writes - before, outcomes: summary(outcomes), values: [...values], ms: performance.now() - started };
   },
   /** `count` concurrent raw `begin`s of one key on the store: how many acquired it. */
   async begins(message) {
@@ -113,6 +123,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
   /** `count` concurrent calls of a read tool, each in a scope of its own, that succeed or fail; `holdMs` keeps them running. */
   async calls(message) {
     const before = searches;
+    const started = performance.now();
     const outcomes = await Promise.all(
       Array.from({ length: message.count as number }, () =>
         (plugin as RetryReflectPlugin).execute({ toolName: "search", args: {}, scope: `s${++scopes}` }, async () => {
@@ -123,7 +134,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
         }),
       ),
     );
-    return { runs: searches - before, outcomes: summary(outcomes) };
+    return { runs: searches - before, outcomes: summary(outcomes), ms: performance.now() - started };
   },
   async state(message) {
     return (plugin as RetryReflectPlugin).circuits.state(message.tool as string);
