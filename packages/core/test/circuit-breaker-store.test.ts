@@ -292,23 +292,61 @@ describe("idempotency: a lost lease", () => {
     expect(runs).toBe(2);
   });
 
-  it("InMemoryIdempotencyStore: tokens increase; complete/release/extend say whether the token still held the key", async () => {
+  it("InMemoryIdempotencyStore: tokens increase; complete and release say whether the token still held the key", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
     const a = store.begin("k", "fp", 100);
     expect(a.status).toBe("acquired");
     const tokenA = (a as { token: string }).token;
-    expect(store.extend("k", tokenA, 500)).toBe(true);
-    await clock.advance(400);
-    expect(store.begin("k", "fp", 100).status).toBe("in_progress"); // the renewed lease still holds it
-    await clock.advance(200);
+    await clock.advance(50);
+    expect(store.begin("k", "fp", 100).status).toBe("in_progress");
+    await clock.advance(50);
     expect(store.complete("k", tokenA, "v", 1000)).toBe(false); // its lease ran out
     const b = store.begin("k", "fp", 100);
     const tokenB = (b as { token: string }).token;
     expect(Number(tokenB)).toBeGreaterThan(Number(tokenA));
     expect(store.release("k", tokenA)).toBe(false);
-    expect(store.extend("k", tokenA, 100)).toBe(false);
     expect(store.complete("k", tokenB, "v", 1000)).toBe(true);
     expect(store.begin("k", "fp", 100)).toMatchObject({ status: "completed", value: "v" });
+  });
+
+  it("a store with extend: the lease of a write slower than it is renewed while it runs, so another process does not run it", async () => {
+    const clock = createFakeClock();
+    const inner = new InMemoryIdempotencyStore({ clock });
+    const renewed: number[] = [];
+    // The in-memory store has no extend; a shared one does. This one renews by taking the lock again.
+    const store = {
+      begin: inner.begin.bind(inner),
+      complete: inner.complete.bind(inner),
+      release: inner.release.bind(inner),
+      extend: (key: string, token: string, leaseMs: number) => {
+        renewed.push(clock.now());
+        const lock = (inner as unknown as { locks: Map<string, { leaseUntil: number; token: string }> }).locks.get(key);
+        if (lock?.token !== token) return false;
+        lock.leaseUntil = clock.now() + leaseMs;
+        return true;
+      },
+    };
+    const options = { clock, toolEffects: { pay: "write" as const }, idempotency: { store, leaseMs: 1000 } };
+    const processA = RetryReflectPlugin.create(options);
+    const processB = RetryReflectPlugin.create(options);
+    let runs = 0;
+    const pay = (plugin: RetryReflectPlugin, ms: number) =>
+      plugin.execute({ toolName: "pay", args: { idempotency_key: "slow-1" } }, async () => {
+        runs++;
+        await clock.sleep(ms);
+        return "paid";
+      });
+    const slow = pay(processA, 3000);
+    await clock.advance(2500); // past two leases: renewed at 500, 1000, 1500, 2000, 2500
+    expect(await pay(processB, 0)).toMatchObject({ status: "reflect", error: { code: "IN_PROGRESS" } });
+    await clock.advance(500);
+    expect(await slow).toMatchObject({ status: "success", value: "paid" });
+    expect(renewed.length).toBeGreaterThanOrEqual(4);
+    const count = renewed.length;
+    await clock.advance(5000);
+    expect(renewed.length).toBe(count); // stopped when the write ended
+    expect(await pay(processB, 0)).toMatchObject({ status: "success", replayed: true });
+    expect(runs).toBe(1);
   });
 });

@@ -91,6 +91,19 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     expect(after).toMatchObject({ runs: 1, outcomes: { success: 1 } });
   });
 
+  it("a write slower than its lease keeps its key (the lease is renewed while it runs): another process does not run it", async () => {
+    const [a, b] = await fleet(2, { leaseMs: 300 });
+    type Round = { runs: number; outcomes: Record<string, number> };
+    const slow = (a as Replica).ask<Round>("writes", { count: 1, key: "report-3", holdMs: 900 });
+    await sleep(600); // two leases later
+    expect(await (b as Replica).ask<Round>("writes", { count: 1, key: "report-3" })).toMatchObject({
+      runs: 0,
+      outcomes: { "reflect:IN_PROGRESS": 1 },
+    });
+    expect(await slow).toMatchObject({ runs: 1, outcomes: { success: 1 } });
+    expect(await (b as Replica).ask<Round>("writes", { count: 1, key: "report-3" })).toMatchObject({ runs: 0, outcomes: { replayed: 1 } });
+  });
+
   it("the breaker opens fleet-wide at the threshold, lets one probe through fleet-wide, and a success closes it everywhere", async () => {
     const fleetOf4 = await fleet(4, { threshold: 5, resetMs: 500 });
     const [r0, r1, r2, r3] = fleetOf4 as [Replica, Replica, Replica, Replica];

@@ -221,6 +221,34 @@ export class IdempotencyGuard {
     }
   }
 
+  /**
+   * Renews the lease of a write while its attempt runs, every half lease, for stores with `extend`:
+   * a write slower than its lease keeps its key (no other process runs it meanwhile), and a killed
+   * process stops renewing, so its key frees within one lease. The returned function stops it.
+   */
+  keepLease(run: GuardedCall, token: string): (() => void) | undefined {
+    const store = this.store;
+    if (typeof store.extend !== "function") return undefined;
+    const stop = new AbortController();
+    const { leaseMs } = run.idempotency;
+    const storeKey = run.storeKey as string;
+    const renew = (): void => {
+      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stop.signal).then(
+        async () => {
+          try {
+            if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
+          } catch {
+            // A store fault: the next renewal tries again, within the lease.
+          }
+          if (!stop.signal.aborted) renew();
+        },
+        () => {}, // stopped
+      );
+    };
+    renew();
+    return () => stop.abort();
+  }
+
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
   async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
     try {

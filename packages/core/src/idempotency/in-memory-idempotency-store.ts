@@ -98,16 +98,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return true;
   }
 
-  /** Renews the lease of `token` for `leaseMs` from now; `false` when it no longer holds the key. */
-  extend(key: string, token: string, leaseMs: number): boolean {
-    const lock = this.held(key, token);
-    if (lock === undefined) return false;
-    const leaseUntil = this.clock.now() + leaseMs;
-    this.locks.set(key, { ...lock, leaseUntil });
-    if (leaseUntil < this.nextLeaseEnd) this.nextLeaseEnd = leaseUntil;
-    return true;
-  }
-
   /** The live lock of `token` (a lock whose lease ran out is dropped: its holder lost it). */
   private held(key: string, token: string): Lock | undefined {
     const lock = this.locks.get(key);

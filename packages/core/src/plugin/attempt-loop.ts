@@ -129,6 +129,8 @@ async function attempts<T>(
         token = locked.token;
       }
       run.attempts++;
+      // A guarded write keeps its lease while it runs (stores with `extend`), until it ends or is cut off.
+      const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
       try {
         value = await runAttempt(engine, run, fn);
         failure = returnedFailure(run.policy, value, () => ({
@@ -141,6 +143,8 @@ async function attempts<T>(
       } catch (error) {
         failed = true;
         failure = error;
+      } finally {
+        stopLease?.();
       }
     } finally {
       // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
