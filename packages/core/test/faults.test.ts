@@ -187,7 +187,7 @@ describe("the caller's abort always wins", () => {
 describe("a store that throws or times out yields an outcome, never a rejection", () => {
   function faultyStore(fault: Partial<Record<keyof IdempotencyStore, unknown>>): IdempotencyStore & { inner: InMemoryIdempotencyStore } {
     const inner = new InMemoryIdempotencyStore();
-    const wrap = <K extends keyof IdempotencyStore>(name: K) =>
+    const wrap = <K extends "begin" | "complete" | "release">(name: K) =>
       ((...args: never[]) => {
         const behaviour = fault[name];
         if (behaviour === "throw") throw new Error(`store ${name} failed`);
