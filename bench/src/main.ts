@@ -11,6 +11,7 @@ import { idempotency } from "./suites/idempotency.js";
 import { langchain } from "./suites/langchain.js";
 import { memory } from "./suites/memory.js";
 import { openCircuit } from "./suites/open-circuit.js";
+import { redis } from "./suites/redis.js";
 import { successPath } from "./suites/success-path.js";
 
 type Suite = (core: CoreModule | undefined) => Promise<SuiteResult>;
@@ -23,6 +24,7 @@ const SUITES: ReadonlyArray<readonly [id: string, title: string, run: Suite]> = 
   ["concurrency", "6. Concurrency", concurrency],
   ["idempotency", "5. Idempotency", idempotency],
   ["langchain", "7. LangChain", langchain],
+  ["redis", "8. Redis stores", redis],
   ["memory", "4. Memory", memory],
 ];
 
