@@ -30,7 +30,8 @@ export function outcomeToolMessage(outcome: ReflectOutcome | FailedOutcome, tool
  * that first produced it: re-address a stored `ToolMessage` to the tool call being answered now,
  * since the model's provider rejects a tool message whose id matches no pending call.
  */
-export function readdressToolMessage<T>(value: T, callId: string | undefined): T | ToolMessage {
+export function readdressToolMessage<T>(stored: T, callId: string | undefined): T | ToolMessage {
+  const value = reviveToolMessage(stored);
   if (!ToolMessage.isInstance(value) || callId === undefined || value.tool_call_id === callId) return value;
   return new ToolMessage({
     content: value.content,
@@ -41,4 +42,26 @@ export function readdressToolMessage<T>(value: T, callId: string | undefined): T
     additional_kwargs: value.additional_kwargs,
     response_metadata: { ...value.response_metadata, retry_reflect: { status: "success", replayed: true } },
   });
+}
+
+/**
+ * A store that keeps results as JSON (`@retry-reflect/redis`) gives a `ToolMessage` back in its
+ * serialized form (`{ lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs }`): made a
+ * `ToolMessage` again, so that a replay answers `createAgent` with a message, as the first call did.
+ */
+export function reviveToolMessage<T>(value: T): T | ToolMessage {
+  if (typeof value !== "object" || value === null || ToolMessage.isInstance(value)) return value;
+  const candidate = value as Record<string, unknown>;
+  const id = candidate.id;
+  if (
+    candidate.lc !== 1 ||
+    candidate.type !== "constructor" ||
+    !Array.isArray(id) ||
+    id[id.length - 1] !== "ToolMessage" ||
+    typeof candidate.kwargs !== "object" ||
+    candidate.kwargs === null
+  ) {
+    return value;
+  }
+  return new ToolMessage(candidate.kwargs as ConstructorParameters<typeof ToolMessage>[0] & object);
 }

@@ -1,7 +1,7 @@
-import { AIMessage, type ToolMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { RetryReflectPlugin, type ToolContext } from "@retry-reflect/core";
+import { type IdempotencyStore, InMemoryIdempotencyStore, RetryReflectPlugin, type ToolContext } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
@@ -61,6 +61,38 @@ describe("send_email, a write tool behind the idempotency guard", () => {
     expect(replay.tool_call_id).toBe("call_2"); // re-addressed to the call it answers
     expect(replay.status).toBe("success");
     expect(recorder.events.map((event) => event.type)).toEqual(["idempotent_replay"]);
+  });
+
+  it("replays from a store that keeps results as JSON (a shared store such as Redis): the replay is a ToolMessage again, re-addressed", async () => {
+    const clock = createFakeClock();
+    const inner = new InMemoryIdempotencyStore({ clock });
+    // Every value goes through JSON on its way in, as a Redis store keeps it.
+    const jsonStore: IdempotencyStore = {
+      begin: (key, fingerprint, leaseMs) => inner.begin(key, fingerprint, leaseMs),
+      complete: (key, token, value, ttlMs) => inner.complete(key, token, JSON.parse(JSON.stringify(value)), ttlMs),
+      release: (key, token) => inner.release(key, token),
+    };
+    const plugin = RetryReflectPlugin.create({ clock, idempotency: { store: jsonStore } });
+    const service = mailService();
+    const sendEmail = tool(async ({ to, subject }) => `sent ${service.send({ to, subject }, getToolContext()?.idempotencyKey)}`, {
+      name: "send_email",
+      description: "Send an email.",
+      schema: emailSchema,
+      metadata: { effect: "write" },
+    });
+    const model = fakeModel()
+      .respond(callTools({ name: "send_email", args, id: "call_1" }))
+      .respond(callTools({ name: "send_email", args, id: "call_2" }))
+      .respond(new AIMessage("Sent."));
+    const agent = createAgent({ model, tools: [sendEmail], middleware: [retryReflectMiddleware(plugin)] });
+
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "email the invoice to ada" }] }));
+
+    expect(service.sent).toHaveLength(1);
+    const replay = result.messages[4] as ToolMessage;
+    expect(ToolMessage.isInstance(replay)).toBe(true);
+    expect(replay.content).toBe("sent m-1");
+    expect(replay.tool_call_id).toBe("call_2");
   });
 
   it("a retry in place after a timeout carries the same key to the service, which sends one email (effect from options)", async () => {

@@ -13,12 +13,17 @@ export interface CliOptions {
   readonly engine: "agent" | "core" | undefined;
   /** `true`/`false` to force colours, undefined to follow the terminal. */
   readonly color: boolean | undefined;
+  /** `REDIS_URL`: the Redis of scenario 8 (two replicas share it); undefined skips scenario 8. */
+  readonly redisUrl: string | undefined;
 }
 
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
-/** Scenarios are numbered 1 to this (`ALL_SCENARIOS.length`). */
+/** The offline scenarios are numbered 1 to this (`ALL_SCENARIOS.length`). */
 export const SCENARIO_COUNT = 7;
+
+/** Scenario 8, two replicas sharing one Redis, is played only when `REDIS_URL` is set. */
+export const REDIS_SCENARIO = SCENARIO_COUNT + 1;
 
 export class CliError extends Error {
   constructor(message: string) {
@@ -31,10 +36,12 @@ export const HELP_TEXT = `Usage: npm run demo -- [options]
        node apps/demo/dist/main.js [options]
 
 Plays seven scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
-local HTTP services on 127.0.0.1 with injected faults, and the plugin's WARN/INFO lines.
+local HTTP services on 127.0.0.1 with injected faults, and the plugin's WARN/INFO lines. With
+REDIS_URL set, an eighth: two replicas of the agent sharing one Redis (@retry-reflect/redis).
 
 Options:
-  --scenario N       play only scenario N (1-${SCENARIO_COUNT}); repeat or use a list: --scenario 1,4
+  --scenario N       play only scenario N (1-${SCENARIO_COUNT}, or ${REDIS_SCENARIO} with REDIS_URL); repeat or use a
+                     list: --scenario 1,4
   --jaeger [URL]     export traces with OTLP/HTTP to URL (default ${DEFAULT_OTLP_ENDPOINT});
                      also on when OTEL_EXPORTER_OTLP_ENDPOINT is set
   --model openai:M   use a real OpenAI-compatible model M (needs OPENAI_API_KEY, or
@@ -53,17 +60,40 @@ Scenarios:
   5  non-recoverable QUOTA_EXCEEDED: the model is told to stop
   6  excluded control-flow tool exit_loop: untouched
   7  a hung generate_report call cut off by attemptTimeoutMs, then retried in place
+  ${REDIS_SCENARIO}  two replicas share one Redis: one email sent once, one circuit for both (needs REDIS_URL)
+
+Environment:
+  REDIS_URL          a Redis 7 for scenario ${REDIS_SCENARIO}, e.g. redis://localhost:6379
+                     (docker compose -f packages/redis/compose.yaml up -d, or redis-server)
+  OTEL_EXPORTER_OTLP_ENDPOINT  export traces there (as --jaeger URL)
 
 Exit code: 0 when every scenario ended as expected, 1 otherwise, 2 for a usage error.`;
 
-function parseScenarioList(value: string | undefined): number[] {
+function parseScenarioList(value: string | undefined, redis: boolean): number[] {
   if (value === undefined || value === "") throw new CliError("--scenario needs a number, e.g. --scenario 3");
+  const last = redis ? REDIS_SCENARIO : SCENARIO_COUNT;
   return value.split(",").map((part) => {
     const id = Number(part.trim());
-    if (!Number.isInteger(id) || id < 1 || id > SCENARIO_COUNT)
-      throw new CliError(`--scenario: expected 1 to ${SCENARIO_COUNT}, got "${part}"`);
+    if (id === REDIS_SCENARIO && !redis)
+      throw new CliError(
+        `--scenario ${REDIS_SCENARIO}: two replicas share one Redis, so it needs REDIS_URL (e.g. REDIS_URL=redis://localhost:6379; ` +
+          "start one with docker compose -f packages/redis/compose.yaml up -d, or redis-server)",
+      );
+    if (!Number.isInteger(id) || id < 1 || id > last) throw new CliError(`--scenario: expected 1 to ${last}, got "${part}"`);
     return id;
   });
+}
+
+function redisUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "redis:" && url.protocol !== "rediss:"))
+    throw new CliError(`REDIS_URL: expected a redis:// or rediss:// URL such as redis://localhost:6379, got "${value}"`);
+  return value;
 }
 
 function httpUrl(option: string, value: string): string {
@@ -80,6 +110,8 @@ function httpUrl(option: string, value: string): string {
 
 /** Parses `argv` (without node and the script) and the environment. */
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
+  const redisValue = env.REDIS_URL?.trim() || undefined;
+  const redis = redisValue === undefined ? undefined : redisUrl(redisValue);
   let help = false;
   const scenarios: number[] = [];
   let jaeger: string | undefined;
@@ -101,7 +133,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         break;
       case "--scenario":
       case "-s":
-        scenarios.push(...parseScenarioList(next()));
+        scenarios.push(...parseScenarioList(next(), redis !== undefined));
         break;
       case "--jaeger":
         jaeger = httpUrl("--jaeger", next() ?? DEFAULT_OTLP_ENDPOINT);
@@ -134,5 +166,5 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   }
   const fromEnvValue = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
   const fromEnv = fromEnvValue === undefined ? undefined : httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", fromEnvValue);
-  return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, color };
+  return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, color, redisUrl: redis };
 }

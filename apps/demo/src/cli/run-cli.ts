@@ -71,6 +71,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       model,
       observers: tracing ? [tracing.observer] : [],
       tracerProvider: tracing?.tracerProvider,
+      redisUrl: options.redisUrl,
     });
     return result.ok ? 0 : 1;
   } finally {

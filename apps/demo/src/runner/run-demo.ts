@@ -6,9 +6,12 @@ import type { Style } from "../output/style.js";
 import { renderSummaryTable } from "../output/summary-table.js";
 import { type LineSink, Transcript } from "../output/transcript.js";
 import { ALL_SCENARIOS } from "../scenarios/all-scenarios.js";
+import { REPLICAS_SCENARIO_ID, replicasScript } from "../scenarios/replicas-scenario.js";
 import { DEFAULT_TIMING, type DemoTiming, type Scenario } from "../scenarios/scenario.js";
 import { coreEngine } from "./core-engine.js";
 import { DEMO_PLUGIN_OPTIONS } from "./demo-plugin-options.js";
+import { describeRedisUrl, REDIS_HOW_TO } from "./redis-connection.js";
+import { runReplicasScenario } from "./run-replicas-scenario.js";
 import { runScenario, type ScenarioResult } from "./run-scenario.js";
 import type { TurnEngine } from "./turn-engine.js";
 
@@ -33,6 +36,11 @@ export interface DemoOptions {
   readonly observers?: readonly RetryReflectObserver[];
   /** When set, each scenario gets a root span from this provider. */
   readonly tracerProvider?: TracerProvider;
+  /**
+   * The Redis of scenario 8 (two replicas share it), `REDIS_URL` in the CLI. Without it scenario 8
+   * is skipped, with a note under the summary, and asking for it by number throws.
+   */
+  readonly redisUrl?: string;
 }
 
 export interface DemoResult {
@@ -55,12 +63,35 @@ export function selectScenarios(ids: readonly number[] | undefined): Scenario[] 
   });
 }
 
+/** A scenario to play: one of the offline ones, or scenario 8 (its own runner). */
+export type PlannedScenario = { readonly kind: "offline"; readonly scenario: Scenario } | { readonly kind: "replicas" };
+
+/** What scenario 8 needs, when it is asked for without it. */
+export const REDIS_URL_NEEDED = `scenario ${REPLICAS_SCENARIO_ID} (two replicas share one Redis) needs REDIS_URL, e.g. REDIS_URL=redis://localhost:6379; start a Redis with ${REDIS_HOW_TO}`;
+
+/**
+ * The scenarios to play, in order: by default the seven offline ones, then scenario 8 when a Redis
+ * is given. Throws for an unknown number, and for 8 without `redisUrl`.
+ */
+export function planScenarios(ids: readonly number[] | undefined, redisUrl: string | undefined): PlannedScenario[] {
+  if (!ids || ids.length === 0) {
+    const offline = ALL_SCENARIOS.map((scenario): PlannedScenario => ({ kind: "offline", scenario }));
+    return redisUrl === undefined ? offline : [...offline, { kind: "replicas" }];
+  }
+  return ids.map((id): PlannedScenario => {
+    if (id !== REPLICAS_SCENARIO_ID) return { kind: "offline", scenario: selectScenarios([id])[0] as Scenario };
+    if (redisUrl === undefined) throw new Error(REDIS_URL_NEEDED);
+    return { kind: "replicas" };
+  });
+}
+
 /** Plays the scenarios with their transcripts, then prints the summary table. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { style } = options;
   const transcript = new Transcript(options.sink, style);
   const timing: DemoTiming = { ...DEFAULT_TIMING, ...options.timing };
-  const scenarios = selectScenarios(options.scenarioIds);
+  const planned = planScenarios(options.scenarioIds, options.redisUrl);
+  const redisUrl = options.redisUrl;
   const clockLabel = options.clockLabel ?? "real time";
 
   transcript.line(style.bold("retry-reflect demo"));
@@ -76,28 +107,47 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       `backoffMultiplier=${DEMO_PLUGIN_OPTIONS.backoffMultiplier} circuitBreakerThreshold=${DEMO_PLUGIN_OPTIONS.circuitBreakerThreshold} ` +
       `excludeTools=[exit_loop] toolEffects={send_email: write}`,
   );
+  if (redisUrl !== undefined && planned.some((entry) => entry.kind === "replicas")) {
+    transcript.note(`Redis: ${describeRedisUrl(redisUrl)}, for scenario ${REPLICAS_SCENARIO_ID} (two replicas share it).`);
+  }
 
   const results: ScenarioResult[] = [];
   const tracer = options.tracerProvider?.getTracer("retry-reflect-demo");
   const model = options.model;
-  for (const scenario of scenarios) {
-    results.push(
-      await runScenario(scenario, {
-        transcript,
-        clock: options.clock ?? systemClock,
-        timing,
-        engine: options.engine ?? coreEngine,
-        createModel: model !== undefined ? () => model.create() : scriptedModel,
-        observers: options.observers,
-        tracer,
-      }),
-    );
+  for (const entry of planned) {
+    const shared = {
+      transcript,
+      clock: options.clock ?? systemClock,
+      timing,
+      engine: options.engine ?? coreEngine,
+      observers: options.observers,
+      tracer,
+    };
+    if (entry.kind === "replicas") {
+      results.push(
+        await runReplicasScenario({
+          ...shared,
+          redisUrl: redisUrl as string,
+          createModel: model !== undefined ? () => model.create() : () => new ScriptedChatModel({ script: replicasScript }),
+        }),
+      );
+    } else {
+      results.push(
+        await runScenario(entry.scenario, { ...shared, createModel: model !== undefined ? () => model.create() : scriptedModel }),
+      );
+    }
   }
 
   transcript.heading("Summary");
   for (const line of renderSummaryTable(results, style)) transcript.line(line);
   const failed = results.filter((result) => !result.ok);
   transcript.line();
+  if (redisUrl === undefined && (options.scenarioIds ?? []).length === 0) {
+    transcript.note(`Scenario ${REPLICAS_SCENARIO_ID} (two replicas share one Redis) was skipped: REDIS_URL is not set.`);
+    transcript.note("To play it: docker compose -f packages/redis/compose.yaml up -d (or any Redis 7: redis-server),");
+    transcript.note("then REDIS_URL=redis://localhost:6379 npm run demo");
+    transcript.line();
+  }
   if (failed.length === 0) {
     transcript.line(
       style.green(results.length === 1 ? "The 1 scenario ended as expected." : `All ${results.length} scenarios ended as expected.`),

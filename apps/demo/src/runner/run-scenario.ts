@@ -5,7 +5,7 @@ import { type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugi
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";
 import type { Transcript } from "../output/transcript.js";
-import type { DemoTiming, Scenario, ScenarioEnvironment, ScenarioVerdict } from "../scenarios/scenario.js";
+import type { DemoTiming, Scenario, ScenarioEnvironment, ScenarioInfo, ScenarioVerdict } from "../scenarios/scenario.js";
 import { startServices } from "../services/start-services.js";
 import { DEMO_PLUGIN_OPTIONS, SYSTEM_PROMPT } from "./demo-plugin-options.js";
 import { countingHooks, createScenarioStats, type ScenarioStats, statsObserver } from "./scenario-stats.js";
@@ -26,7 +26,7 @@ export interface ScenarioRunConfig {
 }
 
 export interface ScenarioResult {
-  readonly scenario: Scenario;
+  readonly scenario: ScenarioInfo;
   readonly stats: ScenarioStats;
   readonly verdict: ScenarioVerdict;
   /** True when the scenario ended as expected. */

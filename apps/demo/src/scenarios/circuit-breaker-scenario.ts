@@ -3,7 +3,8 @@ import { createBrokenApiTool } from "../tools/broken-api-tool.js";
 import { expectEqual, type Scenario } from "./scenario.js";
 import { latestResult, reportedError } from "./script-helpers.js";
 
-const THRESHOLD = 5;
+/** Consecutive failures that open the breaker (scenario 8 uses the same). */
+export const THRESHOLD = 5;
 
 /** Scenario 3: a broken tool opens its breaker, calls fail fast, the half-open probe closes it. */
 export const circuitBreakerScenario: Scenario = {

@@ -44,11 +44,15 @@ export interface ScenarioVerdict {
   readonly problems: readonly string[];
 }
 
-export interface Scenario {
+/** What the summary table, the headings and the traces need of any scenario. */
+export interface ScenarioInfo {
   readonly id: number;
   readonly title: string;
   /** A few words for the summary table. */
   readonly shortName: string;
+}
+
+export interface Scenario extends ScenarioInfo {
   /** What the reader should watch for, shown under the heading. */
   readonly intro: (timing: DemoTiming) => readonly string[];
   /** Plugin options on top of the demo's shared ones (`DEMO_PLUGIN_OPTIONS`). */

@@ -1,0 +1,64 @@
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { jsonOf, textOf } from "../model/conversation.js";
+import type { ChatScript } from "../model/scripted-chat-model.js";
+import { circuitBreakerScenario, THRESHOLD } from "./circuit-breaker-scenario.js";
+import type { ScenarioInfo } from "./scenario.js";
+import { latestResult, reportedError } from "./script-helpers.js";
+
+/** Scenario 8 is played only when REDIS_URL is set; it is not in `ALL_SCENARIOS` (the offline ones). */
+export const REPLICAS_SCENARIO_ID = 8;
+
+/** The breaker threshold of both replicas: as in scenario 3. */
+export const REPLICAS_THRESHOLD = THRESHOLD;
+
+/** The welcome email; its key comes from the request (the customer), so a redelivered request carries the same one. */
+export const WELCOME_EMAIL = {
+  to: "ada@example.com",
+  subject: "Welcome to Example Shop",
+  body: "Hi Ada, your account is ready. Your first order ships free.",
+  idempotency_key: "welcome-customer-4711",
+};
+
+/** The user's requests of scenario 8, in order. */
+export const REPLICAS_REQUESTS = {
+  welcome: "Send the welcome email to our new customer Ada (ada@example.com, customer 4711).",
+  inventory: "How many items are in the east warehouse?",
+  inventoryAgain: "Please try the east warehouse again.",
+};
+
+function lastUserText(messages: readonly BaseMessage[]): string {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (message !== undefined && HumanMessage.isInstance(message)) return textOf(message);
+  }
+  return "";
+}
+
+/**
+ * Both replicas run the same (scripted) model: the welcome email is one `send_email` with the
+ * customer's key; the inventory questions are scenario 3's script.
+ */
+export const replicasScript: ChatScript = (messages) => {
+  if (!/welcome email/i.test(lastUserText(messages))) return circuitBreakerScenario.script(messages);
+  const result = latestResult(messages);
+  if (!result) return { toolCalls: [{ name: "send_email", args: WELCOME_EMAIL }] };
+  if (result.status === "error") return { text: `I could not send the welcome email: ${reportedError(result)}` };
+  const sent = jsonOf(result) as { id?: string } | undefined;
+  return { text: `The welcome email is sent to ada@example.com (message ${sent?.id ?? "?"}).` };
+};
+
+/** Scenario 8 (its runner is `runReplicasScenario`: two plugins, two Redis clients). */
+export const replicasScenario: ScenarioInfo & { readonly intro: (redis: string, prefix: string) => readonly string[] } = {
+  id: REPLICAS_SCENARIO_ID,
+  title: "Two replicas share one Redis: one email, one circuit",
+  shortName: "two replicas, Redis",
+  intro: (redis, prefix) => [
+    "Two replicas of the agent service, A and B, in this one process: each has its own plugin and its own",
+    `Redis client, over redisStores({ client, prefix }) on ${redis}; they share only Redis.`,
+    `prefix: ${prefix} (fresh for this run: no other run's keys; deleted at the end).`,
+    "(a) A sends a welcome email (send_email: a write with an idempotency_key), then is stopped before it",
+    "    acknowledges the request; the queue delivers the same request again, to B.",
+    `(b) The inventory API answers HTTP 500 every time. A's calls open the circuit after ${REPLICAS_THRESHOLD} failures in a row;`,
+    "    then B is asked.",
+  ],
+};
