@@ -5,8 +5,14 @@ const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 const TOOL_CONTEXT_MODES: readonly ToolContextMode[] = ["writes", "all"];
 
 /** The adapter's own options, checked once; an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(options: { name?: unknown; scope?: unknown; toolContext?: unknown; effect?: unknown }): void {
-  const { name, scope, toolContext, effect } = options;
+export function checkAdapterOptions(options: {
+  name?: unknown;
+  scope?: unknown;
+  toolContext?: unknown;
+  effect?: unknown;
+  hideOpenCircuitTools?: unknown;
+}): void {
+  const { name, scope, toolContext, effect, hideOpenCircuitTools } = options;
   if (name !== undefined && (typeof name !== "string" || name.length === 0))
     throw new InvalidOptionError("name", name, "a non-empty string");
   if (scope !== undefined && typeof scope !== "function") throw new InvalidOptionError("scope", scope, "a function");
@@ -15,5 +21,8 @@ export function checkAdapterOptions(options: { name?: unknown; scope?: unknown; 
   }
   if (effect !== undefined && !EFFECTS.includes(effect as ToolEffect)) {
     throw new InvalidOptionError("effect", effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
+  }
+  if (hideOpenCircuitTools !== undefined && typeof hideOpenCircuitTools !== "boolean") {
+    throw new InvalidOptionError("hideOpenCircuitTools", hideOpenCircuitTools, "a boolean");
   }
 }

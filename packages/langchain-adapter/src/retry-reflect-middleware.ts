@@ -5,6 +5,7 @@ import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@
 import { canCallDirectly, type DirectAttempt, recordDirectSuccess } from "@retry-reflect/core/adapter";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
+import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
 import { isPlugin } from "./is-plugin.js";
 import { isControlFlow, LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
@@ -32,6 +33,13 @@ export interface RetryReflectMiddlewareOptions {
   readonly scope?: (input: ScopeInput) => string;
   /** Which tools can read `getToolContext()`: `"writes"` (tools whose effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
+  /**
+   * Leave tools whose circuit is open (or isolated by an operator) out of the model's request
+   * (`wrapModelCall`), with a system note that names each one and about when it may be back.
+   * Half-open counts as available, so that the probe can run. With `false` the middleware has no
+   * `wrapModelCall` hook at all. @default false
+   */
+  readonly hideOpenCircuitTools?: boolean;
 }
 
 /** `retryReflectMiddleware(options)`: the plugin's options and the adapter's. */
@@ -41,8 +49,8 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
-  const { name, scope, toolContext, ...pluginOptions } = config;
-  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, toolContext } };
+  const { name, scope, toolContext, hideOpenCircuitTools, ...pluginOptions } = config;
+  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, toolContext, hideOpenCircuitTools } };
 }
 
 function currentThreadId(configurable: unknown): string | undefined {
@@ -76,6 +84,8 @@ function currentThreadId(configurable: unknown): string | undefined {
  *   stops the call, `true` makes it recoverable.
  * - Interrupts (`isGraphBubbleUp`) and aborts of the run are rethrown untouched, never counted.
  * - Effects: the plugin's `toolEffects`, else the tool's `metadata.effect`, else `defaultEffect`.
+ * - `hideOpenCircuitTools: true`: a tool whose circuit is open is left out of the model's request,
+ *   with a system note saying so; a request with no open circuit passes through untouched.
  *
  * The plugin is on the returned middleware as `.plugin`.
  */
@@ -97,6 +107,9 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
   const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
+    // Off (the default): no hook, so that LangChain does not even wrap the model call.
+    wrapModelCall:
+      adapter.hideOpenCircuitTools === true ? (request, handler) => handler(withoutOpenCircuitTools(plugin, request)) : undefined,
     wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown; description?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;

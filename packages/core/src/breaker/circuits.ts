@@ -21,6 +21,15 @@ export class Circuits {
     return this.holder(key).state(key);
   }
 
+  /**
+   * How long a call of `key` would be rejected from now, in ms (`Infinity` while isolated), or
+   * undefined when a call would be let through (closed, or half-open with no probe running). Reading
+   * changes nothing; with a `circuitBreakerStore`, this process's view.
+   */
+  retryAfterMs(key: string): number | undefined {
+    return this.holder(key).peek(key);
+  }
+
   /** Is the circuit held open by `isolate()` until `reset()`? */
   isIsolated(key: string): boolean {
     return this.holder(key).isIsolated(key);
