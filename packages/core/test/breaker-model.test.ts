@@ -173,7 +173,7 @@ describe("the circuit breaker against a reference model", () => {
       }),
       { numRuns: 10_000 },
     );
-  });
+  }, 120_000); // 10,000 sequences: ~5 s alone, up to ~40 s on a loaded 2-core machine
 
   it("a hung probe's late success does not reset the failure count of a later, closed circuit", async () => {
     const clock = createFakeClock();
@@ -474,7 +474,7 @@ describe("the failure-rate breaker and growing open periods against a reference 
     );
     // The sequences must reach every case the model states, not just agree on easy ones.
     for (const name of CASES) expect(seen[name], name).toBeGreaterThanOrEqual(10);
-  });
+  }, 120_000); // 10,000 sequences: ~5 s alone, up to ~40 s on a loaded 2-core machine
 });
 
 describe("restore validates the whole snapshot before it changes anything", () => {

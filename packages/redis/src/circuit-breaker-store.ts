@@ -42,6 +42,8 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   private readonly clock: Clock;
   private readonly channel: string;
   private readonly views = new Map<string, View>();
+  /** The version (server microseconds) of the newest state this process applied, per key: an older reply or publish is ignored. */
+  private readonly versions = new Map<string, number>();
   /** Keys whose failures this process recorded (a success must tell Redis at once). */
   private readonly failing = new Set<string>();
   /** Keys that succeeded here since this process last recorded a failure of them (the next failure resets the count first). */
@@ -106,24 +108,25 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     const left = this.peek(key);
     if (left !== undefined) return { admitted: false, retryAfterMs: left, state: view.state === "half-open" ? "half-open" : "open" };
     return this.redis.run(ACQUIRE, [this.keyOf(key)], [this.channel, key, settings.resetMs]).then((reply) => {
-      const [what, , remaining, failures, openMs] = parse(reply);
+      const [what, , remaining, failures, openMs, version] = parse(reply);
+      const fresh = this.fresh(key, version);
       switch (what) {
         case "closed":
-          this.views.delete(key);
+          if (fresh) this.views.delete(key);
           return CLOSED;
         case "probe": {
           // This process holds the probe: its other calls are rejected here for the probe's lease.
-          this.see(key, "half-open", settings.resetMs);
+          if (fresh) this.see(key, "half-open", settings.resetMs);
           const admission: CircuitAdmission = { admitted: true, permit: { probe: Number((reply as unknown[])[1]) } };
           if (Number((reply as unknown[])[2]) !== 1) return admission;
           const transition: CircuitTransition = { key, from: "open", to: "half-open", failures, resetMs: openMs };
           return { ...admission, transition };
         }
         case "isolated":
-          this.see(key, "isolated", 0);
+          if (fresh) this.see(key, "isolated", 0);
           return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
         default:
-          this.see(key, what === "half" ? "half-open" : "open", remaining);
+          if (fresh) this.see(key, what === "half" ? "half-open" : "open", remaining);
           return { admitted: false, retryAfterMs: Math.max(1, remaining), state: what === "half" ? "half-open" : "open" };
       }
     });
@@ -154,49 +157,37 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
         [this.channel, key, RESULT_CODES[result], permit.probe, settings.threshold, settings.resetMs, settings.maxResetMs ?? 0, resetFirst],
       )
       .then((reply) => {
-        const [what, state, remaining, failures, openMs] = parse(reply);
-        switch (what) {
-          case "counted":
-            this.failing.add(key);
-            return undefined;
-          case "reset":
-            this.failing.delete(key);
-            this.views.delete(key);
-            return undefined;
-          case "opened":
-            this.failing.delete(key);
-            this.see(key, "open", remaining);
-            return { key, from: "closed", to: "open", failures, resetMs: openMs };
-          case "reopened":
-            this.see(key, "open", remaining);
-            return { key, from: "half-open", to: "open", failures, resetMs: openMs };
-          case "closed":
-            this.failing.delete(key);
-            this.views.delete(key);
-            return { key, from: "half-open", to: "closed", failures, resetMs: settings.resetMs };
-          case "freed":
+        const [what, state, remaining, failures, openMs, version] = parse(reply);
+        // A reply older than a state change this process already applied (a publish that came
+        // first, on the other connection) changes no view; the counts and the event still hold.
+        const fresh = this.fresh(key, version);
+        if (what === "counted") this.failing.add(key);
+        else if (what === "reset" || what === "opened" || what === "closed") this.failing.delete(key);
+        if (fresh) {
+          if (what === "reset" || what === "closed") this.views.delete(key);
+          else if (what === "opened" || what === "reopened") this.see(key, "open", remaining);
+          else if (what === "freed")
             this.see(key, "open", 0); // the next call here asks Redis for the probe
-            return undefined;
-          default:
-            this.sync(key, state, remaining);
-            return undefined;
+          else if (what === "stale") this.sync(key, state, remaining);
         }
+        return transitionOf(what, key, failures, openMs, settings.resetMs);
       });
   }
 
   async isolate(key: string): Promise<void> {
-    await this.redis.run(ISOLATE, [this.keyOf(key)], [this.channel, key]);
-    this.see(key, "isolated", 0);
+    const reply = await this.redis.run(ISOLATE, [this.keyOf(key)], [this.channel, key]);
+    if (this.fresh(key, versionOf(reply))) this.see(key, "isolated", 0);
   }
 
   /** Closes `key` everywhere; without a key, every circuit this process holds in its local view. */
   async reset(key?: string): Promise<void> {
     const keys = key === undefined ? [...this.views.keys()] : [key];
-    await Promise.all(keys.map((each) => this.redis.run(RESET, [this.keyOf(each)], [this.channel, each])));
-    for (const each of keys) {
+    const replies = await Promise.all(keys.map((each) => this.redis.run(RESET, [this.keyOf(each)], [this.channel, each])));
+    keys.forEach((each, index) => {
+      if (!this.fresh(each, versionOf(replies[index]))) return;
       this.views.delete(each);
       this.failing.delete(each);
-    }
+    });
   }
 
   /** Ends the subscription (the client is yours: it stays open). */
@@ -208,13 +199,13 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
 
   /** A state change published by any replica (this one's included). */
   private learn(message: string): void {
-    let change: { k?: unknown; s?: unknown; r?: unknown };
+    let change: { k?: unknown; s?: unknown; r?: unknown; v?: unknown };
     try {
       change = JSON.parse(message) as typeof change;
     } catch {
       return;
     }
-    if (typeof change.k !== "string") return;
+    if (typeof change.k !== "string" || !this.fresh(change.k, Number(change.v) || 0)) return;
     const remaining = typeof change.r === "number" ? change.r : 0;
     if (change.s === "closed") {
       this.views.delete(change.k);
@@ -230,6 +221,16 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     else this.see(key, state === "half" ? "half-open" : "open", Math.max(0, remaining));
   }
 
+  /** Is `version` newer than the newest state of `key` applied here? Then it is the newest. */
+  private fresh(key: string, version: number): boolean {
+    const last = this.versions.get(key);
+    if (last !== undefined && version <= last) return false;
+    this.versions.delete(key);
+    this.versions.set(key, version);
+    if (this.versions.size > MAX_VIEWS) this.versions.delete(this.versions.keys().next().value as string);
+    return true;
+  }
+
   private see(key: string, state: View["state"], remainingMs: number): void {
     this.views.delete(key);
     this.views.set(key, { state, until: this.clock.now() + remainingMs });
@@ -237,10 +238,23 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   }
 }
 
-/** `[what, state, remaining, failures, openMs]` of a breaker script's reply. */
-function parse(reply: unknown): [string, string, number, number, number] {
+/** `[what, state, remaining, failures, openMs, version]` of a breaker script's reply. */
+function parse(reply: unknown): [string, string, number, number, number, number] {
   if (!Array.isArray(reply) || typeof reply[0] !== "string") {
     throw new TypeError(`unexpected reply from Redis: ${JSON.stringify(reply)?.slice(0, 80)}`);
   }
-  return [reply[0], String(reply[1]), Number(reply[2]) || 0, Number(reply[3]) || 0, Number(reply[4]) || 0];
+  return [reply[0], String(reply[1]), Number(reply[2]) || 0, Number(reply[3]) || 0, Number(reply[4]) || 0, Number(reply[5]) || 0];
+}
+
+/** The version of an isolate/reset reply (`[state, version]`). */
+function versionOf(reply: unknown): number {
+  return Array.isArray(reply) ? Number(reply[1]) || 0 : 0;
+}
+
+/** The transition a record reply reports (also when its view update is stale: the change happened). */
+function transitionOf(what: string, key: string, failures: number, openMs: number, resetMs: number): CircuitTransition | undefined {
+  if (what === "opened") return { key, from: "closed", to: "open", failures, resetMs: openMs };
+  if (what === "reopened") return { key, from: "half-open", to: "open", failures, resetMs: openMs };
+  if (what === "closed") return { key, from: "half-open", to: "closed", failures, resetMs };
+  return undefined;
 }

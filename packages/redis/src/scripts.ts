@@ -67,8 +67,11 @@ return 1
 `);
 
 // ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen } ----
-// State changes are published on ARGV[1] (the channel) as JSON { k, s, r, f }: key, state,
-// remaining ms (open), failures. Replies: { what happened, state, remaining ms, failures, open ms }.
+// State changes are published on ARGV[1] (the channel) as JSON { k, s, r, f, v }: key, state,
+// remaining ms (open), failures, version. Replies: { what happened, state, remaining ms, failures,
+// open ms, version }. The version is the server's microseconds when the script ran: scripts run one
+// at a time, so a later state has a greater version, and a process that gets a reply after a newer
+// publish (they come on two connections) keeps the newer state.
 
 /** Keeps a key's record no longer than a day past its last change (an open circuit: its open time at least). */
 const BREAKER_HELPERS = `${NOW}${INT}
@@ -82,7 +85,7 @@ local probe = tonumber(h[5] or '0')
 local probe_at = tonumber(h[6] or '0')
 local gen = tonumber(h[7] or '0')
 local function publish(s, remaining, f)
-  redis.call('PUBLISH', ARGV[1], cjson.encode({k = key, s = s, r = remaining, f = f}))
+  redis.call('PUBLISH', ARGV[1], cjson.encode({k = key, s = s, r = remaining, f = f, v = int(now_us)}))
 end
 local function keep(ms)
   redis.call('PEXPIRE', KEYS[1], math.max(ms, 86400000))
@@ -106,20 +109,20 @@ end
  */
 export const ACQUIRE: Script = script(`${BREAKER_HELPERS}
 local reset_ms = tonumber(ARGV[3])
-if state == 'closed' then return {'closed', 'closed', 0, failures, 0} end
-if state == 'isolated' then return {'isolated', 'isolated', -1, failures, 0} end
+if state == 'closed' then return {'closed', 'closed', 0, failures, 0, int(now_us)} end
+if state == 'isolated' then return {'isolated', 'isolated', -1, failures, 0, int(now_us)} end
 local moved = 0
 if state == 'open' then
   local left = opened + open_ms - now
-  if left > 0 then return {'open', 'open', left, failures, open_ms} end
+  if left > 0 then return {'open', 'open', left, failures, open_ms, int(now_us)} end
   moved = 1
 elseif probe ~= 0 and now - probe_at < reset_ms then
-  return {'half', 'half', probe_at + reset_ms - now, failures, open_ms}
+  return {'half', 'half', probe_at + reset_ms - now, failures, open_ms, int(now_us)}
 end
 local g = next_gen()
 redis.call('HSET', KEYS[1], 'state', 'half', 'probe', int(g), 'probeAt', int(now), 'gen', int(g))
 keep(open_ms * 2)
-return {'probe', int(g), moved, failures, open_ms}
+return {'probe', int(g), moved, failures, open_ms, int(now_us)}
 `);
 
 /**
@@ -135,35 +138,35 @@ local threshold = tonumber(ARGV[5])
 local reset_ms = tonumber(ARGV[6])
 local max_reset_ms = tonumber(ARGV[7])
 if permit == 0 then
-  if state ~= 'closed' then return {'stale', state, remaining(reset_ms), failures, open_ms} end
+  if state ~= 'closed' then return {'stale', state, remaining(reset_ms), failures, open_ms, int(now_us)} end
   if result == 's' then
     if failures > 0 then redis.call('DEL', KEYS[1]) end
-    return {'reset', 'closed', 0, 0, 0}
+    return {'reset', 'closed', 0, 0, 0, int(now_us)}
   end
-  if result == 'n' then return {'none', 'closed', 0, failures, 0} end
+  if result == 'n' then return {'none', 'closed', 0, failures, 0, int(now_us)} end
   if ARGV[8] == '1' then failures = 0 end
   failures = failures + 1
   if failures >= threshold then
     redis.call('HSET', KEYS[1], 'state', 'open', 'failures', failures, 'opened', int(now), 'openMs', reset_ms)
     keep(reset_ms * 2)
     publish('open', reset_ms, failures)
-    return {'opened', 'open', reset_ms, failures, reset_ms}
+    return {'opened', 'open', reset_ms, failures, reset_ms, int(now_us)}
   end
   redis.call('HSET', KEYS[1], 'state', 'closed', 'failures', failures)
   keep(0)
-  return {'counted', 'closed', 0, failures, 0}
+  return {'counted', 'closed', 0, failures, 0, int(now_us)}
 end
 if state ~= 'half' or probe ~= permit or now - probe_at >= reset_ms then
-  return {'stale', state, remaining(reset_ms), failures, open_ms}
+  return {'stale', state, remaining(reset_ms), failures, open_ms, int(now_us)}
 end
 if result == 's' then
   redis.call('DEL', KEYS[1])
   publish('closed', 0, failures)
-  return {'closed', 'closed', 0, failures, open_ms}
+  return {'closed', 'closed', 0, failures, open_ms, int(now_us)}
 end
 if result == 'n' then
   redis.call('HSET', KEYS[1], 'probe', 0)
-  return {'freed', 'half', 0, failures, open_ms}
+  return {'freed', 'half', 0, failures, open_ms, int(now_us)}
 end
 local next_open = reset_ms
 if max_reset_ms > 0 then next_open = math.min(math.max(open_ms, reset_ms) * 2, max_reset_ms) end
@@ -171,20 +174,20 @@ failures = failures + 1
 redis.call('HSET', KEYS[1], 'state', 'open', 'failures', failures, 'opened', int(now), 'openMs', next_open, 'probe', 0)
 keep(next_open * 2)
 publish('open', next_open, failures)
-return {'reopened', 'open', next_open, failures, next_open}
+return {'reopened', 'open', next_open, failures, next_open, int(now_us)}
 `);
 
-/** isolate(channel, key) → the state it left. Held open until reset (no expiry). */
+/** isolate(channel, key) → {the state it left, version}. Held open until reset (no expiry). */
 export const ISOLATE: Script = script(`${BREAKER_HELPERS}
 redis.call('HSET', KEYS[1], 'state', 'isolated', 'failures', failures)
 redis.call('PERSIST', KEYS[1])
 publish('isolated', -1, failures)
-return state
+return {state, int(now_us)}
 `);
 
-/** reset(channel, key) → the state it left. */
+/** reset(channel, key) → {the state it left, version}. */
 export const RESET: Script = script(`${BREAKER_HELPERS}
 redis.call('DEL', KEYS[1])
 if state ~= 'closed' then publish('closed', 0, failures) end
-return state
+return {state, int(now_us)}
 `);

@@ -76,7 +76,7 @@ async function age(prefix: string, tool: string, ms: number): Promise<void> {
   await server.command("HINCRBY", `${prefix}cb:{${tool}}`, "opened", String(-ms));
 }
 
-const until = async (check: () => boolean, timeoutMs = 1000) => {
+const until = async (check: () => boolean, timeoutMs = 5000) => {
   const started = Date.now();
   while (!check()) {
     if (Date.now() - started > timeoutMs) throw new Error("timed out waiting");
