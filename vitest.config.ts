@@ -11,6 +11,8 @@ const alias = {
   "@retry-reflect/core/adapter": here("./packages/core/src/adapter.ts"),
   "@retry-reflect/core": here("./packages/core/src/index.ts"),
   "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),
+  "@retry-reflect/ai-sdk": here("./packages/ai-sdk/src/index.ts"),
+  "@retry-reflect/mcp": here("./packages/mcp/src/index.ts"),
   "@retry-reflect/otel": here("./packages/otel/src/index.ts"),
   "@retry-reflect/redis": here("./packages/redis/src/index.ts"),
 };

@@ -2,8 +2,8 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@retry-reflect/core";
+import { isPlugin } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions } from "./adapter-options.js";
-import { isPlugin } from "./is-plugin.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";

@@ -1,0 +1,84 @@
+import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
+import type { ToolExecutionOptionsLike } from "./tool-types.js";
+
+/** What a `scope` function sees of a tool call. */
+export interface ScopeInput {
+  /** The tool's name: its key in the `ToolSet`. */
+  readonly toolName: string;
+  /** The model's tool-call id. */
+  readonly toolCallId: string;
+  /** The tool's input, as the AI SDK parsed it. */
+  readonly input: unknown;
+  /** The AI SDK's execution options (`messages`, `abortSignal`, `experimental_context` ...). */
+  readonly options: ToolExecutionOptionsLike;
+}
+
+/** Options of the adapter itself (the plugin's go in the second argument). */
+export interface WithRetryReflectOptions {
+  /**
+   * The attempt-tracking scope of a call: retries, reflections and the backoff gate are counted per
+   * (scope, tool). A string, or a function of the call (asked only when the plugin needs a scope).
+   * @default one scope per `withRetryReflect` call (a random id): wrap the tools per agent run for per-run budgets
+   */
+  readonly scope?: string | ((call: ScopeInput) => string);
+  /**
+   * `"read"`, `"idempotent"` or `"write"` per tool name; wins over the plugin's `toolEffects`,
+   * `tools[name].effect` and `defaultEffect`.
+   * @default {}
+   */
+  readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
+}
+
+const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
+const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({ scope: true, toolEffects: true } satisfies Record<
+  keyof WithRetryReflectOptions,
+  true
+>);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
+export function checkAdapterOptions(options: unknown): WithRetryReflectOptions {
+  if (options === undefined) return {};
+  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, toolEffects? })");
+  for (const key of Object.keys(options)) {
+    if (!ADAPTER_OPTION_NAMES.includes(key)) {
+      throw new InvalidOptionError(
+        key,
+        options[key],
+        `an adapter option (${ADAPTER_OPTION_NAMES.join(", ")}); the plugin's options go in the second argument`,
+      );
+    }
+  }
+  const { scope, toolEffects } = options;
+  if (scope !== undefined && typeof scope !== "function" && (typeof scope !== "string" || scope === "")) {
+    throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
+  }
+  if (toolEffects !== undefined) {
+    if (!isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object of tool name to effect");
+    for (const [name, effect] of Object.entries(toolEffects)) {
+      if (!EFFECTS.includes(effect as ToolEffect)) {
+        throw new InvalidOptionError(`toolEffects.${name}`, effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
+      }
+    }
+  }
+  return options as WithRetryReflectOptions;
+}
+
+/** Checks that `tools` is an AI SDK `ToolSet`: an object of tools, each `execute` a function when present. */
+export function checkTools(tools: unknown): asserts tools is Record<string, Record<string, unknown>> {
+  if (typeof tools !== "object" || tools === null || Array.isArray(tools)) {
+    throw new InvalidOptionError("tools", tools, "an object of AI SDK tools (a ToolSet)");
+  }
+  for (const [name, tool] of Object.entries(tools)) {
+    if (typeof tool !== "object" || tool === null) throw new InvalidOptionError(`tools.${name}`, tool, "an AI SDK tool (an object)");
+    const execute: unknown = (tool as { execute?: unknown }).execute;
+    if (execute !== undefined && execute !== null && typeof execute !== "function") {
+      throw new InvalidOptionError(`tools.${name}.execute`, execute, "a function");
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import type { ToolContext, ToolEffect } from "@retry-reflect/core";
+import { type HostOutcome, type HostToolCall, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
+import type { ScopeInput } from "./adapter-options.js";
+import { RetryReflectToolError } from "./retry-reflect-tool-error.js";
+import { optionsWithContext } from "./tool-context.js";
+import type { ToolExecutionOptionsLike } from "./tool-types.js";
+
+/** A tool's `execute`, as the AI SDK calls it. */
+export type Execute = (input: unknown, options: ToolExecutionOptionsLike) => unknown;
+
+/** What one wrapped tool knows once, for all its calls. */
+export interface ToolBinding {
+  readonly toolName: string;
+  /** The original tool: `this` of its `execute`. */
+  readonly tool: object;
+  readonly execute: Execute;
+  readonly description: string | undefined;
+  /** `"function"`, or `"extension"` for a provider tool run here (`gen_ai.tool.type`). */
+  readonly toolType: string;
+  /** The adapter's `toolEffects[toolName]`; undefined lets the plugin decide. */
+  readonly effect: ToolEffect | undefined;
+  readonly scope: string | ((call: ScopeInput) => string);
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
+
+/** A streaming tool's final output (its last value): a failure while it streams is the attempt's failure. */
+async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
+  let last: unknown;
+  for await (const value of stream) last = value;
+  return last;
+}
+
+function isZodError(error: unknown): error is Error & { issues: unknown[] } {
+  return error instanceof Error && error.name === "ZodError" && Array.isArray((error as { issues?: unknown }).issues);
+}
+
+/**
+ * One AI SDK tool call, as the seam (`runToolCall` of `@retry-reflect/core/adapter`) runs it: the
+ * model's tool-call id is the call id, the run's `abortSignal` the signal, and the tool's own
+ * `execute` runs with the attempt's signal and context in its execution options. A class, so that
+ * a call costs one object and no closure.
+ */
+export class AiSdkToolCall implements HostToolCall<unknown> {
+  readonly toolName: string;
+  readonly callId: string;
+  readonly signal: AbortSignal | undefined;
+  readonly description: string | undefined;
+  readonly toolType: string;
+  readonly effect: ToolEffect | undefined;
+
+  constructor(
+    private readonly binding: ToolBinding,
+    readonly args: unknown,
+    private readonly options: ToolExecutionOptionsLike,
+  ) {
+    this.toolName = binding.toolName;
+    this.callId = options.toolCallId;
+    this.signal = options.abortSignal;
+    this.description = binding.description;
+    this.toolType = binding.toolType;
+    this.effect = binding.effect;
+  }
+
+  /** The attempt-tracking scope, asked only when the plugin needs it. */
+  scope(): string {
+    const scope = this.binding.scope;
+    if (typeof scope === "string") return scope;
+    return scope({ toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options });
+  }
+
+  run(args: unknown, context: ToolContext): unknown {
+    const { tool, execute } = this.binding;
+    const result = execute.call(tool, args, optionsWithContext(this.options, context));
+    return isAsyncIterable(result) ? lastOf(result) : result;
+  }
+
+  /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
+  failureOfThrown(error: unknown, args: unknown): unknown {
+    return isZodError(error) ? invalidArgumentsError(problemsFromIssues(error.issues, args), error) : error;
+  }
+}
+
+/**
+ * What the AI SDK gets back: the tool's own output on success (a replay included) and for a tool the
+ * plugin does not handle; for `reflect` / `failed`, a thrown `RetryReflectToolError`, which the AI
+ * SDK turns into a `tool-error` part whose text (the outcome's message) the model reads.
+ */
+export function present(outcome: HostOutcome<unknown>, call: HostToolCall<unknown>): unknown {
+  if (outcome.status === "success" || outcome.status === "passthrough") return outcome.value;
+  throw new RetryReflectToolError(outcome, call.toolName, call.callId);
+}

@@ -1,0 +1,70 @@
+import type { FailedOutcome, FailureReason, ReflectOutcome, ToolError, ToolErrorJSON } from "@retry-reflect/core";
+
+const BRAND = Symbol.for("retry-reflect.ai-sdk.RetryReflectToolError");
+
+/**
+ * What a wrapped tool's `execute` throws for a `reflect` or `failed` outcome. The AI SDK turns a
+ * thrown error into a `tool-error` part and shows the model its text as the tool's `error-text`
+ * output (AI SDK 6: `error.message`; AI SDK 7: `error.toString()`, which this class makes the bare
+ * message), so the model reads the outcome's message: the reflection prompt (or the stop
+ * instruction) followed by the structured error as JSON. The structured error is also here as data
+ * (`structuredError`), for code that reads the steps (`part.error` of a `tool-error` part).
+ *
+ * Recognised across copies of this package by a `Symbol.for` brand: use `isInstance`, not `instanceof`.
+ */
+export class RetryReflectToolError extends Error {
+  static {
+    // On the prototype, so that the stack trace (captured in the constructor) names the class too.
+    RetryReflectToolError.prototype.name = "RetryReflectToolError";
+  }
+
+  /** `reflect`: the model should correct its arguments; `failed`: it should stop using the tool. */
+  readonly status: "reflect" | "failed";
+  /** Why a `failed` outcome stopped (`not_recoverable`, `exhausted`, `circuit_open`, ...); undefined for `reflect`. */
+  readonly reason: FailureReason | undefined;
+  /** The attempt number of this call in its scope. */
+  readonly attempt: number;
+  readonly toolName: string;
+  readonly toolCallId: string | undefined;
+  /** The classified failure. */
+  readonly toolError: ToolError;
+  /** `toolError.toJSON()`: `{ error_code, message, recoverable, suggested_action, retry_after_ms?, details? }`. */
+  readonly structuredError: ToolErrorJSON;
+  /** The plugin's outcome, as `plugin.execute` returned it. */
+  readonly outcome: ReflectOutcome | FailedOutcome;
+
+  constructor(outcome: ReflectOutcome | FailedOutcome, toolName: string, toolCallId: string | undefined) {
+    super(outcome.message, { cause: outcome.error });
+    this.status = outcome.status;
+    this.reason = outcome.status === "failed" ? outcome.reason : undefined;
+    this.attempt = outcome.attempt;
+    this.toolName = toolName;
+    this.toolCallId = toolCallId;
+    this.toolError = outcome.error;
+    this.structuredError = outcome.error.toJSON();
+    this.outcome = outcome;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** Is `value` a `RetryReflectToolError` (of any copy of this package)? */
+  static isInstance(value: unknown): value is RetryReflectToolError {
+    return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+
+  /** The message alone, with no `RetryReflectToolError:` prefix: AI SDK 7 shows the model `error.toString()`. */
+  override toString(): string {
+    return this.message;
+  }
+
+  /** What `JSON.stringify` shows of it (a logged step, a serialized `tool-error` part). */
+  toJSON(): { name: string; message: string; status: "reflect" | "failed"; reason?: FailureReason; attempt: number; error: ToolErrorJSON } {
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      ...(this.reason === undefined ? {} : { reason: this.reason }),
+      attempt: this.attempt,
+      error: this.structuredError,
+    };
+  }
+}

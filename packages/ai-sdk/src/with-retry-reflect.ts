@@ -1,0 +1,82 @@
+import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
+import { isPlugin, runToolCall } from "@retry-reflect/core/adapter";
+import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
+import { newScope } from "./default-scope.js";
+import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
+
+/** The tool a wrapped tool was made from: wrapping a wrapped `ToolSet` again wraps the originals, never stacks. */
+const ORIGINAL = Symbol.for("retry-reflect.ai-sdk.original-tool");
+
+function originalOf(tool: Record<string, unknown>): Record<string, unknown> {
+  return (tool as { [ORIGINAL]?: Record<string, unknown> })[ORIGINAL] ?? tool;
+}
+
+/** The plugin given, or one made from the options given; anything else is an `InvalidOptionError`. */
+export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
+  if (isPlugin(pluginOrOptions)) return pluginOrOptions;
+  if (typeof pluginOrOptions !== "object" || pluginOrOptions === null || Array.isArray(pluginOrOptions)) {
+    throw new InvalidOptionError("pluginOrOptions", pluginOrOptions, "a RetryReflectPlugin or a RetryReflectOptions object");
+  }
+  return RetryReflectPlugin.create(pluginOrOptions as RetryReflectOptions);
+}
+
+/**
+ * Returns the same `ToolSet` with each tool's `execute` run under the plugin: a transient failure is
+ * retried in place after a backoff (no extra model step), any other failure goes back to the model
+ * as a `tool-error` whose text is the reflection prompt (or the stop instruction) and the
+ * structured error, a broken tool trips its circuit, a keyed write runs once. Tools without
+ * `execute` (provider-executed, client-side) pass through unchanged.
+ *
+ * ```ts
+ * const plugin = RetryReflectPlugin.create({ maxRetries: 3 });
+ * const result = await generateText({
+ *   model,
+ *   tools: withRetryReflect({ getWeather, sendEmail }, plugin, { toolEffects: { sendEmail: "write" } }),
+ *   stopWhen: stepCountIs(5),
+ *   prompt,
+ * });
+ * ```
+ *
+ * Attempts are counted per scope: by default one per `withRetryReflect` call, so wrap the tools
+ * per agent run for per-run budgets. Circuits live in the plugin and are shared by every `ToolSet`
+ * wrapped with it. Invalid arguments throw `InvalidOptionError`, naming the option and the value.
+ */
+export function withRetryReflect<TOOLS extends ToolSetLike>(
+  tools: TOOLS,
+  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
+  adapterOptions?: WithRetryReflectOptions,
+): TOOLS {
+  checkTools(tools);
+  const options = checkAdapterOptions(adapterOptions);
+  const plugin = pluginOf(pluginOrOptions);
+  const scope = options.scope ?? newScope();
+  const wrapped: Record<string, unknown> = {};
+  for (const [toolName, given] of Object.entries(tools)) {
+    const tool = originalOf(given);
+    const execute = tool.execute;
+    wrapped[toolName] =
+      typeof execute === "function"
+        ? wrapTool(plugin, tool, {
+            toolName,
+            tool,
+            execute: execute as Execute,
+            description: typeof tool.description === "string" ? tool.description : undefined,
+            toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
+            effect: options.toolEffects?.[toolName],
+            scope,
+          })
+        : given;
+  }
+  return wrapped as TOOLS;
+}
+
+/** A copy of the tool (its prototype and every own property kept) whose `execute` runs through the plugin. */
+function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
+  const execute = (input: unknown, options: ToolExecutionOptionsLike): Promise<unknown> =>
+    runToolCall(plugin, new AiSdkToolCall(binding, input, options), present);
+  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(tool);
+  descriptors.execute = { value: execute, writable: true, enumerable: true, configurable: true };
+  descriptors[ORIGINAL] = { value: tool };
+  return Object.create(Object.getPrototypeOf(tool) as object | null, descriptors) as object;
+}

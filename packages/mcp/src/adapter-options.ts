@@ -1,0 +1,77 @@
+import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
+import type { CallToolParams } from "./mcp-types.js";
+
+/** What a `scope` function sees of a tool call. */
+export interface McpCallInfo {
+  /** `params.name`. */
+  readonly toolName: string;
+  /** `params.arguments`. */
+  readonly args: Record<string, unknown> | undefined;
+  /** The `callTool` params as given. */
+  readonly params: CallToolParams;
+}
+
+/** Options of the adapter itself (the plugin's are the second argument of `withRetryReflect`). */
+export interface RetryReflectMcpOptions {
+  /**
+   * The attempt-tracking scope of a call: a string, or a function of the call. Wrap a client per
+   * agent run (or pass a function) to give each run its own retry budget.
+   * @default one scope per wrapped client (a new one for each `withRetryReflect` call)
+   */
+  readonly scope?: string | ((call: McpCallInfo) => string);
+  /** Effects per tool name; win over the plugin's `toolEffects`, tool policies and the server's annotations. @default {} */
+  readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
+  /**
+   * Read effects from the server's tool annotations (`readOnlyHint`, `idempotentHint`,
+   * `destructiveHint`) for tools whose effect is configured nowhere. The MCP spec calls them hints
+   * that an untrusted server may get wrong: set `false` for such a server (then `defaultEffect` applies).
+   * @default true
+   */
+  readonly trustAnnotations?: boolean;
+}
+
+/** The adapter's options, checked once. */
+export interface CheckedOptions {
+  readonly scope: RetryReflectMcpOptions["scope"];
+  /** No prototype: a tool named `toString` is not an effect. */
+  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
+  readonly trustAnnotations: boolean;
+}
+
+const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
+const OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({ scope: true, toolEffects: true, trustAnnotations: true } satisfies Record<keyof RetryReflectMcpOptions, true>),
+);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Checks the adapter's options; an invalid one throws `InvalidOptionError` naming it and the value. */
+export function checkAdapterOptions(options: unknown): CheckedOptions {
+  if (options === undefined) return { scope: undefined, toolEffects: Object.create(null), trustAnnotations: true };
+  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object");
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.has(key)) {
+      throw new InvalidOptionError(key, options[key], `a known adapter option (one of ${[...OPTION_NAMES].join(", ")})`);
+    }
+  }
+  const { scope, toolEffects, trustAnnotations } = options;
+  if (scope !== undefined && !((typeof scope === "string" && scope.length > 0) || typeof scope === "function")) {
+    throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
+  }
+  if (toolEffects !== undefined && !isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object");
+  const effects = Object.create(null) as Record<string, ToolEffect>;
+  for (const [tool, effect] of Object.entries(toolEffects ?? {})) {
+    if (!EFFECTS.includes(effect as ToolEffect)) {
+      throw new InvalidOptionError(`toolEffects.${tool}`, effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
+    }
+    effects[tool] = effect as ToolEffect;
+  }
+  if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
+    throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
+  }
+  return { scope: scope as CheckedOptions["scope"], toolEffects: effects, trustAnnotations: trustAnnotations ?? true };
+}

@@ -1,0 +1,7 @@
+export type { McpCallInfo, RetryReflectMcpOptions } from "./adapter-options.js";
+export type { CallToolOptions, CallToolParams, CallToolResponse, McpClientLike } from "./mcp-types.js";
+export { OUTCOME_META_KEY, outcomeResult } from "./outcome-result.js";
+export { type StructuredToolErrorOptions, structuredToolError } from "./structured-tool-error.js";
+export { failureOfResult, failureOfThrown, SERVER_FAULT_ACTION, ToolResultError } from "./to-failure.js";
+export { type EffectHints, effectOfAnnotations } from "./tool-annotations.js";
+export { IDEMPOTENCY_META_KEY, type RetryReflectClient, withRetryReflect } from "./with-retry-reflect.js";

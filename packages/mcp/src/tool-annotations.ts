@@ -1,0 +1,82 @@
+import type { ToolEffect } from "@retry-reflect/core";
+import { abortable } from "./abort.js";
+import type { McpClientLike } from "./mcp-types.js";
+
+/** MCP tool annotations (all hints, per the MCP spec); the adapter reads the three effect hints. */
+export interface EffectHints {
+  readonly title?: string;
+  readonly openWorldHint?: boolean;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+}
+
+/**
+ * The effect MCP tool annotations suggest, or undefined when they say nothing:
+ * `readOnlyHint: true` → `"read"`; else `idempotentHint: true` → `"idempotent"` (repeating it
+ * changes nothing more, even when destructive); else `destructiveHint: true` or `readOnlyHint: false`
+ * → `"write"` (the spec's defaults for a tool that is not read-only: destructive, not idempotent).
+ */
+export function effectOfAnnotations(annotations: EffectHints | undefined): ToolEffect | undefined {
+  if (annotations === undefined) return undefined;
+  if (annotations.readOnlyHint === true) return "read";
+  if (annotations.idempotentHint === true) return "idempotent";
+  if (annotations.destructiveHint === true || annotations.readOnlyHint === false) return "write";
+  return undefined;
+}
+
+/** Pages of `tools/list` read at most, in case a server hands out cursors forever. */
+const MAX_PAGES = 100;
+
+type ListedTool = { readonly name: string; readonly annotations?: EffectHints | undefined };
+
+/**
+ * The effects a server's tool annotations suggest, fetched with `listTools` on first need and
+ * cached per wrapped client. Concurrent first calls share one fetch. A fetch that fails gives no
+ * hints (the call falls back to `defaultEffect`) and is tried again on the next call that needs one.
+ * A `listTools` made through the wrapper refreshes the cache with what it returns.
+ */
+export class ToolHints {
+  private effects: Map<string, ToolEffect | undefined> | undefined;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly client: McpClientLike) {}
+
+  /** The hinted effect of `toolName`, fetching the listing first if needed; the caller's abort cuts the wait short. */
+  async effectOf(toolName: string, signal: AbortSignal | undefined): Promise<ToolEffect | undefined> {
+    if (this.effects === undefined) {
+      this.loading ??= this.load().finally(() => {
+        this.loading = undefined;
+      });
+      await abortable(this.loading, signal);
+    }
+    return this.effects?.get(toolName);
+  }
+
+  /**
+   * Records a `tools/list` page the user asked for through the wrapper: a complete listing (one
+   * page, no cursor) replaces the cache; a page of a longer one adds to a cache already loaded (a
+   * partial listing never stands for the whole: the lazy fetch reads every page).
+   */
+  remember(listed: { readonly tools: readonly ListedTool[]; readonly nextCursor?: string | undefined }, firstPage: boolean): void {
+    if (firstPage && listed.nextCursor === undefined) this.effects = new Map();
+    else if (this.effects === undefined) return;
+    for (const tool of listed.tools) this.effects.set(tool.name, effectOfAnnotations(tool.annotations));
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const effects = new Map<string, ToolEffect | undefined>();
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const listed = await this.client.listTools(cursor === undefined ? undefined : { cursor });
+        for (const tool of listed.tools) effects.set(tool.name, effectOfAnnotations(tool.annotations));
+        cursor = listed.nextCursor;
+        if (cursor === undefined) break;
+      }
+      this.effects = effects;
+    } catch {
+      // No hints this time: the call uses `defaultEffect`; the next call that needs a hint asks again.
+    }
+  }
+}

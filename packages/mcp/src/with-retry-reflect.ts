@@ -1,0 +1,156 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin, type ToolContext, type ToolEffect } from "@retry-reflect/core";
+import { type HostOutcome, type HostToolCall, isPlugin, runToolCall } from "@retry-reflect/core/adapter";
+import { abortReasonOf } from "./abort.js";
+import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
+import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
+import { outcomeResult } from "./outcome-result.js";
+import { failureOfResult, failureOfThrown } from "./to-failure.js";
+import { ToolHints } from "./tool-annotations.js";
+
+/** The `_meta` key under which a call's idempotency key is forwarded to the server. */
+export const IDEMPOTENCY_META_KEY = "retry-reflect/idempotency-key";
+
+/** The MCP error code of `UrlElicitationRequiredError`: the server asks the client to act, not a tool failure. */
+const URL_ELICITATION_REQUIRED = -32042;
+
+/** What `withRetryReflect` returns: `callTool` under the plugin, `listTools` passed through. */
+export interface RetryReflectClient<C extends McpClientLike = Client> {
+  /**
+   * `Client.callTool`, run under the plugin: a success is the server's result, untouched; a
+   * `reflect` / `failed` outcome is an `isError: true` result whose text is the outcome's message
+   * and whose `structuredContent` is the structured error. Rejects only with the caller's abort
+   * reason, errors of tools the plugin does not handle, and control flow (URL elicitation).
+   */
+  readonly callTool: Client["callTool"];
+  /** `Client.listTools`, passed through; what it returns also refreshes the cached tool annotations. */
+  readonly listTools: Client["listTools"];
+  /** The wrapped client, for everything else (resources, prompts, `close()`). */
+  readonly client: C;
+  /** The plugin the calls run under (its circuits: `plugin.circuits.state(name)`). */
+  readonly plugin: RetryReflectPlugin;
+}
+
+let wrapped = 0;
+
+/**
+ * Wraps an MCP `Client` so that its tool calls recover from failure the way a careful engineer
+ * would: a transient failure (a timeout, HTTP 503 in the error text) is retried in place after a
+ * backoff; bad arguments come back as a reflection prompt so that the model corrects them; a broken
+ * tool trips its circuit breaker; a retried write never runs twice.
+ *
+ * ```ts
+ * const tools = withRetryReflect(client, { maxRetries: 3 });
+ * const result = await tools.callTool({ name: "get_weather", arguments: { city: "nyc" } });
+ * ```
+ *
+ * - `isError` results are failures (a `structuredContent` in the structured error shape keeps its
+ *   `error_code`, `recoverable` and `retry_after_ms`); `InvalidParams` (-32602) is `INVALID_ARGUMENTS`;
+ *   `RequestTimeout` (-32001) is a transient `TIMEOUT`, unless the caller's `options.signal` aborted.
+ * - Effects: `adapterOptions.toolEffects`, else the plugin's `toolEffects` / tool policies, else the
+ *   server's tool annotations (fetched with `listTools` on first need), else `defaultEffect`.
+ * - Scope: one per wrapped client unless `adapterOptions.scope` says otherwise.
+ */
+export function withRetryReflect<C extends McpClientLike>(
+  client: C,
+  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions = {},
+  adapterOptions?: RetryReflectMcpOptions,
+): RetryReflectClient<C> {
+  if (typeof client !== "object" || client === null || typeof client.callTool !== "function" || typeof client.listTools !== "function") {
+    throw new InvalidOptionError("client", client, "an MCP Client (an object with callTool and listTools)");
+  }
+  const plugin = isPlugin(pluginOrOptions) ? pluginOrOptions : RetryReflectPlugin.create(pluginOrOptions);
+  const options = checkAdapterOptions(adapterOptions);
+  const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
+  const defaultScope = `mcp-client-${++wrapped}`;
+
+  const callTool = async (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
+    const toolName = typeof params === "object" && params !== null ? params.name : undefined;
+    // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
+    if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
+    const effect = await effectOf(toolName, options, plugin, hints, requestOptions?.signal);
+    const call = new McpToolCall(client, params, resultSchema, requestOptions, effect, scopeOf(options.scope, defaultScope, params));
+    return runToolCall(plugin, call, present);
+  };
+
+  const listTools: Client["listTools"] = async (params, requestOptions) => {
+    const listed = await client.listTools(params, requestOptions);
+    hints?.remember(listed, params?.cursor === undefined);
+    return listed;
+  };
+
+  return { callTool: callTool as Client["callTool"], listTools, client, plugin };
+}
+
+async function effectOf(
+  toolName: string,
+  options: CheckedOptions,
+  plugin: RetryReflectPlugin,
+  hints: ToolHints | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ToolEffect | undefined> {
+  return options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName] ?? (await hints?.effectOf(toolName, signal));
+}
+
+function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: CallToolParams): string | (() => string) {
+  if (scope === undefined) return defaultScope;
+  if (typeof scope === "string") return scope;
+  return () => scope({ toolName: params.name, args: params.arguments, params } satisfies McpCallInfo);
+}
+
+/** The caller gets the server's result on success, an `isError` result for reflect/failed. */
+function present(outcome: HostOutcome<CallToolResponse>): CallToolResponse {
+  return outcome.status === "success" || outcome.status === "passthrough" ? outcome.value : outcomeResult(outcome);
+}
+
+function isControlFlow(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === URL_ELICITATION_REQUIRED;
+}
+
+/** One `callTool` as the seam (`@retry-reflect/core/adapter`) runs it. */
+class McpToolCall implements HostToolCall<CallToolResponse> {
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly signal: AbortSignal | undefined;
+  readonly isControlFlow = isControlFlow;
+  readonly failureOfResult = failureOfResult;
+  readonly failureOfThrown = failureOfThrown;
+
+  constructor(
+    private readonly client: McpClientLike,
+    private readonly params: CallToolParams,
+    private readonly resultSchema: CallToolResultSchema,
+    private readonly requestOptions: CallToolOptions,
+    readonly effect: ToolEffect | undefined,
+    readonly scope: string | (() => string),
+  ) {
+    this.toolName = params.name;
+    this.args = params.arguments;
+    this.signal = requestOptions?.signal;
+  }
+
+  /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */
+  async run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
+    const { requestOptions } = this;
+    const signal = context.signal ?? requestOptions?.signal;
+    try {
+      return await this.client.callTool(
+        this.paramsFor(args, context.idempotencyKey),
+        this.resultSchema,
+        signal === requestOptions?.signal ? requestOptions : { ...requestOptions, signal },
+      );
+    } catch (error) {
+      // The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort is checked first.
+      if (this.signal?.aborted) throw abortReasonOf(this.signal);
+      throw error;
+    }
+  }
+
+  private paramsFor(args: unknown, idempotencyKey: string | undefined): CallToolParams {
+    const { params } = this;
+    if (args === params.arguments && idempotencyKey === undefined) return params;
+    const next: CallToolParams = { ...params, arguments: args as CallToolParams["arguments"] };
+    if (idempotencyKey !== undefined) next._meta = { ...params._meta, [IDEMPOTENCY_META_KEY]: idempotencyKey };
+    return next;
+  }
+}

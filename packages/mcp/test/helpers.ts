@@ -1,0 +1,76 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { FakeClock } from "@retry-reflect/core/testing";
+
+/** A real `McpServer` and `Client` over `InMemoryTransport.createLinkedPair()`: offline, in process. */
+export async function connect(register: (server: McpServer) => void): Promise<{ client: Client; server: McpServer }> {
+  const server = new McpServer({ name: "test-server", version: "1.0.0" });
+  register(server);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "test-client", version: "1.0.0" });
+  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  return { client, server };
+}
+
+/** An `isError` result with one text block, as a server returns it. */
+export function errorText(text: string) {
+  return { content: [{ type: "text" as const, text }], isError: true };
+}
+
+/** A text result. */
+export function text(value: string) {
+  return { content: [{ type: "text" as const, text: value }] };
+}
+
+/** The text of a result's first block. */
+export function firstText(result: unknown): string {
+  const block = (result as { content?: Array<{ text?: string }> }).content?.[0];
+  return block?.text ?? "";
+}
+
+/** An observer that keeps every event, in the seed's line format (it follows no calls: the direct path stays on). */
+export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; lines(): string[] } {
+  const events: RetryReflectEvent[] = [];
+  return {
+    events,
+    onEvent: (event) => void events.push(event),
+    lines: () =>
+      events.map(
+        (event) =>
+          `${event.level} ${event.message} ${Object.entries(event.fields)
+            .map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`)
+            .join(" ")}`,
+      ),
+  };
+}
+
+/** An observer that keeps what the plugin knows of each call (its effect, its scope). */
+export function recordCalls(): RetryReflectObserver & { readonly calls: CallInfo[] } {
+  const calls: CallInfo[] = [];
+  return { calls, onCallStart: (call) => void calls.push(call) };
+}
+
+/**
+ * Runs `work` to completion on a fake clock: fires pending sleeps whenever the call waits on one,
+ * and yields a macrotask between rounds so that the in-memory transport can deliver. Nothing waits
+ * for real time.
+ */
+export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
+  let settled = false;
+  const tracked = work.finally(() => {
+    settled = true;
+  });
+  tracked.catch(() => undefined);
+  for (let round = 0; round < 10_000 && !settled; round++) {
+    await clock.runAll();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return tracked;
+}
+
+/** Lets the transport deliver pending messages (a few macrotask turns, no timer). */
+export async function settle(rounds = 5): Promise<void> {
+  for (let round = 0; round < rounds; round++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
