@@ -5,6 +5,7 @@ import { BENCH_ROOT, environment } from "./environment.js";
 import { type CoreModule, loadCore } from "./ours.js";
 import { renderMarkdown } from "./report.js";
 import type { SuiteResult } from "./report-types.js";
+import { adapters } from "./suites/adapters.js";
 import { concurrency } from "./suites/concurrency.js";
 import { failurePath } from "./suites/failure-path.js";
 import { idempotency } from "./suites/idempotency.js";
@@ -25,6 +26,7 @@ const SUITES: ReadonlyArray<readonly [id: string, title: string, run: Suite]> = 
   ["idempotency", "5. Idempotency", idempotency],
   ["langchain", "7. LangChain", langchain],
   ["redis", "8. Redis stores", redis],
+  ["adapters", "9. Adapters", adapters],
   ["memory", "4. Memory", memory],
 ];
 

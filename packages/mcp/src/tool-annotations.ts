@@ -42,6 +42,16 @@ export class ToolHints {
 
   constructor(private readonly client: McpClientLike) {}
 
+  /** Is the listing loaded (then `cached` answers without waiting)? */
+  get loaded(): boolean {
+    return this.effects !== undefined;
+  }
+
+  /** The hinted effect of `toolName` from the loaded listing, without waiting. */
+  cached(toolName: string): ToolEffect | undefined {
+    return this.effects?.get(toolName);
+  }
+
   /** The hinted effect of `toolName`, fetching the listing first if needed; the caller's abort cuts the wait short. */
   async effectOf(toolName: string, signal: AbortSignal | undefined): Promise<ToolEffect | undefined> {
     if (this.effects === undefined) {

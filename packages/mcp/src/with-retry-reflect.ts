@@ -64,13 +64,32 @@ export function withRetryReflect<C extends McpClientLike>(
   const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
   const defaultScope = `mcp-client-${++wrapped}`;
 
-  const callTool = async (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
-    const toolName = typeof params === "object" && params !== null ? params.name : undefined;
-    // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
-    if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
-    const effect = await effectOf(toolName, options, plugin, hints, requestOptions?.signal);
-    const call = new McpToolCall(client, params, resultSchema, requestOptions, effect, scopeOf(options.scope, defaultScope, params));
-    return runToolCall(plugin, call, present);
+  const run = (
+    params: CallToolParams,
+    resultSchema: CallToolResultSchema,
+    requestOptions: CallToolOptions,
+    effect: ToolEffect | undefined,
+  ) =>
+    runToolCall(
+      plugin,
+      new McpToolCall(client, params, resultSchema, requestOptions, effect, scopeOf(options.scope, defaultScope, params)),
+      present,
+    );
+
+  // Not an async function: a healthy call whose effect is known (given, or its listing loaded) goes
+  // straight to the seam, with no frame of its own waiting on a lookup.
+  const callTool = (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
+    try {
+      const toolName = typeof params === "object" && params !== null ? params.name : undefined;
+      // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
+      if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
+      const known = options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName];
+      if (known !== undefined || hints === undefined || hints.loaded)
+        return run(params, resultSchema, requestOptions, known ?? hints?.cached(toolName));
+      return hints.effectOf(toolName, requestOptions?.signal).then((effect) => run(params, resultSchema, requestOptions, effect));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
 
   const listTools: Client["listTools"] = async (params, requestOptions) => {
@@ -80,16 +99,6 @@ export function withRetryReflect<C extends McpClientLike>(
   };
 
   return { callTool: callTool as Client["callTool"], listTools, client, plugin };
-}
-
-async function effectOf(
-  toolName: string,
-  options: CheckedOptions,
-  plugin: RetryReflectPlugin,
-  hints: ToolHints | undefined,
-  signal: AbortSignal | undefined,
-): Promise<ToolEffect | undefined> {
-  return options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName] ?? (await hints?.effectOf(toolName, signal));
 }
 
 function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: CallToolParams): string | (() => string) {
@@ -130,18 +139,24 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   }
 
   /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */
-  async run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
+  run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
     const { requestOptions } = this;
     const signal = context.signal ?? requestOptions?.signal;
+    const sent = this.client.callTool(
+      this.paramsFor(args, context.idempotencyKey),
+      this.resultSchema,
+      signal === requestOptions?.signal ? requestOptions : { ...requestOptions, signal },
+    );
+    // No caller's signal to check afterwards: the client's promise as it is, no frame of ours.
+    return this.signal === undefined ? sent : this.callerAbortWins(sent, this.signal);
+  }
+
+  /** The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort is checked first. */
+  private async callerAbortWins(sent: Promise<CallToolResponse>, callerSignal: AbortSignal): Promise<CallToolResponse> {
     try {
-      return await this.client.callTool(
-        this.paramsFor(args, context.idempotencyKey),
-        this.resultSchema,
-        signal === requestOptions?.signal ? requestOptions : { ...requestOptions, signal },
-      );
+      return await sent;
     } catch (error) {
-      // The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort is checked first.
-      if (this.signal?.aborted) throw abortReasonOf(this.signal);
+      if (callerSignal.aborted) throw abortReasonOf(callerSignal);
       throw error;
     }
   }

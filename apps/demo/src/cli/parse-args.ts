@@ -11,11 +11,19 @@ export interface CliOptions {
   readonly fast: boolean;
   /** `"agent"` (LangChain createAgent + middleware) or `"core"` (a plain loop on plugin.execute). */
   readonly engine: "agent" | "core" | undefined;
+  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk` or `mcp` (scenario 1 only). */
+  readonly adapter: DemoAdapter;
   /** `true`/`false` to force colours, undefined to follow the terminal. */
   readonly color: boolean | undefined;
   /** `REDIS_URL`: the Redis of scenario 8 (two replicas share it); undefined skips scenario 8. */
   readonly redisUrl: string | undefined;
 }
+
+export const ADAPTERS = ["ai-sdk", "mcp", "langchain"] as const;
+export type DemoAdapter = (typeof ADAPTERS)[number];
+
+/** The one scenario `--adapter ai-sdk` and `--adapter mcp` play: scenario 1, the reflection. */
+export const ADAPTER_SCENARIO = 1;
 
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
@@ -49,6 +57,10 @@ Options:
   --fast             virtual time: backoffs and the breaker reset are simulated, not waited for
   --engine E         agent (LangChain createAgent + retryReflectMiddleware, default) or
                      core (a minimal loop on plugin.execute)
+  --adapter A        the adapter the tool calls go through: langchain (default: every scenario,
+                     with --engine), ai-sdk (generateText + @retry-reflect/ai-sdk, a mock model) or
+                     mcp (an in-process McpServer + Client, @retry-reflect/mcp); ai-sdk and mcp
+                     play scenario ${ADAPTER_SCENARIO} only
   --color, --no-color  force colours on or off (default: on when stdout is a terminal)
   -h, --help         show this help
 
@@ -118,6 +130,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   let model: string | undefined;
   let fast = false;
   let engine: "agent" | "core" | undefined;
+  let adapter: DemoAdapter = "langchain";
   let color: boolean | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
@@ -154,6 +167,14 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         engine = value;
         break;
       }
+      case "--adapter": {
+        const value = next();
+        if (value === undefined || value === "") throw new CliError('--adapter needs a value: "ai-sdk", "mcp" or "langchain"');
+        if (!(ADAPTERS as readonly string[]).includes(value))
+          throw new CliError(`--adapter: expected "ai-sdk", "mcp" or "langchain", got "${value}"`);
+        adapter = value as DemoAdapter;
+        break;
+      }
       case "--color":
         color = true;
         break;
@@ -164,7 +185,17 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         throw new CliError(`unknown option "${argument}" (see --help)`);
     }
   }
+  if (adapter !== "langchain") {
+    const other = scenarios.find((id) => id !== ADAPTER_SCENARIO);
+    if (other !== undefined)
+      throw new CliError(
+        `--scenario ${other}: --adapter ${adapter} plays only scenario ${ADAPTER_SCENARIO} (reflection); the others need --adapter langchain`,
+      );
+    if (engine !== undefined)
+      throw new CliError(`--engine ${engine}: only with --adapter langchain (--adapter ${adapter} has its own loop)`);
+    if (model !== undefined) throw new CliError(`--model: only with --adapter langchain (--adapter ${adapter} plays the scripted model)`);
+  }
   const fromEnvValue = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
   const fromEnv = fromEnvValue === undefined ? undefined : httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", fromEnvValue);
-  return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, color, redisUrl: redis };
+  return { help, scenarios, otlpEndpoint: jaeger ?? fromEnv, model, fast, engine, adapter, color, redisUrl: redis };
 }

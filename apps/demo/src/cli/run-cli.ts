@@ -1,11 +1,13 @@
 import { createOpenAiModel, type RealModelChoice } from "../model/create-openai-model.js";
 import { colorsWanted, createStyle } from "../output/style.js";
 import { agentEngine } from "../runner/agent-engine.js";
+import { aiSdkEngine } from "../runner/ai-sdk-engine.js";
 import { coreEngine } from "../runner/core-engine.js";
+import { mcpEngine } from "../runner/mcp-engine.js";
 import { runDemo } from "../runner/run-demo.js";
 import { createVirtualClock } from "../runner/virtual-clock.js";
 import { type DemoTracing, setupTracing } from "../tracing/setup-tracing.js";
-import { CliError, HELP_TEXT, parseArgs } from "./parse-args.js";
+import { ADAPTER_SCENARIO, CliError, type DemoAdapter, HELP_TEXT, parseArgs } from "./parse-args.js";
 
 export interface CliIo {
   /** One line of normal output. */
@@ -16,6 +18,20 @@ export interface CliIo {
   /** Whether stdout is a terminal (colours). */
   readonly isTTY: boolean;
 }
+
+/** The agent loop, its label and the tools' label of `--adapter ai-sdk` / `--adapter mcp`. */
+const ADAPTER_RUNS = {
+  "ai-sdk": {
+    engine: aiSdkEngine,
+    engineLabel: "AI SDK generateText + withRetryReflect(tools, plugin) (--adapter ai-sdk), a scripted MockLanguageModelV3",
+    toolsLabel: "Tools: an AI SDK tool() calling the real weather service on 127.0.0.1.",
+  },
+  mcp: {
+    engine: mcpEngine,
+    engineLabel: "a scripted loop on withRetryReflect(client, plugin).callTool (--adapter mcp)",
+    toolsLabel: "Tools: an in-process McpServer (in-memory transport) whose get_weather calls the real weather service on 127.0.0.1.",
+  },
+} as const satisfies Record<Exclude<DemoAdapter, "langchain">, { engine: unknown; engineLabel: string; toolsLabel: string }>;
 
 /** `1 span`, `3 spans`. */
 function plural(count: number, noun: string): string {
@@ -58,16 +74,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const engine = options.engine ?? "agent";
   const clock = options.fast ? createVirtualClock() : undefined;
+  const adapterRun = options.adapter === "langchain" ? undefined : ADAPTER_RUNS[options.adapter];
   try {
     const result = await runDemo({
       sink: io.out,
       style,
-      scenarioIds: options.scenarios,
+      scenarioIds: adapterRun ? [ADAPTER_SCENARIO] : options.scenarios,
       clock,
       clockLabel: options.fast ? "virtual time (--fast: backoffs and the reset are simulated, not waited for)" : "real time",
-      engine: engine === "agent" ? agentEngine : coreEngine,
+      engine: adapterRun?.engine ?? (engine === "agent" ? agentEngine : coreEngine),
       engineLabel:
-        engine === "agent" ? "LangChain createAgent + retryReflectMiddleware(plugin)" : "core plugin.execute loop (--engine core)",
+        adapterRun?.engineLabel ??
+        (engine === "agent" ? "LangChain createAgent + retryReflectMiddleware(plugin)" : "core plugin.execute loop (--engine core)"),
+      toolsLabel: adapterRun?.toolsLabel,
       model,
       observers: tracing ? [tracing.observer] : [],
       tracerProvider: tracing?.tracerProvider,

@@ -30,6 +30,8 @@ export interface DemoOptions {
   readonly engine?: TurnEngine;
   /** Shown on screen: which agent loop runs. */
   readonly engineLabel?: string;
+  /** Shown on screen: what the tools are. @default LangChain tools calling the local services */
+  readonly toolsLabel?: string;
   /** A real model instead of the scripted one. */
   readonly model?: { readonly label: string; readonly create: () => BaseChatModel };
   /** Observers added to each scenario's plugin (the OpenTelemetry observer). */
@@ -100,7 +102,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       ? `Model: ${options.model.label} (a real model: its choices may differ from the scripted expectations).`
       : "Model: SCRIPTED (no LLM): a deterministic script reads each tool result and reflection, and decides.",
   );
-  transcript.note("Tools: LangChain tools calling real HTTP services on 127.0.0.1, with injected faults.");
+  transcript.note(options.toolsLabel ?? "Tools: LangChain tools calling real HTTP services on 127.0.0.1, with injected faults.");
   transcript.note(`Agent loop: ${options.engineLabel ?? "core plugin.execute loop"}. Waits: ${clockLabel}.`);
   transcript.note(
     `Plugin: maxRetries=${DEMO_PLUGIN_OPTIONS.maxRetries} initialBackoffMs=${DEMO_PLUGIN_OPTIONS.initialBackoffMs} ` +

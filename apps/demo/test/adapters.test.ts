@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { parseArgs } from "../src/cli/parse-args.js";
+import { runCli } from "../src/cli/run-cli.js";
+import { createStyle } from "../src/output/style.js";
+import { aiSdkEngine } from "../src/runner/ai-sdk-engine.js";
+import { mcpEngine } from "../src/runner/mcp-engine.js";
+import { runDemo } from "../src/runner/run-demo.js";
+import type { TurnEngine } from "../src/runner/turn-engine.js";
+import { createVirtualClock } from "../src/runner/virtual-clock.js";
+
+function cli(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const done = runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: {}, isTTY: false });
+  return { out, err, done };
+}
+
+/** The reference transcript's lines, in order (the same as through LangChain). */
+const EXPECTED_LINES = [
+  "[User]: What's the weather in NYC?",
+  '[Model]: *calls get_weather({"city":"nyc","units":"kelvin"})*',
+  "[Tool Error]: Invalid units. Supported: celsius, fahrenheit",
+  '    WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 max=3 backoff_ms=500 error="Invalid units. Supported: celsius, fahrenheit" error_code=INVALID_ARGUMENTS mode=reflect',
+  "[Plugin injects]: The tool 'get_weather' failed with: \"Invalid units. Supported: celsius, fahrenheit\". Analyze what went wrong and provide corrected arguments.",
+  '[Model]: *calls get_weather({"city":"NYC","units":"celsius"})*',
+  "    INFO retry_reflect: retry succeeded tool_name=get_weather attempt=2",
+  '[Tool Success]: {"temperature":22,"condition":"sunny"}',
+  "[Model]: It is 22 °C and sunny in New York City.",
+];
+
+const adapters: [string, TurnEngine][] = [
+  ["ai-sdk", aiSdkEngine],
+  ["mcp", mcpEngine],
+];
+
+describe.each(adapters)("--adapter %s", (adapter, engine) => {
+  it("plays scenario 1 through the adapter: 1 reflection, 2 tool executions, the answer", async () => {
+    const lines: string[] = [];
+    const clock = createVirtualClock();
+    const result = await runDemo({ sink: (line) => lines.push(line), style: createStyle(false), scenarioIds: [1], clock, engine });
+    expect(result.ok).toBe(true);
+    const [scenario] = result.results;
+    expect(scenario?.stats.reflections).toBe(1);
+    expect(scenario?.stats.toolExecutions).toBe(2);
+    expect(scenario?.stats.modelCalls).toBe(3);
+    expect(scenario?.stats.finalAnswer).toBe("It is 22 °C and sunny in New York City.");
+    expect(clock.sleeps).toEqual([500]);
+    const positions = EXPECTED_LINES.map((line) => lines.indexOf(line));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it("runs from the CLI with the same summary row and final line", async () => {
+    const run = cli(["--adapter", adapter, "--fast"]);
+    expect(await run.done).toBe(0);
+    expect(run.err).toEqual([]);
+    expect(run.out).toContain(
+      "1  reflection (kelvin)  2           3            0         1            0                    0           ✓ answered after 1 reflection: 22 °C, sunny",
+    );
+    expect(run.out.at(-1)).toBe("The 1 scenario ended as expected.");
+    expect(run.out.join("\n")).toContain(`(--adapter ${adapter})`);
+    expect(run.out.join("\n")).not.toContain("Scenario 2 ·");
+  });
+});
+
+describe("--adapter usage", () => {
+  it("defaults to langchain and accepts the three values", () => {
+    expect(parseArgs([], {}).adapter).toBe("langchain");
+    expect(parseArgs(["--adapter", "mcp"], {}).adapter).toBe("mcp");
+    expect(parseArgs(["--adapter=ai-sdk"], {}).adapter).toBe("ai-sdk");
+    expect(parseArgs(["--adapter", "langchain", "--scenario", "3"], {}).scenarios).toEqual([3]);
+  });
+
+  it("exits 2 for an invalid value, naming the option and the value", async () => {
+    const run = cli(["--adapter", "openai"]);
+    expect(await run.done).toBe(2);
+    expect(run.err).toEqual(['demo: --adapter: expected "ai-sdk", "mcp" or "langchain", got "openai"']);
+    expect(run.out).toEqual([]);
+  });
+
+  it("exits 2 for a scenario other than 1, --engine or --model with ai-sdk or mcp", async () => {
+    const scenario = cli(["--adapter", "mcp", "--scenario", "4"]);
+    expect(await scenario.done).toBe(2);
+    expect(scenario.err).toEqual([
+      "demo: --scenario 4: --adapter mcp plays only scenario 1 (reflection); the others need --adapter langchain",
+    ]);
+    expect(() => parseArgs(["--adapter", "ai-sdk", "--engine", "core"], {})).toThrow("--engine core: only with --adapter langchain");
+    expect(() => parseArgs(["--adapter", "ai-sdk", "--model", "openai:gpt-4o-mini"], {})).toThrow("--model: only with --adapter langchain");
+  });
+
+  it("documents the option in --help", async () => {
+    const run = cli(["--help"]);
+    expect(await run.done).toBe(0);
+    expect(run.out.join("\n")).toMatch(/--adapter A\s+the adapter the tool calls go through: langchain \(default/);
+  });
+});
