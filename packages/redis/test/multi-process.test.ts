@@ -56,6 +56,11 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     const values = new Set(again.flatMap((round) => round.values));
     expect(values.size).toBe(1);
     for (const round of again) expect(round.outcomes).toEqual({ replayed: 10 });
+    // Every key carries the fleet's prefix; the idempotency key appears only hashed.
+    const keys = (await server.command("KEYS", "*")).split("\r\n").filter((line) => line.includes(":"));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(key).toMatch(/^mp\d+:/);
+    expect(keys.join("\n")).not.toContain("order-1");
   });
 
   it("10,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {
@@ -67,10 +72,11 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     }
   });
 
-  it("replays across processes: a write made by one replica is returned by another without running", async () => {
+  it("replays across processes, with the scripts flushed in between: a write made by one replica is returned by another without running", async () => {
     const [a, b] = await fleet(2);
     const first = await (a as Replica).ask<{ runs: number; values: string[] }>("writes", { count: 1, key: "refund-7" });
     expect(first.runs).toBe(1);
+    await server.flushScripts(); // every replica's next EVALSHA gets NOSCRIPT, and falls back to EVAL
     const second = await (b as Replica).ask<{ runs: number; values: string[]; outcomes: Record<string, number> }>("writes", {
       count: 1,
       key: "refund-7",
