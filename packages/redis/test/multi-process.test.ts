@@ -111,7 +111,7 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
   });
 
   it("the breaker opens fleet-wide at the threshold, lets one probe through fleet-wide, and a success closes it everywhere", async () => {
-    const fleetOf4 = await fleet(4, { threshold: 5, resetMs: 500 });
+    const fleetOf4 = await fleet(4, { threshold: 5, resetMs: 1000 });
     const [r0, r1, r2, r3] = fleetOf4 as [Replica, Replica, Replica, Replica];
     // 5 failures spread over two replicas, one after another: the 5th opens the circuit.
     for (const replica of [r0, r1, r0, r1])
@@ -132,11 +132,13 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     );
     for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
 
-    await sleep(550);
-    // 40 calls at once across the fleet after the open time: exactly one runs (the probe), and succeeds.
+    await sleep(1050);
+    // 40 calls at once across the fleet after the open time, the probe held for 600 ms (a call that
+    // comes after the probe closed the circuit is rightly let through; a probe held past its lease,
+    // `resetMs`, would lose it): exactly one runs, and succeeds.
     const probing = await Promise.all(
       fleetOf4.map((replica) =>
-        replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok", holdMs: 100 }),
+        replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok", holdMs: 600 }),
       ),
     );
     expect(probing.reduce((sum, round) => sum + round.runs, 0)).toBe(1);

@@ -56,9 +56,11 @@ async function replica(kind: Kind, prefix: string, options: Parameters<typeof Re
   });
   let runs = 0;
   let scopes = 0;
-  const search = (result: "ok" | "fail") =>
+  /** `held`: the tool does not answer until it settles (a probe that is still running). */
+  const search = (result: "ok" | "fail", held?: Promise<void>) =>
     plugin.execute({ toolName: "search", args: {}, scope: `s${++scopes}` }, async () => {
       runs++;
+      if (held !== undefined) await held;
       if (result === "fail") throw new Error("upstream exploded");
       return "ok";
     });
@@ -100,10 +102,26 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(b.runs()).toBe(before);
 
       await age(prefix, "search", 10_000);
+      const runsBefore = a.runs() + b.runs();
       await a.clock.advance(10_000);
       await b.clock.advance(10_000);
-      const probes = await Promise.all([a.search("ok"), b.search("ok"), a.search("ok"), b.search("ok")]);
-      expect(probes.filter((outcome) => outcome.status === "success")).toHaveLength(1);
+      // Four calls at once while the probe is still running (a call that comes after the probe
+      // closed the circuit is rightly let through): exactly one runs, the others fail fast.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const ended: string[] = [];
+      const probes = [a.search("ok", held), b.search("ok", held), a.search("ok", held), b.search("ok", held)].map((call) =>
+        call.then((outcome) => {
+          ended.push(outcome.status === "failed" ? outcome.reason : outcome.status);
+          return outcome;
+        }),
+      );
+      await until(() => ended.length === 3);
+      expect(ended).toEqual(["circuit_open", "circuit_open", "circuit_open"]);
+      expect(a.runs() + b.runs()).toBe(runsBefore + 1);
+      release();
+      const outcomes = await Promise.all(probes);
+      expect(outcomes.filter((outcome) => outcome.status === "success")).toHaveLength(1);
       await until(() => a.plugin.circuits.state("search") === "closed" && b.plugin.circuits.state("search") === "closed");
       expect((await b.search("ok")).status).toBe("success");
     });
