@@ -1,4 +1,3 @@
-import { tool as langchainTool } from "@langchain/core/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -9,6 +8,7 @@ import { formatNs, formatRatio, round } from "../format.js";
 import { type Contestant, compare } from "../measure.js";
 import { type CoreModule, PENDING } from "../ours.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
+import { hookParts } from "./langchain.js";
 
 /** Each adapter's overhead may be at most this factor of the LangChain adapter's (issue: adapters in the bench). */
 const MAX_RATIO = 1.3;
@@ -23,7 +23,6 @@ const MCP_STUB_OURS = "MCP: withRetryReflect(ready-result client).callTool";
 const MCP_BARE = "MCP: client.callTool (in-memory transport)";
 const MCP_OURS = "MCP: withRetryReflect(client).callTool (in-memory transport)";
 
-type WrapToolCall = (request: unknown, handler: (request: unknown) => Promise<unknown>) => Promise<unknown>;
 type AiSdkAdapter = typeof import("@retry-reflect/ai-sdk");
 type McpAdapter = typeof import("@retry-reflect/mcp");
 type McpClientLike = import("@retry-reflect/mcp").McpClientLike;
@@ -55,22 +54,12 @@ async function loadAdapters(): Promise<Adapters | undefined> {
   }
 }
 
-/** The LangChain hook as suite 7 measures it: `wrapToolCall` called directly, the handler returning a ready ToolMessage. */
+/** The LangChain hook as suite 7 measures it (`hookParts`): `wrapToolCall` called directly, the handler returning a ready ToolMessage. */
 function langchainContestants(middleware: AgentMiddleware): Contestant[] {
-  const wrap = (middleware as { wrapToolCall?: WrapToolCall }).wrapToolCall;
-  if (wrap === undefined) throw new Error(`${middleware.name} has no wrapToolCall`);
-  const noop = langchainTool(async () => "ok", { name: "noop", description: "Does nothing.", schema: z.object({}) });
-  const message = new ToolMessage({ content: "ok", tool_call_id: "call_1", name: "noop" });
-  const handler = async () => message;
-  const request = {
-    toolCall: { id: "call_1", name: "noop", args: {} },
-    tool: noop,
-    state: { messages: [] },
-    runtime: { context: {}, configurable: { thread_id: "thread-1" }, signal: undefined },
-  };
+  const { handler, call } = hookParts(middleware);
   return [
     [LC_BARE, handler],
-    [LC_OURS, () => wrap(request, handler)],
+    [LC_OURS, call],
   ];
 }
 

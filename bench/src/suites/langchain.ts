@@ -35,6 +35,14 @@ type WrapToolCall = (request: unknown, handler: (request: unknown) => Promise<un
  * handler that returns a ready ToolMessage: the hook's own cost, without the graph's noise.
  */
 function hookCall(middleware: AgentMiddleware): () => Promise<unknown> {
+  return hookParts(middleware).call;
+}
+
+/** The handler alone (the bare tool call) and the hook over it: what suites 7 and 9 time. */
+export function hookParts(middleware: AgentMiddleware): {
+  readonly handler: () => Promise<unknown>;
+  readonly call: () => Promise<unknown>;
+} {
   const wrap = (middleware as { wrapToolCall?: WrapToolCall }).wrapToolCall;
   if (wrap === undefined) throw new Error(`${middleware.name} has no wrapToolCall`);
   const noop = noopTool();
@@ -46,7 +54,7 @@ function hookCall(middleware: AgentMiddleware): () => Promise<unknown> {
     state: { messages: [] },
     runtime: { context: {}, configurable: { thread_id: "thread-1" }, signal: undefined },
   };
-  return () => wrap(request, handler);
+  return { handler, call: () => wrap(request, handler) };
 }
 
 function agentWith(middleware: readonly AgentMiddleware[], toolCalls: number) {
