@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { connect, createServer } from "node:net";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { loadavg } from "node:os";
 import type { RetryReflectPlugin } from "@retry-reflect/core";
+import { startRedis } from "../../../packages/redis/test/helpers/redis-server.js";
 import { formatBytes, formatCount, formatNs, formatRatio, round } from "../format.js";
 import { allocatedPerCall, type Contestant, compare, median, type Timing } from "../measure.js";
 import { type CoreModule, PENDING } from "../ours.js";
@@ -42,7 +40,6 @@ const LATENCY_BLOCK = 250;
 const SUCCESS_MAX_RATIO = 1.3;
 /** Interleaved rounds of the healthy-call comparison: the per-round ratio swings on a shared machine, 7 give a steadier median. */
 const SUCCESS_ROUNDS = 7;
-const HOST = "127.0.0.1";
 
 const MEMORY = "retry-reflect plugin.execute, in-memory breaker (default)";
 const redisContestant = (kind: ClientKind) => `retry-reflect plugin.execute, RedisCircuitBreakerStore (${kind})`;
@@ -54,143 +51,11 @@ type Plugin = RetryReflectPlugin;
 type Stores = ReturnType<RedisModule["redisStores"]>;
 
 // ---------------------------------------------------------------------------------------------
-// The server: our own redis-server on a free loopback port, no persistence, killed by PID.
-
-interface RedisServer {
-  readonly url: string;
-  readonly port: number;
-  readonly pid: number;
-  readonly version: string;
-  stop(): Promise<void>;
-}
+// The server: our own redis-server on a free loopback port, no persistence, killed by PID, started
+// by the Redis tests' harness (packages/redis/test/helpers/redis-server.ts).
 
 /** Names another server binary (a build of Redis elsewhere, `valkey-server`); when set, only it is tried. */
 const BINARY_VARIABLE = "BENCH_REDIS_SERVER";
-
-/** The redis-server binary (`$BENCH_REDIS_SERVER`, else PATH, then Debian's path), or undefined when it is not installed. */
-function findRedisServer(): { binary: string; version: string } | undefined {
-  const chosen = process.env[BINARY_VARIABLE];
-  const candidates = chosen !== undefined && chosen !== "" ? [chosen] : ["redis-server", "/usr/bin/redis-server"];
-  for (const binary of candidates) {
-    const probe = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 5_000 });
-    if (probe.error === undefined && probe.status === 0) return { binary, version: probe.stdout.trim() };
-  }
-  return chosen === undefined && existsSync("/usr/bin/redis-server") ? { binary: "/usr/bin/redis-server", version: "?" } : undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error("no port from listen(0)"))));
-    });
-  });
-}
-
-/** PING over a fresh TCP connection: true on +PONG within `timeoutMs`. */
-function ping(port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: HOST, port });
-    let reply = "";
-    const finish = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => finish(false), timeoutMs);
-    socket.on("error", () => finish(false));
-    socket.on("connect", () => socket.write("PING\r\n"));
-    socket.on("data", (chunk) => {
-      reply += chunk.toString("utf8");
-      if (reply.includes("\r\n")) finish(reply.startsWith("+PONG"));
-    });
-  });
-}
-
-async function startRedis(binary: string, version: string): Promise<RedisServer> {
-  const dir = mkdtempSync(join(tmpdir(), "retry-reflect-bench-redis-"));
-  const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      "--port",
-      String(port),
-      "--bind",
-      HOST,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--dir",
-      dir,
-      "--daemonize",
-      "no",
-      "--loglevel",
-      "warning",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString("utf8")).slice(-2_000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  let exited = false;
-  const exit = new Promise<void>((resolve) => {
-    child.on("exit", () => {
-      exited = true;
-      resolve();
-    });
-    child.on("error", (error) => {
-      output += String(error);
-      exited = true;
-      resolve();
-    });
-  });
-  const pid = child.pid;
-  // Never outlive the bench: if the process exits without reaching stop(), the server goes too.
-  const killNow = () => {
-    if (pid !== undefined && !exited) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once("exit", killNow);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    if (pid !== undefined && !exited) {
-      process.kill(pid, "SIGTERM");
-      const timer = setTimeout(killNow, 2_000);
-      await exit;
-      clearTimeout(timer);
-    }
-    process.off("exit", killNow);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  if (pid === undefined) {
-    await stop();
-    throw new Error(`redis-server did not start: ${output.trim() || "(no output)"}`);
-  }
-  const deadline = Date.now() + 5_000;
-  while (!(await ping(port))) {
-    if (exited || Date.now() > deadline) {
-      await stop();
-      throw new Error(`redis-server did not answer PING on port ${port}: ${output.trim() || "(no output)"}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { url: `redis://${HOST}:${port}`, port, pid, version, stop };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Clients
@@ -901,14 +766,12 @@ const METHOD =
 
 /** 8. Redis stores: round trips, latency, the healthy call with a shared breaker, and a fleet calling a dead tool. */
 export async function redis(core: CoreModule | undefined): Promise<SuiteResult> {
-  const found = findRedisServer();
-  if (found === undefined) return pendingResult(METHOD, [INSTALL_NOTE], `${NOT_MEASURED} (redis-server not installed)`);
   if (core === undefined) return pendingResult(METHOD, [], PENDING);
+  const server = await startRedis({ binary: process.env[BINARY_VARIABLE] || undefined }).catch(() => undefined);
+  if (server === undefined) return pendingResult(METHOD, [INSTALL_NOTE], `${NOT_MEASURED} (redis-server not installed)`);
   const redisModule: RedisModule = await import("@retry-reflect/redis");
 
   const cleanup: Array<() => Promise<void>> = [];
-  // A second try on another free port: the first may have been taken between listen(0) and the server's bind.
-  const server = await startRedis(found.binary, found.version).catch(() => startRedis(found.binary, found.version));
   cleanup.push(() => server.stop());
   try {
     const admin = await connectClient("node-redis", server.url);
