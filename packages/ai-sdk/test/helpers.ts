@@ -1,5 +1,6 @@
+export { drive } from "@retry-reflect/core/testing";
+
 import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
-import type { FakeClock } from "@retry-reflect/core/testing";
 import { MockLanguageModelV3 } from "ai/test";
 
 /** One answer of the mock model (`doGenerate`), in the provider spec's own shape. */
@@ -80,24 +81,6 @@ export function toolsOffered(call: ModelCall | undefined): string[] {
 export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; types(): string[] } {
   const events: RetryReflectEvent[] = [];
   return { events, onEvent: (event) => void events.push(event), types: () => events.map((event) => event.type) };
-}
-
-/**
- * Runs `work` to completion on a fake clock: fires pending sleeps whenever the run waits on one,
- * and yields a macrotask between rounds so that the AI SDK's own scheduling can proceed. Nothing
- * waits for real time.
- */
-export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
-  let settled = false;
-  const tracked = work.finally(() => {
-    settled = true;
-  });
-  tracked.catch(() => undefined);
-  for (let round = 0; round < 10_000 && !settled; round++) {
-    await clock.runAll();
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return tracked;
 }
 
 /** The text of a tool output the model was shown as an error (`error-text`); throws for any other output. */

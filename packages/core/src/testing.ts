@@ -100,3 +100,29 @@ export function createFakeClock(start = 0): FakeClock {
 
   return clock;
 }
+
+/** A macrotask turn: `setImmediate` where the runtime has it, else a zero timeout. */
+const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate;
+const nextTurn: () => Promise<void> =
+  typeof immediate === "function"
+    ? () => new Promise<void>((resolve) => immediate(resolve))
+    : () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Runs `work` (an agent run, a tool call) to completion on a fake clock: fires the pending sleeps
+ * whenever it waits on one, and yields a macrotask between rounds so that the framework's own
+ * scheduling (LangGraph, the AI SDK, an MCP transport) can proceed. Nothing waits for real time.
+ * Resolves or rejects as `work` does; gives up (returning `work` as it stands) after 10,000 rounds.
+ */
+export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
+  let settled = false;
+  const tracked = work.finally(() => {
+    settled = true;
+  });
+  tracked.catch(() => undefined);
+  for (let round = 0; round < 10_000 && !settled; round++) {
+    await clock.runAll();
+    await nextTurn();
+  }
+  return tracked;
+}

@@ -1,6 +1,7 @@
+export { drive } from "@retry-reflect/core/testing";
+
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
-import type { FakeClock } from "@retry-reflect/core/testing";
 
 /** The model's turn that calls tools (no text), as a provider would send it. */
 export function callTools(...calls: Array<{ name: string; args: Record<string, unknown>; id: string }>): AIMessage {
@@ -21,24 +22,6 @@ export function recordEvents(): RetryReflectObserver & { readonly events: RetryR
             .join(" ")}`,
       ),
   };
-}
-
-/**
- * Runs `work` to completion on a fake clock: fires pending sleeps whenever the agent waits on
- * one, and yields a macrotask between rounds so that LangGraph's own scheduling can proceed.
- * Nothing waits for real time.
- */
-export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
-  let settled = false;
-  const tracked = work.finally(() => {
-    settled = true;
-  });
-  tracked.catch(() => undefined);
-  for (let round = 0; round < 10_000 && !settled; round++) {
-    await clock.runAll();
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return tracked;
 }
 
 /** `type: text` lines of a transcript, the way the seed shows one. */

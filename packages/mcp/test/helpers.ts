@@ -1,8 +1,9 @@
+export { drive } from "@retry-reflect/core/testing";
+
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
-import type { FakeClock } from "@retry-reflect/core/testing";
 
 /** A real `McpServer` and `Client` over `InMemoryTransport.createLinkedPair()`: offline, in process. */
 export async function connect(register: (server: McpServer) => void): Promise<{ client: Client; server: McpServer }> {
@@ -50,24 +51,6 @@ export function recordEvents(): RetryReflectObserver & { readonly events: RetryR
 export function recordCalls(): RetryReflectObserver & { readonly calls: CallInfo[] } {
   const calls: CallInfo[] = [];
   return { calls, onCallStart: (call) => void calls.push(call) };
-}
-
-/**
- * Runs `work` to completion on a fake clock: fires pending sleeps whenever the call waits on one,
- * and yields a macrotask between rounds so that the in-memory transport can deliver. Nothing waits
- * for real time.
- */
-export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
-  let settled = false;
-  const tracked = work.finally(() => {
-    settled = true;
-  });
-  tracked.catch(() => undefined);
-  for (let round = 0; round < 10_000 && !settled; round++) {
-    await clock.runAll();
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return tracked;
 }
 
 /** Lets the transport deliver pending messages (a few macrotask turns, no timer). */
