@@ -126,3 +126,8 @@ export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
   }
   return tracked;
 }
+
+export type { FaultKind, FaultPlan, FaultRecord, FaultRule } from "./testing/fault-plan.js";
+export { type FaultyFunction, injectFaults } from "./testing/inject-faults.js";
+export { InjectedFault, type InjectedFaultInit } from "./testing/injected-fault.js";
+export { seededRandom } from "./testing/seeded-random.js";

@@ -1,13 +1,36 @@
-/** Thrown by `build()` / `create()` for an invalid option; names the option and the value. */
+const BRAND = Symbol.for("retry-reflect.InvalidOptionError");
+
+/**
+ * Thrown by `build()` / `create()` for an invalid option; names the option and the value.
+ * Recognised across copies of this package (each CommonJS entry point, `@retry-reflect/core` and
+ * `@retry-reflect/core/testing`, bundles its own): `instanceof` and `InvalidOptionError.isInstance`
+ * read a `Symbol.for` brand.
+ */
 export class InvalidOptionError extends TypeError {
   readonly option: string;
   readonly value: unknown;
+  declare private readonly [BRAND]: true;
 
   constructor(option: string, value: unknown, expected: string) {
     super(`Invalid option \`${option}\`: expected ${expected}, received ${describe(value)}`);
     this.name = "InvalidOptionError";
     this.option = option;
     this.value = value;
+    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
+  }
+
+  /** True for an `InvalidOptionError` from any copy of this package. */
+  static isInstance(value: unknown): value is InvalidOptionError {
+    if (typeof value !== "object" || value === null) return false;
+    try {
+      return (value as { [BRAND]?: unknown })[BRAND] === true;
+    } catch {
+      return false; // a proxy whose traps throw
+    }
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return InvalidOptionError.isInstance(value);
   }
 }
 
