@@ -21,7 +21,7 @@ export default defineConfig({
   resolve: { alias },
   test: {
     // Tests live in each package's `test/` folder, never in `src/` (scripts/run.mjs checks it).
-    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "bench/test/**/*.test.ts"],
     testTimeout: 20_000,
     pool: "forks",
   },

@@ -200,7 +200,13 @@ switch (command) {
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:node24", ...rest]));
     break;
   }
+  case "bench-agents": {
+    install();
+    build();
+    process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:agents", ...rest]));
+    break;
+  }
   default:
-    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24 [args...]");
+    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24|bench-agents [args...]");
     process.exit(2);
 }

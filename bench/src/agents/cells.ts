@@ -1,0 +1,71 @@
+// The grid of faults. Explicit vs implicit (an error vs a plausible wrong result) × transient vs
+// permanent, then the faults production agents meet: arguments the model gets wrong, hangs, rate
+// limits with Retry-After, a write whose reply is lost, a service that is down for a while.
+import type { FaultRule } from "@retry-reflect/core/testing";
+import type { TaskKind } from "./world.js";
+
+export interface Cell {
+  readonly name: string;
+  readonly description: string;
+  /** injectFaults rules per tool. */
+  readonly faults?: Readonly<Record<string, readonly FaultRule[]>>;
+  /** Chance that get_weather returns a plausible wrong temperature (an implicit fault). */
+  readonly implicitWrongResult?: number;
+  /** The model's first call of get_weather uses a form of the city the schema rejects. */
+  readonly modelSlipsFirst?: boolean;
+  /** The task kinds of the cell (default: all three, in turn). */
+  readonly kinds?: readonly TaskKind[];
+  /** No contestant can deliver the answer: success is an honest "I could not" (no crash, no wrong answer). */
+  readonly unsolvable?: boolean;
+}
+
+export const CELLS: readonly Cell[] = [
+  { name: "baseline", description: "no faults" },
+  {
+    name: "explicit-transient",
+    description: "get_weather fails with 503 on half of its executions",
+    faults: { get_weather: [{ kind: "transient", probability: 0.5 }] },
+  },
+  {
+    name: "explicit-permanent",
+    description: "get_weather always fails with 403 Forbidden",
+    faults: { get_weather: [{ kind: "permanent" }] },
+    unsolvable: true,
+  },
+  {
+    name: "implicit-transient",
+    description: "get_weather returns a plausible wrong temperature on half of its executions",
+    implicitWrongResult: 0.5,
+  },
+  {
+    name: "implicit-permanent",
+    description: "get_weather always returns a plausible wrong temperature",
+    implicitWrongResult: 1,
+  },
+  {
+    name: "invalid-arguments",
+    description: 'the model first asks for "Paris, France" where the schema wants "paris"',
+    modelSlipsFirst: true,
+  },
+  {
+    name: "hang",
+    description: "get_weather hangs forever on a third of its executions",
+    faults: { get_weather: [{ kind: "hang", probability: 0.3 }] },
+  },
+  {
+    name: "rate-limit",
+    description: "get_weather answers 429 with Retry-After during the first 6 s",
+    faults: { get_weather: [{ kind: "rate_limit", during: { until: 6_000 } }] },
+  },
+  {
+    name: "lost-write-response",
+    description: "send_email sends, then its reply is lost (connection reset), on its first execution",
+    faults: { send_email: [{ kind: "lost_response", calls: [1] }] },
+    kinds: ["write"],
+  },
+  {
+    name: "outage",
+    description: "get_weather is down (503) for the first 12 s, then comes back",
+    faults: { get_weather: [{ kind: "transient", during: { until: 12_000 } }] },
+  },
+];

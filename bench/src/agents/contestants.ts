@@ -1,0 +1,90 @@
+// The contestants, each configured as its documentation recommends.
+
+import type { Clock } from "@retry-reflect/core";
+import { RetryReflectPlugin } from "@retry-reflect/core";
+import { retryReflectMiddleware } from "@retry-reflect/langchain";
+import { type AgentMiddleware, createMiddleware, ToolMessage, toolRetryMiddleware } from "langchain";
+
+export interface Contestant {
+  readonly name: string;
+  readonly description: string;
+  /** Fresh middleware for one episode (no state carried from the one before). */
+  readonly middleware: (clock: Clock) => AgentMiddleware[];
+}
+
+/**
+ * An ADK-style reflect-and-retry, as Google ADK documents its `ReflectAndRetryToolPlugin`: it
+ * counts consecutive failures per tool within the invocation (a success resets that tool's count),
+ * answers each failure with its fixed reflection guidance (the error, the arguments, "retry
+ * attempt n of max", "do not repeat the exact same call"), and once `maxRetries` is exceeded raises
+ * the error (`throw_exception_if_retry_exceeded`, default true), which ends the run. It never
+ * retries in place: every retry is a model round trip. Its text is paraphrased here, not copied.
+ */
+export function adkStyleReflectAndRetry(options: { maxRetries?: number; throwIfExceeded?: boolean } = {}): AgentMiddleware {
+  const maxRetries = options.maxRetries ?? 3;
+  const throwIfExceeded = options.throwIfExceeded ?? true;
+  const failures = new Map<string, number>();
+  return createMiddleware({
+    name: "adkStyleReflectAndRetry",
+    wrapToolCall: async (request, handler) => {
+      const name = request.toolCall.name;
+      try {
+        const result = await handler(request);
+        failures.delete(name);
+        return result;
+      } catch (error) {
+        const count = (failures.get(name) ?? 0) + 1;
+        failures.set(name, count);
+        const details = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        const args = JSON.stringify(request.toolCall.args, null, 2);
+        if (count > maxRetries) {
+          if (throwIfExceeded) throw error;
+          const guidance = `The tool \`${name}\` has failed consecutively ${maxRetries} times and the retry limit has been exceeded.\n\nLast error:\n${details}\n\nDo not attempt to use the \`${name}\` tool again for this task. Try a different approach or tell the user that the task cannot be completed.`;
+          return reflection(request.toolCall.id ?? "", name, details, maxRetries, guidance);
+        }
+        const guidance = `The call to tool \`${name}\` failed.\n\nError details:\n${details}\n\nTool arguments used:\n${args}\n\nReflection guidance:\nThis is retry attempt ${count} of ${maxRetries}. Analyze the error and the arguments you provided. Do not repeat the exact same call. Check the arguments against the tool's schema, the preconditions, another tool or approach, a simpler plan, the tool's name. Then try a corrected or different approach.`;
+        return reflection(request.toolCall.id ?? "", name, details, count, guidance);
+      }
+    },
+  });
+}
+
+function reflection(toolCallId: string, name: string, details: string, retryCount: number, guidance: string): ToolMessage {
+  const content = JSON.stringify({
+    response_type: "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN",
+    error_details: details,
+    retry_count: retryCount,
+    reflection_guidance: guidance,
+  });
+  return new ToolMessage({ content, tool_call_id: toolCallId, name, status: "error" });
+}
+
+export const CONTESTANTS: readonly Contestant[] = [
+  { name: "no middleware", description: "createAgent as it comes: a tool error goes to the model as text", middleware: () => [] },
+  {
+    name: "toolRetryMiddleware",
+    description:
+      "LangChain's `toolRetryMiddleware()` with its defaults (2 retries in place, 1 s × 2^n backoff with jitter, then a message)",
+    middleware: () => [toolRetryMiddleware()],
+  },
+  {
+    name: "ADK-style reflect-and-retry",
+    description: "Google ADK's documented `ReflectAndRetryToolPlugin(max_retries=3)` behaviour, as a LangChain middleware",
+    middleware: () => [adkStyleReflectAndRetry()],
+  },
+  {
+    name: "retry-reflect",
+    description: '`retryReflectMiddleware` with the core\'s defaults; send_email declares `metadata: { effect: "write" }`',
+    middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock }))],
+  },
+  {
+    name: "retry-reflect + timeouts",
+    description:
+      'the same plus `attemptTimeoutMs: 10_000` and, for send_email, `idempotency: { derive: "always" }` (the core README\'s recipes)',
+    middleware: (clock) => [
+      retryReflectMiddleware(
+        RetryReflectPlugin.create({ clock, attemptTimeoutMs: 10_000, tools: { send_email: { idempotency: { derive: "always" } } } }),
+      ),
+    ],
+  },
+];

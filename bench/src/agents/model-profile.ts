@@ -1,0 +1,44 @@
+// The simulated model's behaviour, in one place: change a number here and rerun
+// `npm run bench:agents` to see how the results move. Every probability is drawn from the
+// episode's seeded generator, so a run is reproducible from its seed.
+//
+// The model reads what comes back from a tool the way a model reads text: it looks for words.
+// `perceive` (simulated-model.ts) sorts a tool message into one of the categories below; the
+// reactions say what the model does next. Nothing here knows which contestant produced the text.
+
+export const MODEL_PROFILE = {
+  /** Virtual time one model call takes (ms). */
+  modelLatencyMs: 1_500,
+  /** The most model calls in one task before the model answers with what it has (a give-up). */
+  maxModelCalls: 14,
+  /** Consecutive failures of one tool after which the model stops trying it and gives up. */
+  patiencePerTool: 6,
+
+  /** First call of a tool with a slip in its arguments ("Paris, France" for "paris"), any task. */
+  slipRate: 0.03,
+  /** A plausible result the model doubts and checks once more by calling again (implicit faults). */
+  doubtRate: 0.1,
+
+  reactions: {
+    /** A stop text ("do not call … again", "retry limit has been exceeded"): the model gives up. */
+    stop: { giveUp: 0.95 },
+    /** An error that names the valid values ("expected one of …"): the model corrects the argument. */
+    hint: { fix: 0.95 },
+    /** An argument error without the valid values: a right guess, else another wrong form. */
+    argumentsWithoutHint: { fix: 0.5 },
+    /** A transient-looking error (503, timeout, 429, connection reset): the model calls again. */
+    transient: { retry: 0.75 },
+    /** A permanent-looking error (403, forbidden): most models give up; some try again. */
+    permanent: { giveUp: 0.6 },
+    /** A text with no detail ("failed after 3 attempts with Error"): the model calls again, or gives up. */
+    opaque: { retry: 0.5 },
+    /** "Do not repeat the exact same call" on a failure that was not about the arguments: the model changes an argument that was right. */
+    noRepeatInstruction: { changeArguments: 0.4 },
+    /** A write that failed (the model cannot know whether it went out): the model sends it again. */
+    writeFailed: { resend: 0.85 },
+    /** Asked for an idempotency key: the model adds one; on a re-send it keeps it (else a new one). */
+    idempotencyKey: { keepOnResend: 0.8 },
+  },
+} as const;
+
+export type ModelProfile = typeof MODEL_PROFILE;

@@ -1,0 +1,275 @@
+// bench/AGENTS.md and bench/agents.svg from the summaries of one run.
+import { CELLS, type Cell } from "./cells.js";
+import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
+import { MODEL_PROFILE } from "./model-profile.js";
+import { type GridOptions, OUTCOMES, PASS_K, type Summary } from "./run-grid.js";
+import { WHY } from "./why.js";
+import { TOOL_LATENCY_MS } from "./world.js";
+
+export interface RunInfo {
+  readonly seed: number;
+  readonly tasks: number;
+  readonly trials: number;
+  readonly workers: number;
+  readonly seconds: number;
+  readonly node: string;
+  readonly date: string;
+  /** A real model's label (`--model`); the simulated model when absent. */
+  readonly model?: string;
+}
+
+const OURS = "retry-reflect";
+const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+
+/** Points of success (percentage points) within which two contestants count as tied. */
+export const TIE_POINTS = 2;
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join(
+    "\n",
+  );
+}
+
+/** Means over the cells (each cell weighs the same). */
+export function overall(options: GridOptions, summaries: readonly Summary[]): Summary[] {
+  return options.contestants.map((contestant) => {
+    const mine = summaries.filter((summary) => summary.contestant === contestant.name);
+    const mean = (pick: (summary: Summary) => number) => mine.reduce((sum, summary) => sum + pick(summary), 0) / Math.max(1, mine.length);
+    const passK = Object.fromEntries(Object.keys(mine[0]?.passK ?? {}).map((key) => [key, mean((summary) => summary.passK[key] ?? 0)]));
+    const outcomes = Object.fromEntries(
+      OUTCOMES.map((outcome) => [outcome, mine.reduce((sum, summary) => sum + summary.outcomes[outcome], 0)]),
+    ) as Summary["outcomes"];
+    const duplicates = mine.reduce((sum, summary) => sum + summary.duplicates, 0);
+    const episodes = mine.reduce((sum, summary) => sum + summary.episodes, 0);
+    return {
+      cell: "all cells",
+      contestant: contestant.name,
+      episodes,
+      tasks: mine.reduce((sum, summary) => sum + summary.tasks, 0),
+      success: mean((summary) => summary.success),
+      passK,
+      modelCalls: mean((summary) => summary.modelCalls),
+      toolExecutions: mean((summary) => summary.toolExecutions),
+      duplicates,
+      duplicatesPer1000: (duplicates * 1000) / Math.max(1, episodes),
+      virtualSeconds: mean((summary) => summary.virtualSeconds),
+      virtualSecondsP95: Math.max(...mine.map((summary) => summary.virtualSecondsP95)),
+      outcomes,
+    };
+  });
+}
+
+function rows(summaries: readonly Summary[]): string[][] {
+  return summaries.map((summary) => [
+    summary.contestant,
+    percent(summary.success),
+    ...PASS_K.map((k) => (summary.passK[`pass^${k}`] === undefined ? "–" : percent(summary.passK[`pass^${k}`] ?? 0))),
+    fixed(summary.modelCalls),
+    fixed(summary.toolExecutions),
+    `${summary.duplicates} (${fixed(summary.duplicatesPer1000, 1)})`,
+    `${fixed(summary.virtualSeconds, 1)} / ${fixed(summary.virtualSecondsP95, 1)}`,
+    OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
+      .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
+      .join(", "),
+  ]);
+}
+
+const HEADER = [
+  "contestant",
+  "task success",
+  ...PASS_K.map((k) => `pass^${k}`),
+  "model calls / task",
+  "tool executions / task",
+  "duplicate side effects (per 1,000)",
+  "virtual s: mean / p95",
+  "outcomes",
+];
+
+/** retry-reflect (defaults) against the best other contestant of the cell (ours with timeouts aside). */
+export function verdicts(
+  options: GridOptions,
+  summaries: readonly Summary[],
+): Array<{ cell: Cell; verdict: "wins" | "ties" | "loses"; text: string }> {
+  const result = [];
+  for (const cell of options.cells) {
+    const ours = summaries.find((summary) => summary.cell === cell.name && summary.contestant === OURS);
+    const others = summaries.filter((summary) => summary.cell === cell.name && !summary.contestant.startsWith(OURS));
+    if (ours === undefined || others.length === 0) continue;
+    const best = others.reduce((a, b) => (b.success > a.success || (b.success === a.success && b.modelCalls < a.modelCalls) ? b : a));
+    const gap = (ours.success - best.success) * 100;
+    const verdict = gap > TIE_POINTS ? "wins" : gap < -TIE_POINTS ? "loses" : "ties";
+    const text = `${percent(ours.success)} vs ${percent(best.success)} (${best.contestant}); model calls ${fixed(ours.modelCalls)} vs ${fixed(best.modelCalls)}; duplicates ${ours.duplicates} vs ${best.duplicates}`;
+    result.push({ cell, verdict, text } as const);
+  }
+  return result;
+}
+
+export function renderReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo): string {
+  const lines: string[] = [];
+  const episodes = summaries.reduce((sum, summary) => sum + summary.episodes, 0);
+  lines.push("# Agents under fire: the agent-outcome benchmark", "");
+  lines.push(
+    `Generated by \`npm run bench:agents\` (bench/src/agents) on ${run.date.slice(0, 10)}, Node.js ${run.node}: seed ${run.seed}, ${options.cells.length} cells × ${options.contestants.length} contestants × ${run.tasks} tasks × ${run.trials} trials = ${episodes.toLocaleString("en-US")} episodes (${(run.tasks * run.trials).toLocaleString("en-US")} per cell and contestant) in ${run.seconds.toFixed(0)} s on ${run.workers} processes. The same seed gives the same numbers: every fault, every model choice and every jitter is drawn from generators seeded per (cell, task, trial), and time is virtual.`,
+    "",
+  );
+  if (run.model !== undefined) {
+    lines.push(
+      `**Model: ${run.model}** (a real model, \`--model\`, on real time: the "virtual s" columns are wall-clock seconds). Episodes this few are a smoke reading, not a measurement; the simulated model's report is AGENTS.md.`,
+      "",
+    );
+  }
+  lines.push("## Overall (each cell weighs the same)", "", table(HEADER, rows(overall(options, summaries))), "");
+  lines.push("![task success vs model calls per task, per contestant](agents.svg)", "");
+
+  lines.push("## Where retry-reflect wins, ties or loses", "");
+  lines.push(
+    `retry-reflect with its defaults against the best other contestant of each cell (a tie is within ${TIE_POINTS} points of task success):`,
+    "",
+  );
+  for (const { cell, verdict, text } of verdicts(options, summaries)) {
+    lines.push(`- **${cell.name}: ${verdict}**, ${text}. ${WHY[cell.name] ?? ""}`.trimEnd());
+  }
+  lines.push("");
+
+  lines.push("## Per cell", "");
+  for (const cell of options.cells) {
+    lines.push(`### ${cell.name}: ${cell.description}`, "");
+    if (cell.unsolvable)
+      lines.push(
+        "No contestant can get the answer here: task success is an honest give-up (the agent tells the user it could not, sends nothing, does not crash).",
+        "",
+      );
+    lines.push(table(HEADER, rows(summaries.filter((summary) => summary.cell === cell.name))), "");
+  }
+
+  lines.push("## How it works", "");
+  lines.push(
+    '- **Tasks** (bench/src/agents/world.ts), in turn: *lookup* ("What is the temperature in Lima?": `get_weather`), *two-step* ("…where order A-1003 ships to?": `get_order`, then `get_weather`), *write* ("Email user7@example.com the temperature in Oslo.": `get_weather`, then `send_email`, which must happen exactly once). A task succeeds when the final answer has the true temperature and, for a write, exactly one email with it went out.',
+    `- **Services**: each call takes virtual time (${Object.entries(TOOL_LATENCY_MS)
+      .map(([name, ms]) => `${name} ${ms} ms`)
+      .join(
+        ", ",
+      )}). The email service honours an Idempotency-Key, as payment and email APIs commonly do: a tool that forwards one (retry-reflect passes \`context.idempotencyKey\`; a model may pass \`idempotency_key\`) cannot send twice. The schema of \`get_weather\` is an enum of cities, so a malformed city is refused by LangChain's validation before the tool runs.`,
+    "- **Faults** (bench/src/agents/cells.ts) are injected with `injectFaults` from `@retry-reflect/core/testing`, the same kit users get; implicit faults (a plausible wrong temperature) are the service's.",
+    `- **Episodes** run through a real \`createAgent\` (LangChain ${"v1"}) on virtual time: a sleep fires only when everything in flight waits on the clock, \`toolRetryMiddleware\`'s timers and jitter are routed to the episode's clock and seeded generator. The user waits ${DEADLINE_MS / 1000} s of virtual time (then the run is aborted: *deadline*); LangGraph's recursion limit is ${RECURSION_LIMIT} (*step-limit*). A run that throws is *crashed*.`,
+    "- **pass^k** is the chance that k independent trials of the same task all succeed (the estimator C(c, k) / C(n, k) over each task's n trials with c successes, averaged over tasks): what a user who runs the same task every day sees.",
+    "",
+  );
+  lines.push("### The simulated model (bench/src/agents/model-profile.ts, simulated-model.ts)", "");
+  lines.push(
+    `It plans the task's steps and calls one tool per turn; each model call takes ${MODEL_PROFILE.modelLatencyMs} ms of virtual time; it answers with what it has after ${MODEL_PROFILE.maxModelCalls} model calls, and gives up on a tool after ${MODEL_PROFILE.patiencePerTool} consecutive failures. Its first call of a tool has a slip in its arguments with probability ${MODEL_PROFILE.slipRate}; it doubts a good-looking result and checks it once more with probability ${MODEL_PROFILE.doubtRate}. It reads a failed tool's text like a model reads text, by its words (\`perceive\`), and reacts:`,
+    "",
+    table(
+      ["the text says", "the model", "probability"],
+      [
+        [
+          'stop ("do not call … again", "retry limit has been exceeded")',
+          "gives up and tells the user",
+          String(MODEL_PROFILE.reactions.stop.giveUp),
+        ],
+        [
+          "an idempotency key is required",
+          "adds one (and keeps it on re-sends)",
+          `1 (keeps: ${MODEL_PROFILE.reactions.idempotencyKey.keepOnResend})`,
+        ],
+        ['the valid values ("expected one of …")', "corrects the argument", String(MODEL_PROFILE.reactions.hint.fix)],
+        [
+          "an argument error without them",
+          "guesses right, else tries another wrong form",
+          String(MODEL_PROFILE.reactions.argumentsWithoutHint.fix),
+        ],
+        [
+          '"do not repeat the exact same call" (not about arguments)',
+          "changes an argument that was right",
+          String(MODEL_PROFILE.reactions.noRepeatInstruction.changeArguments),
+        ],
+        [
+          "transient (503, timeout, 429, reset, in progress)",
+          "calls again, else gives up",
+          String(MODEL_PROFILE.reactions.transient.retry),
+        ],
+        ["a write failed", "sends it again, else gives up", String(MODEL_PROFILE.reactions.writeFailed.resend)],
+        ["permanent (403, forbidden)", "gives up, else calls again", String(MODEL_PROFILE.reactions.permanent.giveUp)],
+        [
+          'nothing it can use ("failed after 3 attempts with Error")',
+          "calls again, else gives up",
+          String(MODEL_PROFILE.reactions.opaque.retry),
+        ],
+      ],
+    ),
+    "",
+    "A real model differs: these numbers are a written-down guess, not a measurement of one. They are in one file so that a reader can change them and rerun; the conclusions that hold across reasonable values are the ones in FINDINGS.md.",
+    "",
+  );
+  lines.push("### Contestants", "");
+  for (const contestant of options.contestants) lines.push(`- **${contestant.name}**: ${contestant.description}.`);
+  lines.push("");
+  lines.push("### Cells", "");
+  for (const cell of CELLS.filter((cell) => options.cells.includes(cell)))
+    lines.push(`- **${cell.name}**: ${cell.description}${cell.kinds ? ` (${cell.kinds.join(", ")} tasks only)` : ""}.`);
+  lines.push("");
+  lines.push(
+    "Rerun: `npm run bench:agents` (all of it; `-- --seed=2` for another seed, `--cells=hang,outage`, `--contestants=retry-reflect`, `--tasks=20 --trials=4` for a quick look, `--out=none` to print instead of writing). Raw numbers: agents.json.",
+    "",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626"];
+
+/** Task success (y) against model calls per task (x): one big dot per contestant overall, small dots per cell. */
+export function renderSvg(options: GridOptions, summaries: readonly Summary[]): string {
+  const width = 760;
+  const height = 480;
+  const left = 70;
+  const right = 250;
+  const top = 40;
+  const bottom = 60;
+  const all = overall(options, summaries);
+  const maxCalls = Math.ceil(Math.max(4, ...summaries.map((summary) => summary.modelCalls)) + 0.5);
+  const x = (calls: number) => left + ((width - left - right) * calls) / maxCalls;
+  const y = (success: number) => height - bottom - (height - top - bottom) * success;
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
+  parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
+  parts.push(`<text x="${left}" y="22" font-size="15" font-weight="bold">Task success vs model calls per task</text>`);
+  for (let tick = 0; tick <= 10; tick += 2) {
+    const value = tick / 10;
+    parts.push(`<line x1="${left}" x2="${width - right}" y1="${y(value)}" y2="${y(value)}" stroke="#e5e7eb"/>`);
+    parts.push(`<text x="${left - 8}" y="${y(value) + 4}" text-anchor="end">${tick * 10} %</text>`);
+  }
+  for (let calls = 0; calls <= maxCalls; calls++) {
+    parts.push(`<line x1="${x(calls)}" x2="${x(calls)}" y1="${height - bottom}" y2="${height - bottom + 5}" stroke="#111"/>`);
+    parts.push(`<text x="${x(calls)}" y="${height - bottom + 18}" text-anchor="middle">${calls}</text>`);
+  }
+  parts.push(`<line x1="${left}" x2="${width - right}" y1="${height - bottom}" y2="${height - bottom}" stroke="#111"/>`);
+  parts.push(`<text x="${(left + width - right) / 2}" y="${height - 18}" text-anchor="middle">model calls per task (mean)</text>`);
+  parts.push(
+    `<text x="18" y="${(top + height - bottom) / 2}" transform="rotate(-90 18 ${(top + height - bottom) / 2})" text-anchor="middle">task success</text>`,
+  );
+  options.contestants.forEach((contestant, index) => {
+    const colour = COLOURS[index % COLOURS.length];
+    for (const summary of summaries.filter((entry) => entry.contestant === contestant.name)) {
+      parts.push(
+        `<circle cx="${x(summary.modelCalls).toFixed(1)}" cy="${y(summary.success).toFixed(1)}" r="3" fill="${colour}" fill-opacity="0.45"><title>${contestant.name}, ${summary.cell}: ${percent(summary.success)}, ${fixed(summary.modelCalls)} calls</title></circle>`,
+      );
+    }
+    const mine = all.find((entry) => entry.contestant === contestant.name);
+    if (mine !== undefined) {
+      parts.push(
+        `<circle cx="${x(mine.modelCalls).toFixed(1)}" cy="${y(mine.success).toFixed(1)}" r="8" fill="${colour}" stroke="#111"><title>${contestant.name}, all cells: ${percent(mine.success)}, ${fixed(mine.modelCalls)} calls</title></circle>`,
+      );
+    }
+    const legendY = top + 20 + index * 22;
+    parts.push(`<circle cx="${width - right + 24}" cy="${legendY - 4}" r="6" fill="${colour}" stroke="#111"/>`);
+    parts.push(`<text x="${width - right + 36}" y="${legendY}">${contestant.name}${mine ? ` (${percent(mine.success)})` : ""}</text>`);
+  });
+  parts.push(
+    `<text x="${width - right + 18}" y="${top + 20 + options.contestants.length * 22 + 10}" fill="#555">big dot: all cells; small: one cell</text>`,
+  );
+  parts.push("</svg>");
+  return `${parts.join("\n")}\n`;
+}

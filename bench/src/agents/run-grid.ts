@@ -1,0 +1,135 @@
+// The grid: every cell × contestant × task × trial, in shards, aggregated per cell and contestant.
+
+import { seededRandom } from "@retry-reflect/core/testing";
+import { CELLS, type Cell } from "./cells.js";
+import { CONTESTANTS, type Contestant } from "./contestants.js";
+import { type EpisodeResult, type Outcome, runAgentEpisode } from "./episode.js";
+import type { RealModelChoice } from "./real-model.js";
+import { makeTask, TASK_KINDS } from "./world.js";
+
+export interface GridOptions {
+  readonly seed: number;
+  /** Task instances per cell (each contestant gets the same ones). */
+  readonly tasks: number;
+  /** Trials per task (k of pass^k goes up to this). */
+  readonly trials: number;
+  readonly cells: readonly Cell[];
+  readonly contestants: readonly Contestant[];
+}
+
+/** One task's trials: what a shard sends back. */
+export interface TaskRecord {
+  readonly cell: string;
+  readonly contestant: string;
+  readonly task: number;
+  readonly results: readonly EpisodeResult[];
+}
+
+/** A stable 32-bit mix of the numbers (the seed of one task, one trial). */
+export function mix(...values: number[]): number {
+  let hash = 0x811c9dc5;
+  for (const value of values) {
+    hash = Math.imul(hash ^ (value >>> 0), 0x01000193) >>> 0;
+    hash = Math.imul(hash ^ (hash >>> 15), 0x2c1b3c6d) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+/** Work units in a fixed order; shard `index` of `count` runs every count-th one. */
+export function units(options: GridOptions): Array<{ cell: Cell; cellIndex: number; contestant: Contestant; task: number }> {
+  const list = [];
+  for (const [cellIndex, cell] of options.cells.entries()) {
+    for (let task = 0; task < options.tasks; task++) {
+      for (const contestant of options.contestants) list.push({ cell, cellIndex, contestant, task });
+    }
+  }
+  return list;
+}
+
+/** Runs shard `index` of `count`, with the simulated model or, given `model`, a real one. */
+export async function runShard(
+  options: GridOptions,
+  index: number,
+  count: number,
+  onRecord: (record: TaskRecord) => void,
+  model?: RealModelChoice,
+): Promise<void> {
+  const all = units(options);
+  for (let unit = index; unit < all.length; unit += count) {
+    const { cell, cellIndex, contestant, task } = all[unit] as (typeof all)[number];
+    const kinds = cell.kinds ?? TASK_KINDS;
+    const taskSpec = makeTask(task, kinds[task % kinds.length] ?? "lookup", seededRandom(mix(options.seed, cellIndex, task)));
+    const results: EpisodeResult[] = [];
+    // The same seed per (cell, task, trial) for every contestant: the same faults, the same model draws, as far as the calls match.
+    for (let trial = 0; trial < options.trials; trial++)
+      results.push(await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellIndex, task, trial, 7), model));
+    onRecord({ cell: cell.name, contestant: contestant.name, task, results });
+  }
+}
+
+export const OUTCOMES: readonly Outcome[] = ["answered", "wrong-answer", "gave-up", "crashed", "deadline", "step-limit"];
+
+export interface Summary {
+  readonly cell: string;
+  readonly contestant: string;
+  readonly episodes: number;
+  readonly tasks: number;
+  readonly success: number;
+  /** pass^k for k = 1, 4, 8 (where k ≤ trials): the chance that k trials of a task all succeed. */
+  readonly passK: Readonly<Record<string, number>>;
+  readonly modelCalls: number;
+  readonly toolExecutions: number;
+  /** Duplicate side effects in all episodes, and per 1,000 episodes. */
+  readonly duplicates: number;
+  readonly duplicatesPer1000: number;
+  readonly virtualSeconds: number;
+  readonly virtualSecondsP95: number;
+  readonly outcomes: Readonly<Record<Outcome, number>>;
+}
+
+function choose(n: number, k: number): number {
+  if (k > n) return 0;
+  let result = 1;
+  for (let index = 0; index < k; index++) result = (result * (n - index)) / (index + 1);
+  return result;
+}
+
+export const PASS_K = [1, 4, 8] as const;
+
+export function summarise(cell: string, contestant: string, records: readonly TaskRecord[]): Summary {
+  const episodes = records.flatMap((record) => record.results);
+  const mean = (pick: (result: EpisodeResult) => number) =>
+    episodes.reduce((sum, result) => sum + pick(result), 0) / Math.max(1, episodes.length);
+  const passK: Record<string, number> = {};
+  for (const k of PASS_K) {
+    const perTask = records.filter((record) => record.results.length >= k);
+    if (perTask.length === 0) continue;
+    passK[`pass^${k}`] =
+      perTask.reduce(
+        (sum, record) => sum + choose(record.results.filter((result) => result.success).length, k) / choose(record.results.length, k),
+        0,
+      ) / perTask.length;
+  }
+  const outcomes = Object.fromEntries(
+    OUTCOMES.map((outcome) => [outcome, episodes.filter((result) => result.outcome === outcome).length]),
+  ) as Record<Outcome, number>;
+  const duplicates = episodes.reduce((sum, result) => sum + result.duplicates, 0);
+  const times = episodes.map((result) => result.virtualMs).sort((a, b) => a - b);
+  return {
+    cell,
+    contestant,
+    episodes: episodes.length,
+    tasks: records.length,
+    success: mean((result) => (result.success ? 1 : 0)),
+    passK,
+    modelCalls: mean((result) => result.modelCalls),
+    toolExecutions: mean((result) => result.toolExecutions),
+    duplicates,
+    duplicatesPer1000: (duplicates * 1000) / Math.max(1, episodes.length),
+    virtualSeconds: mean((result) => result.virtualMs) / 1000,
+    virtualSecondsP95: (times[Math.min(times.length - 1, Math.floor(times.length * 0.95))] ?? 0) / 1000,
+    outcomes,
+  };
+}
+
+export { CELLS, CONTESTANTS };

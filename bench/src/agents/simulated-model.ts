@@ -1,0 +1,253 @@
+// The simulated model: a seeded, written-down policy that drives a real `createAgent`. It plans
+// the task's steps, reads each tool message as text (`perceive`), and reacts by the numbers in
+// model-profile.ts. It knows nothing about the contestant: only what the messages say.
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import type { Clock } from "@retry-reflect/core";
+import type { Cell } from "./cells.js";
+import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
+import type { City, Task } from "./world.js";
+
+/** How the model reads a failed tool's text. */
+export type Perception = "stop" | "key" | "hint" | "arguments" | "no-repeat" | "transient" | "permanent" | "opaque";
+
+const STOP = /do not (call|attempt to use)|don't call|retry limit has been exceeded/i;
+const KEY = /idempotency_key|idempotency key/i;
+const HINT = /expected one of|valid values|one of:/i;
+const ARGUMENTS = /invalid|did not match|validation|bad request|\b400\b|schema|pars(e|ing)/i;
+const NO_REPEAT = /do not repeat the exact same call/i;
+const TRANSIENT =
+  /\b503\b|unavailable|timed? ?out|\b429\b|rate.?limit|too many requests|ECONNRESET|socket hang up|temporar|try again|overloaded|in progress/i;
+const PERMANENT = /\b403\b|forbidden|permission|not authori[sz]ed|\b401\b/i;
+
+/**
+ * The category of a failure text, the most specific first. A structured reflection (ADK's
+ * `{ error_details, reflection_guidance }`) is read as a model reads one: the guidance for what to
+ * do, the error details for what went wrong.
+ */
+export function perceive(text: string): Perception {
+  const structured = parse(text);
+  if (typeof structured?.reflection_guidance === "string") {
+    const guidance = structured.reflection_guidance;
+    if (STOP.test(guidance)) return "stop";
+    const inner = perceive(String(structured.error_details ?? ""));
+    return NO_REPEAT.test(guidance) && inner !== "hint" && inner !== "arguments" ? "no-repeat" : inner;
+  }
+  if (STOP.test(text)) return "stop";
+  if (KEY.test(text) && /required|missing|without|needs?/i.test(text)) return "key";
+  if (HINT.test(text)) return "hint";
+  if (NO_REPEAT.test(text) && !ARGUMENTS.test(text)) return "no-repeat";
+  if (ARGUMENTS.test(text)) return "arguments";
+  if (TRANSIENT.test(text)) return "transient";
+  if (PERMANENT.test(text)) return "permanent";
+  return "opaque";
+}
+
+const COUNTRY: Readonly<Record<City, string>> = {
+  paris: "France",
+  london: "UK",
+  tokyo: "Japan",
+  lima: "Peru",
+  cairo: "Egypt",
+  oslo: "Norway",
+  delhi: "India",
+  quito: "Ecuador",
+};
+const capitalised = (city: string) => city[0]?.toUpperCase() + city.slice(1);
+
+type Call = { readonly name: string; readonly args: Record<string, unknown> };
+type Reply = { readonly text: string } | { readonly call: Call };
+
+/** What the model knows and remembers within one episode. */
+export class Brain {
+  modelCalls = 0;
+  private processed = 0;
+  private shipsTo: City | undefined;
+  private temperature: number | undefined;
+  private sent = false;
+  private recheck = false;
+  private doubted = false;
+  private key: string | undefined;
+  private keyCounter = 0;
+  private weatherCalls = 0;
+  private readonly failures = new Map<string, number>();
+  private readonly last = new Map<string, Record<string, unknown>>();
+  private pending: { readonly tool: string; readonly text: string } | undefined;
+  private nextId = 1;
+
+  constructor(
+    readonly task: Task,
+    readonly cell: Cell,
+    readonly clock: Clock,
+    private readonly random: () => number,
+    readonly profile: ModelProfile = MODEL_PROFILE,
+  ) {}
+
+  callId(): string {
+    return `call_${this.nextId++}`;
+  }
+
+  /** The model's next message, from the conversation so far and the tools it was given. */
+  reply(messages: readonly BaseMessage[], tools: readonly string[]): Reply {
+    this.modelCalls++;
+    for (; this.processed < messages.length; this.processed++) {
+      const message = messages[this.processed];
+      if (message !== undefined && ToolMessage.isInstance(message)) this.read(message);
+    }
+    if (this.modelCalls > this.profile.maxModelCalls) return this.giveUp("I ran out of attempts");
+    const pending = this.pending;
+    this.pending = undefined;
+    const call = pending === undefined ? this.plan() : this.react(pending.tool, pending.text);
+    if ("text" in call) return call;
+    if (!tools.includes(call.call.name)) return this.giveUp(`the tool ${call.call.name} is not available`);
+    this.last.set(call.call.name, call.call.args);
+    return call;
+  }
+
+  private read(message: ToolMessage): void {
+    const name = message.name ?? "";
+    const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+    const result = parse(text);
+    if (name === "get_weather" && typeof result?.temperature_c === "number") {
+      this.temperature = result.temperature_c;
+      if (!this.doubted && this.random() < this.profile.doubtRate) {
+        this.doubted = true;
+        this.recheck = true;
+      }
+    } else if (name === "get_order" && typeof result?.ships_to === "string") {
+      this.shipsTo = result.ships_to as City;
+    } else if (name === "send_email" && result?.status === "sent") {
+      this.sent = true;
+    } else {
+      this.failures.set(name, (this.failures.get(name) ?? 0) + 1);
+      this.pending = { tool: name, text };
+      return;
+    }
+    this.failures.set(name, 0);
+  }
+
+  /** The next step of the task when the last step went well. */
+  private plan(): Reply {
+    const { task } = this;
+    if (task.kind === "two-step" && this.shipsTo === undefined) return this.call("get_order", { order_id: task.orderId });
+    if (this.temperature === undefined || this.recheck) {
+      this.recheck = false;
+      return this.weather();
+    }
+    if (task.kind === "write" && !this.sent) return this.call("send_email", this.email());
+    return { text: `ANSWER: ${this.temperature} °C${task.kind === "write" ? ". The email is sent." : ""}` };
+  }
+
+  private react(tool: string, text: string): Reply {
+    const { reactions } = this.profile;
+    if ((this.failures.get(tool) ?? 0) >= this.profile.patiencePerTool) return this.giveUp(`${tool} kept failing`);
+    const same = () => this.call(tool, this.last.get(tool) ?? {});
+    const chance = (p: number) => this.random() < p;
+    switch (perceive(text)) {
+      case "stop":
+        return chance(reactions.stop.giveUp) ? this.giveUp(`${tool} failed`) : same();
+      case "key":
+        this.key ??= this.newKey();
+        return this.call(tool, { ...(this.last.get(tool) ?? {}), idempotency_key: this.key });
+      case "hint":
+        return chance(reactions.hint.fix) ? this.corrected(tool) : same();
+      case "arguments":
+        return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : this.wrongForm(tool, "another");
+      case "no-repeat":
+        return chance(reactions.noRepeatInstruction.changeArguments) ? this.wrongForm(tool, "another") : this.retryAfterFailure(tool, text);
+      case "transient":
+        return this.retryAfterFailure(tool, text);
+      case "permanent":
+        return chance(reactions.permanent.giveUp) ? this.giveUp(`${tool} is not permitted`) : same();
+      case "opaque":
+        return chance(reactions.opaque.retry) ? this.retryAfterFailure(tool, text) : this.giveUp(`${tool} failed`);
+    }
+  }
+
+  /** A failure that is no argument problem: the model calls again (a write: sends again), or gives up. */
+  private retryAfterFailure(tool: string, _text: string): Reply {
+    const { reactions } = this.profile;
+    if (tool === "send_email") {
+      if (this.random() >= reactions.writeFailed.resend) return this.giveUp("the email could not be sent");
+      if (this.key !== undefined && this.random() >= reactions.idempotencyKey.keepOnResend) this.key = this.newKey();
+      return this.call(tool, this.email());
+    }
+    return this.random() < reactions.transient.retry ? this.call(tool, this.last.get(tool) ?? {}) : this.giveUp(`${tool} is unavailable`);
+  }
+
+  private weather(): Reply {
+    const city = this.task.kind === "two-step" ? (this.shipsTo ?? this.task.city) : this.task.city;
+    const first = this.weatherCalls++ === 0;
+    const slip = first && (this.cell.modelSlipsFirst === true || this.random() < this.profile.slipRate);
+    return this.call("get_weather", { city: slip ? `${capitalised(city)}, ${COUNTRY[city]}` : city });
+  }
+
+  private corrected(tool: string): Reply {
+    return tool === "get_weather" ? this.call(tool, { city: this.shipsTo ?? this.task.city }) : this.call(tool, this.last.get(tool) ?? {});
+  }
+
+  private wrongForm(tool: string, _which: "another"): Reply {
+    if (tool !== "get_weather") return this.call(tool, this.last.get(tool) ?? {});
+    return this.call(tool, { city: capitalised(this.shipsTo ?? this.task.city) });
+  }
+
+  private email(): Record<string, unknown> {
+    const body = `It is ${this.temperature} °C in ${capitalised(this.task.city)}.`;
+    return { to: this.task.recipient, subject: "The temperature", body, ...(this.key === undefined ? {} : { idempotency_key: this.key }) };
+  }
+
+  private newKey(): string {
+    return `email-${this.task.id}-${++this.keyCounter}`;
+  }
+
+  private call(name: string, args: Record<string, unknown>): Reply {
+    return { call: { name, args } };
+  }
+
+  private giveUp(reason: string): Reply {
+    return { text: `UNABLE: I could not finish the task (${reason}).` };
+  }
+}
+
+function parse(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The chat model `createAgent` drives: each call takes `modelLatencyMs` of virtual time. */
+export class SimulatedModel extends BaseChatModel {
+  private boundTools: readonly string[] = [];
+
+  constructor(readonly brain: Brain) {
+    super({});
+  }
+
+  _llmType(): string {
+    return "simulated";
+  }
+
+  override bindTools(tools: readonly unknown[]): SimulatedModel {
+    const bound = new SimulatedModel(this.brain);
+    bound.boundTools = tools.map((tool) => (typeof tool === "object" && tool !== null && "name" in tool ? String(tool.name) : "?"));
+    return bound;
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    await this.brain.clock.sleep(this.brain.profile.modelLatencyMs);
+    const reply = this.brain.reply(messages, this.boundTools);
+    const message =
+      "text" in reply
+        ? new AIMessage({ content: reply.text })
+        : new AIMessage({
+            content: "",
+            tool_calls: [{ id: this.brain.callId(), name: reply.call.name, args: reply.call.args, type: "tool_call" }],
+          });
+    return { generations: [{ text: "text" in reply ? reply.text : "", message }] };
+  }
+}

@@ -1,0 +1,189 @@
+// Virtual time for agent episodes: a clock that moves only when everything in flight waits on it,
+// and a driver that runs one episode to its end (or to its deadline) without waiting for real time.
+//
+// LangChain's `toolRetryMiddleware` sleeps with the global `setTimeout` and jitters with
+// `Math.random`; so while an episode runs, `setTimeout(fn, ms > 0)` is routed to the episode's
+// clock and `Math.random` to its seeded generator. Episodes run one at a time, so this is safe.
+// Zero-delay timeouts stay real: LangGraph schedules its own steps with them.
+import type { Clock } from "@retry-reflect/core";
+
+interface Sleeper {
+  readonly at: number;
+  readonly seq: number;
+  readonly fire: () => void;
+}
+
+export class VirtualClock implements Clock {
+  private time = 0;
+  private seq = 0;
+  private readonly sleepers: Sleeper[] = [];
+
+  now = (): number => this.time;
+
+  sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (!(ms > 0)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.remove(sleeper);
+        reject(signal?.reason);
+      };
+      const sleeper: Sleeper = {
+        at: this.time + ms,
+        seq: this.seq++,
+        fire: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.sleepers.push(sleeper);
+    });
+  };
+
+  /** Sleeps not yet fired. */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+
+  /** The time of the next sleep due, or undefined. */
+  nextDue(): number | undefined {
+    let best: Sleeper | undefined;
+    for (const sleeper of this.sleepers)
+      if (!best || sleeper.at < best.at || (sleeper.at === best.at && sleeper.seq < best.seq)) best = sleeper;
+    return best?.at;
+  }
+
+  /** Moves to the next due sleep and fires every sleep due at that time, in order. */
+  fireNext(): void {
+    const at = this.nextDue();
+    if (at === undefined) return;
+    this.time = Math.max(this.time, at);
+    const due = this.sleepers.filter((sleeper) => sleeper.at <= this.time).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    for (const sleeper of due) this.remove(sleeper);
+    for (const sleeper of due) sleeper.fire();
+  }
+
+  /** Jumps to `at` without firing anything (the episode's deadline). */
+  jumpTo(at: number): void {
+    this.time = Math.max(this.time, at);
+  }
+
+  private remove(sleeper: Sleeper): void {
+    const index = this.sleepers.indexOf(sleeper);
+    if (index >= 0) this.sleepers.splice(index, 1);
+  }
+}
+
+const realSetTimeout = globalThis.setTimeout;
+const realClearTimeout = globalThis.clearTimeout;
+const realRandom = Math.random;
+const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Turns with nothing new before the clock moves: the frameworks' own scheduling has settled. */
+const IDLE_TURNS = 3;
+/** Turns with no sleep pending and no end before the run counts as stuck (a hang nothing cuts off). */
+const STUCK_TURNS = 200;
+
+export type EpisodeEnd<T> =
+  | { readonly kind: "settled"; readonly value: T }
+  | { readonly kind: "threw"; readonly error: unknown }
+  | { readonly kind: "deadline" };
+
+/**
+ * Runs `start(signal)` on `clock` until it settles or virtual time reaches `deadlineMs` (then
+ * `signal` aborts and the episode ends as `deadline`). A run stuck with no sleep pending (a tool
+ * that hangs forever and nothing to cut it off) cannot go on: it ends at the deadline too.
+ */
+export async function runEpisode<T>(
+  clock: VirtualClock,
+  random: () => number,
+  deadlineMs: number,
+  start: (signal: AbortSignal) => Promise<T>,
+): Promise<EpisodeEnd<T>> {
+  const controller = new AbortController();
+  let end: EpisodeEnd<T> | undefined;
+  const timers = new Map<unknown, AbortController>();
+  const patchedSetTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if (!(typeof ms === "number" && ms > 0)) return realSetTimeout(callback, ms, ...args);
+    const cancel = new AbortController();
+    const handle = { virtual: true };
+    timers.set(handle, cancel);
+    clock.sleep(ms, cancel.signal).then(
+      () => {
+        timers.delete(handle);
+        callback(...args);
+      },
+      () => undefined,
+    );
+    return handle;
+  }) as unknown as typeof setTimeout;
+  const patchedClearTimeout = ((handle: unknown) => {
+    const cancel = timers.get(handle);
+    if (cancel) {
+      timers.delete(handle);
+      cancel.abort();
+    } else realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+  }) as typeof clearTimeout;
+
+  globalThis.setTimeout = patchedSetTimeout;
+  globalThis.clearTimeout = patchedClearTimeout;
+  Math.random = random;
+  try {
+    start(controller.signal).then(
+      (value) => {
+        end ??= { kind: "settled", value };
+      },
+      (error: unknown) => {
+        end ??= { kind: "threw", error };
+      },
+    );
+    let idle = 0;
+    let seen = -1;
+    while (end === undefined) {
+      await macrotask();
+      if (end !== undefined) break;
+      const marker = clock.pending * 1_000_003 + clock.now();
+      idle = marker === seen ? idle + 1 : 0;
+      seen = marker;
+      const next = clock.nextDue();
+      if (idle < (next === undefined ? STUCK_TURNS : IDLE_TURNS)) continue;
+      idle = 0;
+      if (next === undefined || next > deadlineMs) {
+        clock.jumpTo(deadlineMs);
+        end = { kind: "deadline" };
+        controller.abort(new Error("episode deadline"));
+        // Let the aborted run unwind (its rejection is ignored: the episode already ended).
+        for (let turn = 0; turn < 5; turn++) await macrotask();
+        break;
+      }
+      clock.fireNext();
+    }
+    return end;
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+    globalThis.clearTimeout = realClearTimeout;
+    Math.random = realRandom;
+  }
+}
+
+/** A real-time episode (a real model): `start(signal)` until it settles or `deadlineMs` of real time pass. */
+export async function runRealEpisode<T>(deadlineMs: number, start: (signal: AbortSignal) => Promise<T>): Promise<EpisodeEnd<T>> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<EpisodeEnd<T>>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new Error("episode deadline"));
+      resolve({ kind: "deadline" });
+    }, deadlineMs);
+  });
+  const run = start(controller.signal).then(
+    (value): EpisodeEnd<T> => ({ kind: "settled", value }),
+    (error: unknown): EpisodeEnd<T> => ({ kind: "threw", error }),
+  );
+  try {
+    return await Promise.race([run, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
