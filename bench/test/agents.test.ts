@@ -4,9 +4,9 @@
 
 import { seededRandom } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
-import { CELLS } from "../src/agents/cells.js";
+import { CELLS, type Cell } from "../src/agents/cells.js";
 import { adkStyleReflectAndRetry, CONTESTANTS } from "../src/agents/contestants.js";
-import { runAgentEpisode } from "../src/agents/episode.js";
+import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
 import { renderReport, renderSvg, verdicts } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
 import { perceive } from "../src/agents/simulated-model.js";
@@ -39,6 +39,12 @@ async function grid(): Promise<Summary[]> {
   );
 }
 
+const contestant = (name: string) => {
+  const found = CONTESTANTS.find((entry) => entry.name === name);
+  if (found === undefined) throw new Error(`no contestant ${name}`);
+  return found;
+};
+
 const find = (summaries: readonly Summary[], cell: string, contestant: string) => {
   const summary = summaries.find((entry) => entry.cell === cell && entry.contestant === contestant);
   if (summary === undefined) throw new Error(`no summary for ${cell} / ${contestant}`);
@@ -60,11 +66,6 @@ describe("the agent-outcome benchmark (a slice)", () => {
     expect(find(summaries, "lost-write-response", "toolRetryMiddleware").duplicates).toBeGreaterThan(0);
     expect(find(summaries, "lost-write-response", "retry-reflect").duplicates).toBe(0);
     expect(find(summaries, "lost-write-response", "retry-reflect").success).toBe(1);
-    // A hang with nothing to cut it off runs into the user's deadline; an attempt timeout ends it.
-    expect(find(summaries, "hang", "no middleware").outcomes.deadline).toBeGreaterThan(0);
-    expect(find(summaries, "hang", "retry-reflect + timeouts").outcomes.deadline).toBe(0);
-    // ADK's documented default raises once the retries are spent: the run ends with an error.
-    expect(find(summaries, "explicit-permanent", "ADK-style reflect-and-retry").outcomes.crashed).toBeGreaterThan(0);
     // Nobody can tell a plausible wrong answer from a right one.
     for (const contestant of CONTESTANTS) expect(find(summaries, "implicit-permanent", contestant.name).success).toBe(0);
 
@@ -84,6 +85,33 @@ describe("the agent-outcome benchmark (a slice)", () => {
     for (const contestant of CONTESTANTS) expect(svg).toContain(contestant.name);
   });
 
+  it("ends a hang nothing cuts off at the user's deadline, and an attempt timeout retries it", { timeout: 60_000 }, async () => {
+    const firstCallHangs: Cell = { name: "first-call-hangs", description: "", faults: { get_weather: [{ kind: "hang", calls: [1] }] } };
+    const task = makeTask(1, "lookup", seededRandom(2));
+    const plain = await runAgentEpisode(firstCallHangs, contestant("no middleware"), task, 5);
+    expect(plain).toMatchObject({ success: false, outcome: "deadline", virtualMs: DEADLINE_MS });
+    const ours = await runAgentEpisode(firstCallHangs, contestant("retry-reflect + timeouts"), task, 5);
+    expect(ours).toMatchObject({ success: true, outcome: "answered", toolExecutions: 2 });
+    expect(ours.virtualMs).toBeLessThan(15_000);
+  });
+
+  it("ADK-style: a reflection per failure, a success resets the count, the fourth failure in a row raises", async () => {
+    const middleware = adkStyleReflectAndRetry() as unknown as {
+      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<{ content: unknown }>;
+    };
+    const request = { toolCall: { id: "call_1", name: "get_weather", args: { city: "paris" } } };
+    const failing = async () => {
+      throw new Error("503 Service Unavailable");
+    };
+    const counts: unknown[] = [];
+    for (let index = 0; index < 3; index++)
+      counts.push(JSON.parse(String((await middleware.wrapToolCall(request, failing)).content)).retry_count);
+    expect(counts).toEqual([1, 2, 3]);
+    await expect(middleware.wrapToolCall(request, failing)).rejects.toThrow("503 Service Unavailable");
+    await middleware.wrapToolCall(request, async () => ({ content: "ok" }));
+    expect(JSON.parse(String((await middleware.wrapToolCall(request, failing)).content)).retry_count).toBe(1);
+  });
+
   it("is reproducible from its seed", { timeout: 60_000 }, async () => {
     const cell = CELLS.find((entry) => entry.name === "explicit-transient");
     if (cell === undefined) throw new Error("no explicit-transient cell");
@@ -91,6 +119,18 @@ describe("the agent-outcome benchmark (a slice)", () => {
       const run = () => runAgentEpisode(cell, contestant, makeTask(4, "two-step", seededRandom(9)), 12345);
       expect(await run(), contestant.name).toEqual(await run());
     }
+  });
+
+  it("gives a cell the same episodes whether it runs alone (--cells) or in the whole grid", { timeout: 60_000 }, async () => {
+    const contestants = CONTESTANTS.filter((contestant) => contestant.name === "retry-reflect + timeouts");
+    const collect = async (cells: GridOptions["cells"]) => {
+      const records: TaskRecord[] = [];
+      await runShard({ seed: 3, tasks: 2, trials: 2, cells, contestants }, 0, 1, (record) => records.push(record));
+      return records.filter((record) => record.cell === "hang");
+    };
+    const alone = await collect(CELLS.filter((cell) => cell.name === "hang"));
+    expect(alone).toHaveLength(2);
+    expect(alone).toEqual(await collect(CELLS));
   });
 
   it("reads each contestant's texts the way the report says", async () => {
@@ -101,7 +141,7 @@ describe("the agent-outcome benchmark (a slice)", () => {
     expect(perceive("The tool 'send_email' changes state and needs an idempotency key; none was given.")).toBe("key");
     expect(perceive('Invalid option: expected one of "paris"|"london" at city')).toBe("hint");
     // LangChain's own texts: toolRetryMiddleware's exhaustion message says nothing of the error.
-    expect(perceive("Tool 'get_weather' failed after 3 attempts with InjectedFault")).toBe("opaque");
+    expect(perceive("Tool 'get_weather' failed after 3 attempts with ToolInvocationError")).toBe("opaque");
     expect(perceive("Error: 503 Service Unavailable (injected fault)\n Please fix your mistakes.")).toBe("transient");
     expect(perceive("Tool 'get_weather' failed after 3 attempts with ToolInputParsingException")).toBe("arguments");
     // ADK's guidance: "do not repeat the exact same call" on a transient error; the error itself when it is about arguments.

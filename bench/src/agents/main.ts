@@ -7,19 +7,21 @@
 //   --workers=2         processes (one per core)
 //   --cells=a,b         only these cells; --contestants=a,b only these (by name)
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
+//   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
 //   --model=openai:<name>  a real model instead of the simulated one (OPENAI_API_KEY, or
 //                       OPENAI_BASE_URL for an OpenAI-compatible server); real time then, so the
 //                       defaults shrink to --tasks=2 --trials=1 --workers=1 and the report is
 //                       AGENTS.<model>.md
 import { fork } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { realModel } from "./real-model.js";
-import { renderReport, renderSvg } from "./report.js";
+import { type RunInfo, renderReport, renderSvg } from "./report.js";
 import { CELLS, CONTESTANTS, type GridOptions, runShard, type Summary, summarise, type TaskRecord, units } from "./run-grid.js";
 
+const here = fileURLToPath(import.meta.url);
 const args = new Map(
   process.argv.slice(2).map((arg) => {
     const [key, ...value] = arg.replace(/^--/, "").split("=");
@@ -54,6 +56,31 @@ const options: GridOptions = {
   contestants: pick("contestants", CONTESTANTS),
 };
 
+// --report-from=agents.json: the report again from a run's saved summaries (after editing its texts), without running.
+const reportFrom = args.get("report-from");
+if (reportFrom !== undefined) {
+  const saved = JSON.parse(readFileSync(reportFrom, "utf8")) as {
+    run: RunInfo;
+    cells: Array<{ name: string }>;
+    contestants: Array<{ name: string }>;
+    summaries: Summary[];
+  };
+  const byName = <T extends { name: string }>(all: readonly T[], names: Array<{ name: string }>) =>
+    names.map(({ name }) => all.find((item) => item.name === name) ?? fail(`--report-from: ${name} is no longer defined`));
+  const savedOptions = { ...options, cells: byName(CELLS, saved.cells), contestants: byName(CONTESTANTS, saved.contestants) };
+  writeReport(
+    savedOptions,
+    saved.summaries,
+    saved.run,
+    saved.summaries.reduce((sum, summary) => sum + summary.episodes, 0),
+  );
+  process.exit(0);
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
 const model = modelSpec === undefined ? undefined : await realModel(modelSpec);
 
 const worker = args.get("worker");
@@ -67,7 +94,6 @@ const workers = Math.min(positive("workers", real ? 1 : Math.max(1, Math.min(2, 
 const started = performance.now();
 const records: TaskRecord[] = [];
 const total = units(options).length;
-const here = fileURLToPath(import.meta.url);
 let lastPrint = 0;
 await Promise.all(
   Array.from(
@@ -114,12 +140,18 @@ const run = {
   date: new Date().toISOString(),
   ...(model === undefined ? {} : { model: model.label }),
 };
-const markdown = renderReport(options, summaries, run);
-const defaultName = model === undefined ? "AGENTS.md" : `AGENTS.${(modelSpec ?? "").replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
-const out = args.get("out") ?? join(dirname(here), "../..", defaultName);
-if (out === "none") {
-  console.log(markdown);
-} else {
+writeReport(options, summaries, run, records.length * options.trials);
+
+/** Writes AGENTS.md (or --out) with agents.json and agents.svg beside it; --out=none prints it. */
+function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number): void {
+  const markdown = renderReport(options, summaries, run);
+  const spec = run.model === undefined ? undefined : (modelSpec ?? run.model);
+  const defaultName = spec === undefined ? "AGENTS.md" : `AGENTS.${spec.replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
+  const out = args.get("out") ?? join(dirname(here), "../..", defaultName);
+  if (out === "none") {
+    console.log(markdown);
+    return;
+  }
   const path = resolve(out);
   // AGENTS.md → agents.json, agents.svg; AGENTS.openai-x.md → agents.openai-x.json, …
   const base = join(dirname(path), basename(path, ".md").replace(/^AGENTS/, "agents"));
@@ -128,8 +160,5 @@ if (out === "none") {
   const contestants = options.contestants.map(({ name, description }) => ({ name, description }));
   writeFileSync(`${base}.json`, `${JSON.stringify({ run, cells: options.cells, contestants, summaries }, null, 2)}\n`);
   writeFileSync(svg, renderSvg(options, summaries));
-  const episodes = records.length * options.trials;
-  console.log(
-    `wrote ${path}, ${basename(base)}.json and ${basename(svg)} (${records.length} tasks, ${episodes} episodes in ${seconds.toFixed(0)} s)`,
-  );
+  console.log(`wrote ${path}, ${basename(base)}.json and ${basename(svg)} (${episodes} episodes in ${run.seconds.toFixed(0)} s)`);
 }

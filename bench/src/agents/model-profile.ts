@@ -30,9 +30,9 @@ export const MODEL_PROFILE = {
     transient: { retry: 0.75 },
     /** A permanent-looking error (403, forbidden): most models give up; some try again. */
     permanent: { giveUp: 0.6 },
-    /** A text with no detail ("failed after 3 attempts with Error"): the model calls again, or gives up. */
-    opaque: { retry: 0.5 },
-    /** "Do not repeat the exact same call" on a failure that was not about the arguments: the model changes an argument that was right. */
+    /** A text with no detail ("failed after 3 attempts with ToolInvocationError"): the model calls again (reconsidering its arguments first some of the time), or gives up. */
+    opaque: { retry: 0.5, reconsiderArguments: 0.3 },
+    /** "Do not repeat the exact same call" on a failure that was not about the arguments: the model changes an argument that was right (else it reacts to the error itself). */
     noRepeatInstruction: { changeArguments: 0.4 },
     /** A write that failed (the model cannot know whether it went out): the model sends it again. */
     writeFailed: { resend: 0.85 },

@@ -22,8 +22,19 @@ const OURS = "retry-reflect";
 const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 
-/** Points of success (percentage points) within which two contestants count as tied. */
-export const TIE_POINTS = 2;
+/**
+ * The paired difference in task success between two contestants of one cell, over the same tasks
+ * (each task's share of successful trials), and twice its standard error: a gap within that is a
+ * tie. Trials of one task share its facts, so the tasks, not the episodes, are the independent units.
+ */
+export function pairedGap(a: Summary, b: Summary): { gap: number; margin: number } {
+  const count = Math.min(a.perTask.length, b.perTask.length);
+  if (count === 0) return { gap: a.success - b.success, margin: 0 };
+  const differences = Array.from({ length: count }, (_, index) => (a.perTask[index] ?? 0) - (b.perTask[index] ?? 0));
+  const gap = differences.reduce((sum, value) => sum + value, 0) / count;
+  const variance = count > 1 ? differences.reduce((sum, value) => sum + (value - gap) ** 2, 0) / (count - 1) : 0;
+  return { gap, margin: 2 * Math.sqrt(variance / count) };
+}
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   return [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join(
@@ -56,6 +67,7 @@ export function overall(options: GridOptions, summaries: readonly Summary[]): Su
       virtualSeconds: mean((summary) => summary.virtualSeconds),
       virtualSecondsP95: Math.max(...mine.map((summary) => summary.virtualSecondsP95)),
       outcomes,
+      perTask: [],
     };
   });
 }
@@ -97,9 +109,10 @@ export function verdicts(
     const others = summaries.filter((summary) => summary.cell === cell.name && !summary.contestant.startsWith(OURS));
     if (ours === undefined || others.length === 0) continue;
     const best = others.reduce((a, b) => (b.success > a.success || (b.success === a.success && b.modelCalls < a.modelCalls) ? b : a));
-    const gap = (ours.success - best.success) * 100;
-    const verdict = gap > TIE_POINTS ? "wins" : gap < -TIE_POINTS ? "loses" : "ties";
-    const text = `${percent(ours.success)} vs ${percent(best.success)} (${best.contestant}); model calls ${fixed(ours.modelCalls)} vs ${fixed(best.modelCalls)}; duplicates ${ours.duplicates} vs ${best.duplicates}`;
+    const { gap, margin } = pairedGap(ours, best);
+    // A gap of a fraction of a point is a tie even when every task agrees (a margin of 0).
+    const verdict = gap > Math.max(margin, 0.005) ? "wins" : gap < -Math.max(margin, 0.005) ? "loses" : "ties";
+    const text = `${percent(ours.success)} vs ${percent(best.success)} (${best.contestant}), a paired gap of ${(gap * 100).toFixed(1)} ± ${(margin * 100).toFixed(1)} points; model calls ${fixed(ours.modelCalls)} vs ${fixed(best.modelCalls)}; duplicates ${ours.duplicates} vs ${best.duplicates}`;
     result.push({ cell, verdict, text } as const);
   }
   return result;
@@ -124,7 +137,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
 
   lines.push("## Where retry-reflect wins, ties or loses", "");
   lines.push(
-    `retry-reflect with its defaults against the best other contestant of each cell (a tie is within ${TIE_POINTS} points of task success):`,
+    "retry-reflect with its defaults against the best other contestant of each cell, over the same tasks: a gap within twice its standard error is a tie (the tasks are the independent units, since the trials of one task share its facts).",
     "",
   );
   for (const { cell, verdict, text } of verdicts(options, summaries)) {
@@ -181,7 +194,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
         ],
         [
           '"do not repeat the exact same call" (not about arguments)',
-          "changes an argument that was right",
+          "changes an argument that was right, else reacts to the error itself",
           String(MODEL_PROFILE.reactions.noRepeatInstruction.changeArguments),
         ],
         [
@@ -192,9 +205,9 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
         ["a write failed", "sends it again, else gives up", String(MODEL_PROFILE.reactions.writeFailed.resend)],
         ["permanent (403, forbidden)", "gives up, else calls again", String(MODEL_PROFILE.reactions.permanent.giveUp)],
         [
-          'nothing it can use ("failed after 3 attempts with Error")',
-          "calls again, else gives up",
-          String(MODEL_PROFILE.reactions.opaque.retry),
+          'nothing it can use ("failed after 3 attempts with ToolInvocationError")',
+          "calls again (first reconsidering its arguments, some of the time), else gives up",
+          `${MODEL_PROFILE.reactions.opaque.retry} (reconsiders: ${MODEL_PROFILE.reactions.opaque.reconsiderArguments})`,
         ],
       ],
     ),

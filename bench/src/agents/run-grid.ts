@@ -35,12 +35,19 @@ export function mix(...values: number[]): number {
   return hash >>> 0;
 }
 
+/** A cell's part of the seeds: from its name, so that `--cells=hang` reproduces the hang cell of a full run. */
+export function hashName(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < name.length; index++) hash = Math.imul(hash ^ name.charCodeAt(index), 0x01000193) >>> 0;
+  return hash;
+}
+
 /** Work units in a fixed order; shard `index` of `count` runs every count-th one. */
-export function units(options: GridOptions): Array<{ cell: Cell; cellIndex: number; contestant: Contestant; task: number }> {
+export function units(options: GridOptions): Array<{ cell: Cell; contestant: Contestant; task: number }> {
   const list = [];
-  for (const [cellIndex, cell] of options.cells.entries()) {
+  for (const cell of options.cells) {
     for (let task = 0; task < options.tasks; task++) {
-      for (const contestant of options.contestants) list.push({ cell, cellIndex, contestant, task });
+      for (const contestant of options.contestants) list.push({ cell, contestant, task });
     }
   }
   return list;
@@ -56,13 +63,14 @@ export async function runShard(
 ): Promise<void> {
   const all = units(options);
   for (let unit = index; unit < all.length; unit += count) {
-    const { cell, cellIndex, contestant, task } = all[unit] as (typeof all)[number];
+    const { cell, contestant, task } = all[unit] as (typeof all)[number];
+    const cellSeed = hashName(cell.name);
     const kinds = cell.kinds ?? TASK_KINDS;
-    const taskSpec = makeTask(task, kinds[task % kinds.length] ?? "lookup", seededRandom(mix(options.seed, cellIndex, task)));
+    const taskSpec = makeTask(task, kinds[task % kinds.length] ?? "lookup", seededRandom(mix(options.seed, cellSeed, task)));
     const results: EpisodeResult[] = [];
     // The same seed per (cell, task, trial) for every contestant: the same faults, the same model draws, as far as the calls match.
     for (let trial = 0; trial < options.trials; trial++)
-      results.push(await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellIndex, task, trial, 7), model));
+      results.push(await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellSeed, task, trial, 7), model));
     onRecord({ cell: cell.name, contestant: contestant.name, task, results });
   }
 }
@@ -85,6 +93,8 @@ export interface Summary {
   readonly virtualSeconds: number;
   readonly virtualSecondsP95: number;
   readonly outcomes: Readonly<Record<Outcome, number>>;
+  /** Each task's share of successful trials, by task number (what the paired comparison reads). */
+  readonly perTask: readonly number[];
 }
 
 function choose(n: number, k: number): number {
@@ -96,7 +106,8 @@ function choose(n: number, k: number): number {
 
 export const PASS_K = [1, 4, 8] as const;
 
-export function summarise(cell: string, contestant: string, records: readonly TaskRecord[]): Summary {
+export function summarise(cell: string, contestant: string, unordered: readonly TaskRecord[]): Summary {
+  const records = [...unordered].sort((a, b) => a.task - b.task);
   const episodes = records.flatMap((record) => record.results);
   const mean = (pick: (result: EpisodeResult) => number) =>
     episodes.reduce((sum, result) => sum + pick(result), 0) / Math.max(1, episodes.length);
@@ -129,6 +140,7 @@ export function summarise(cell: string, contestant: string, records: readonly Ta
     virtualSeconds: mean((result) => result.virtualMs) / 1000,
     virtualSecondsP95: (times[Math.min(times.length - 1, Math.floor(times.length * 0.95))] ?? 0) / 1000,
     outcomes,
+    perTask: records.map((record) => record.results.filter((result) => result.success).length / Math.max(1, record.results.length)),
   };
 }
 

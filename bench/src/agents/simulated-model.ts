@@ -26,6 +26,15 @@ const PERMANENT = /\b403\b|forbidden|permission|not authori[sz]ed|\b401\b/i;
  * `{ error_details, reflection_guidance }`) is read as a model reads one: the guidance for what to
  * do, the error details for what went wrong.
  */
+/** What the error under a "do not repeat" instruction is about (ADK's `error_details`, or the text without the instruction). */
+export function innerPerception(text: string): Perception {
+  const structured = parse(text);
+  const details =
+    typeof structured?.reflection_guidance === "string" ? String(structured.error_details ?? "") : text.replace(NO_REPEAT, "");
+  const inner = perceive(details);
+  return inner === "no-repeat" ? "opaque" : inner;
+}
+
 export function perceive(text: string): Perception {
   const structured = parse(text);
   if (typeof structured?.reflection_guidance === "string") {
@@ -140,11 +149,15 @@ export class Brain {
   }
 
   private react(tool: string, text: string): Reply {
-    const { reactions } = this.profile;
     if ((this.failures.get(tool) ?? 0) >= this.profile.patiencePerTool) return this.giveUp(`${tool} kept failing`);
+    return this.reactTo(tool, text, perceive(text));
+  }
+
+  private reactTo(tool: string, text: string, perception: Perception): Reply {
+    const { reactions } = this.profile;
     const same = () => this.call(tool, this.last.get(tool) ?? {});
     const chance = (p: number) => this.random() < p;
-    switch (perceive(text)) {
+    switch (perception) {
       case "stop":
         return chance(reactions.stop.giveUp) ? this.giveUp(`${tool} failed`) : same();
       case "key":
@@ -155,13 +168,18 @@ export class Brain {
       case "arguments":
         return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : this.wrongForm(tool, "another");
       case "no-repeat":
-        return chance(reactions.noRepeatInstruction.changeArguments) ? this.wrongForm(tool, "another") : this.retryAfterFailure(tool, text);
+        // Told not to repeat the call, it changes an argument; else it does what the error itself calls for.
+        return chance(reactions.noRepeatInstruction.changeArguments)
+          ? this.wrongForm(tool, "another")
+          : this.reactTo(tool, text, innerPerception(text));
       case "transient":
         return this.retryAfterFailure(tool, text);
       case "permanent":
         return chance(reactions.permanent.giveUp) ? this.giveUp(`${tool} is not permitted`) : same();
       case "opaque":
-        return chance(reactions.opaque.retry) ? this.retryAfterFailure(tool, text) : this.giveUp(`${tool} failed`);
+        // Nothing to go on: it calls again, reconsidering its arguments first some of the time, or gives up.
+        if (!chance(reactions.opaque.retry)) return this.giveUp(`${tool} failed`);
+        return chance(reactions.opaque.reconsiderArguments) ? this.corrected(tool) : this.retryAfterFailure(tool, text);
     }
   }
 
