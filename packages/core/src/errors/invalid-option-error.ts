@@ -1,3 +1,5 @@
+import { hasBrand } from "./brand.js";
+
 const BRAND = Symbol.for("retry-reflect.InvalidOptionError");
 
 /**
@@ -21,12 +23,7 @@ export class InvalidOptionError extends TypeError {
 
   /** True for an `InvalidOptionError` from any copy of this package. */
   static isInstance(value: unknown): value is InvalidOptionError {
-    if (typeof value !== "object" || value === null) return false;
-    try {
-      return (value as { [BRAND]?: unknown })[BRAND] === true;
-    } catch {
-      return false; // a proxy whose traps throw
-    }
+    return hasBrand(value, BRAND);
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {

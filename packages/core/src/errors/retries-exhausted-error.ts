@@ -1,3 +1,4 @@
+import { hasBrand } from "./brand.js";
 import type { ToolError } from "./tool-error.js";
 
 const BRAND = Symbol.for("retry-reflect.RetriesExhaustedError");
@@ -27,11 +28,6 @@ export class RetriesExhaustedError extends Error {
 
   /** True for a `RetriesExhaustedError` from any copy of this package. */
   static isInstance(value: unknown): value is RetriesExhaustedError {
-    if (typeof value !== "object" || value === null) return false;
-    try {
-      return (value as { [BRAND]?: unknown })[BRAND] === true;
-    } catch {
-      return false;
-    }
+    return hasBrand(value, BRAND);
   }
 }

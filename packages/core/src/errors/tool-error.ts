@@ -1,3 +1,4 @@
+import { hasBrand } from "./brand.js";
 import type { ErrorKind } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
@@ -61,12 +62,7 @@ export class ToolError extends Error {
 
   /** True for a `ToolError` from any copy of this package. */
   static isInstance(value: unknown): value is ToolError {
-    if (typeof value !== "object" || value === null) return false;
-    try {
-      return (value as { [BRAND]?: unknown })[BRAND] === true;
-    } catch {
-      return false; // a proxy whose traps throw
-    }
+    return hasBrand(value, BRAND);
   }
 
   /**
