@@ -1,6 +1,7 @@
 // The grid of faults. Explicit vs implicit (an error vs a plausible wrong result) × transient vs
 // permanent, then the faults production agents meet: arguments the model gets wrong, hangs, rate
-// limits with Retry-After, a write whose reply is lost, a service that is down for a while.
+// limits with Retry-After, a write whose reply is lost, a service that is down for a while, and
+// one that looks down for a while but never comes back.
 import type { FaultRule } from "@retry-reflect/core/testing";
 import type { TaskKind } from "./world.js";
 
@@ -62,6 +63,12 @@ export const CELLS: readonly Cell[] = [
     description: "send_email sends, then its reply is lost (connection reset), on its first execution",
     faults: { send_email: [{ kind: "lost_response", calls: [1] }] },
     kinds: ["write"],
+  },
+  {
+    name: "down-for-good",
+    description: "get_weather fails with 503 on every execution: it looks transient and never recovers",
+    faults: { get_weather: [{ kind: "transient" }] },
+    unsolvable: true,
   },
   {
     name: "outage",
