@@ -212,7 +212,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
       ],
     ),
     "",
-    "A real model differs: these numbers are a written-down guess, not a measurement of one. They are in one file so that a reader can change them and rerun; the conclusions that hold across reasonable values are the ones in FINDINGS.md.",
+    "A real model differs: these numbers are a written-down guess, not a measurement of one. They are in one file so that a reader can change them and rerun. How far each verdict depends on them has not been measured yet; the mechanism given with each verdict above says which reaction it turns on (the lost write and the hang turn on none of them: a duplicate or a deadline happens whatever the model does).",
     "",
   );
   lines.push("### Contestants", "");
@@ -245,8 +245,10 @@ export function renderSvg(options: GridOptions, summaries: readonly Summary[]): 
   const y = (success: number) => height - bottom - (height - top - bottom) * success;
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12" role="img">`,
   );
+  const summary = all.map((entry) => `${entry.contestant} ${percent(entry.success)} in ${fixed(entry.modelCalls)} calls`).join("; ");
+  parts.push(`<title>Task success vs model calls per task, all cells: ${summary}</title>`);
   parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${left}" y="22" font-size="15" font-weight="bold">Task success vs model calls per task</text>`);
   for (let tick = 0; tick <= 10; tick += 2) {
