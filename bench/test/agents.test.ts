@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { CELLS, type Cell } from "../src/agents/cells.js";
 import { adkStyleReflectAndRetry, CONTESTANTS } from "../src/agents/contestants.js";
 import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
+import { MODEL_PROFILE, withOverrides } from "../src/agents/model-profile.js";
 import { renderReport, renderSvg, verdicts } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
 import { perceive } from "../src/agents/simulated-model.js";
@@ -131,6 +132,18 @@ describe("the agent-outcome benchmark (a slice)", () => {
     const alone = await collect(CELLS.filter((cell) => cell.name === "hang"));
     expect(alone).toHaveLength(2);
     expect(alone).toEqual(await collect(CELLS));
+  });
+
+  it("--profile changes the simulated model's numbers, and refuses what is not one of them", () => {
+    const changed = withOverrides(MODEL_PROFILE, "reactions.transient.retry=0.95, slipRate=0");
+    expect(changed.reactions.transient.retry).toBe(0.95);
+    expect(changed.slipRate).toBe(0);
+    expect(MODEL_PROFILE.reactions.transient.retry).toBe(0.75);
+    expect(() => withOverrides(MODEL_PROFILE, "reactions.transient=1")).toThrow(
+      "--profile: reactions.transient is not a number of the model profile",
+    );
+    expect(() => withOverrides(MODEL_PROFILE, "reactions.stop.giveUp=1.5")).toThrow('expects a probability in [0, 1], got "1.5"');
+    expect(() => withOverrides(MODEL_PROFILE, "maxModelCalls=-1")).toThrow("expects a number >= 0");
   });
 
   it("reads each contestant's texts the way the report says", async () => {

@@ -50,10 +50,10 @@ describe("--model: a real chat model", () => {
     const model = await realModel("openai:stub", { OPENAI_BASE_URL: stub.baseURL });
     expect(model.label).toBe(`stub via ${stub.baseURL}`);
     const lookup = makeTask(1, "lookup", seededRandom(3));
-    const result = await runAgentEpisode(baseline, contestant("no middleware"), lookup, 1, model, instantClock());
+    const result = await runAgentEpisode(baseline, contestant("no middleware"), lookup, 1, { model, clock: instantClock() });
     expect(result).toMatchObject({ success: true, outcome: "answered", modelCalls: 2, toolExecutions: 1, duplicates: 0 });
     const write = makeTask(2, "write", seededRandom(4));
-    const sent = await runAgentEpisode(baseline, contestant("retry-reflect"), write, 2, model, instantClock());
+    const sent = await runAgentEpisode(baseline, contestant("retry-reflect"), write, 2, { model, clock: instantClock() });
     // get_weather, send_email refused for want of a key (IDEMPOTENCY_KEY_REQUIRED), again with one, the answer.
     expect(sent).toMatchObject({ success: true, outcome: "answered", modelCalls: 4, duplicates: 0 });
   });
@@ -62,11 +62,11 @@ describe("--model: a real chat model", () => {
     const model = await realModel("openai:stub", { OPENAI_BASE_URL: stub.baseURL });
     const task = makeTask(3, "lookup", seededRandom(5));
     // Without middleware the 503 goes to the model, which calls again: three model calls.
-    const plain = await runAgentEpisode(firstCallFails, contestant("no middleware"), task, 3, model, instantClock());
+    const plain = await runAgentEpisode(firstCallFails, contestant("no middleware"), task, 3, { model, clock: instantClock() });
     expect(plain).toMatchObject({ success: true, modelCalls: 3, toolExecutions: 2 });
     // retry-reflect retries in place: the model never sees the failure.
     const before = stub.requests.length;
-    const ours = await runAgentEpisode(firstCallFails, contestant("retry-reflect"), task, 3, model, instantClock());
+    const ours = await runAgentEpisode(firstCallFails, contestant("retry-reflect"), task, 3, { model, clock: instantClock() });
     expect(ours).toMatchObject({ success: true, modelCalls: 2, toolExecutions: 2 });
     expect(
       stub.requests

@@ -5,6 +5,7 @@ import { seededRandom } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import type { Cell } from "./cells.js";
 import type { Contestant } from "./contestants.js";
+import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
 import { countModelCalls, judgeAnswer, mentionsNumber, type RealModelChoice, SYSTEM_PROMPT } from "./real-model.js";
 import { Brain, SimulatedModel } from "./simulated-model.js";
 import { type EpisodeEnd, runEpisode, runRealEpisode, VirtualClock } from "./virtual-time.js";
@@ -29,24 +30,34 @@ export interface EpisodeResult {
 
 type AgentResult = { messages: unknown[] };
 
+/** How an episode runs, beyond its cell, contestant, task and seed. */
+export interface EpisodeOptions {
+  /** A real model instead of the simulated one (then time is `clock`'s). */
+  readonly model?: RealModelChoice;
+  /** The clock of a real-model episode: the system clock; a test passes one that does not wait. */
+  readonly clock?: Clock;
+  /** The simulated model's numbers (default: model-profile.ts). */
+  readonly profile?: ModelProfile;
+}
+
 /**
- * Runs one episode with the simulated model on virtual time, or, given `model`, with a real model
- * on `realClock` (the system clock; a test passes one that does not wait).
+ * Runs one episode with the simulated model on virtual time, or, given `options.model`, with a
+ * real model on `options.clock`.
  */
 export async function runAgentEpisode(
   cell: Cell,
   contestant: Contestant,
   task: Task,
   seed: number,
-  model?: RealModelChoice,
-  realClock: Clock = systemClock,
+  options: EpisodeOptions = {},
 ): Promise<EpisodeResult> {
+  const { model, clock: realClock = systemClock, profile = MODEL_PROFILE } = options;
   const virtual = model === undefined ? new VirtualClock() : undefined;
   const clock = virtual ?? realClock;
   const started = clock.now();
   const world = new World(task, cell, clock, seededRandom(seed ^ 0x5bd1e995), seed);
   const counter = { calls: 0 };
-  const brain = model === undefined ? new Brain(task, cell, clock, seededRandom(seed ^ 0x27d4eb2f)) : undefined;
+  const brain = model === undefined ? new Brain(task, cell, clock, seededRandom(seed ^ 0x27d4eb2f), profile) : undefined;
   const agent = createAgent({
     model: brain !== undefined ? new SimulatedModel(brain) : (model as RealModelChoice).create(),
     tools: world.tools,

@@ -7,6 +7,7 @@
 //   --workers=2         processes (one per core)
 //   --cells=a,b         only these cells; --contestants=a,b only these (by name)
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
+//   --profile=a.b=x,…   change some of the simulated model's numbers (model-profile.ts) for this run
 //   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
 //   --model=openai:<name>  a real model instead of the simulated one (OPENAI_API_KEY, or
 //                       OPENAI_BASE_URL for an OpenAI-compatible server); real time then, so the
@@ -17,6 +18,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { MODEL_PROFILE, withOverrides } from "./model-profile.js";
 import { realModel } from "./real-model.js";
 import { type RunInfo, renderReport, renderSvg } from "./report.js";
 import { CELLS, CONTESTANTS, type GridOptions, runShard, type Summary, summarise, type TaskRecord, units } from "./run-grid.js";
@@ -54,6 +56,7 @@ const options: GridOptions = {
   trials: positive("trials", real ? 1 : 8),
   cells: pick("cells", CELLS),
   contestants: pick("contestants", CONTESTANTS),
+  ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
 
 // --report-from=agents.json: the report again from a run's saved summaries (after editing its texts), without running.
@@ -67,7 +70,12 @@ if (reportFrom !== undefined) {
   };
   const byName = <T extends { name: string }>(all: readonly T[], names: Array<{ name: string }>) =>
     names.map(({ name }) => all.find((item) => item.name === name) ?? fail(`--report-from: ${name} is no longer defined`));
-  const savedOptions = { ...options, cells: byName(CELLS, saved.cells), contestants: byName(CONTESTANTS, saved.contestants) };
+  const savedOptions: GridOptions = {
+    ...options,
+    cells: byName(CELLS, saved.cells),
+    contestants: byName(CONTESTANTS, saved.contestants),
+    ...(saved.run.profile === undefined ? {} : { profile: withOverrides(MODEL_PROFILE, saved.run.profile) }),
+  };
   writeReport(
     savedOptions,
     saved.summaries,
@@ -139,6 +147,7 @@ const run = {
   node: process.version,
   date: new Date().toISOString(),
   ...(model === undefined ? {} : { model: model.label }),
+  ...(args.has("profile") ? { profile: args.get("profile") } : {}),
 };
 writeReport(options, summaries, run, records.length * options.trials);
 

@@ -41,4 +41,36 @@ export const MODEL_PROFILE = {
   },
 } as const;
 
-export type ModelProfile = typeof MODEL_PROFILE;
+type Widen<T> = { readonly [K in keyof T]: T[K] extends number ? number : Widen<T[K]> };
+
+/** The model's numbers (the shape of MODEL_PROFILE, any values). */
+export type ModelProfile = Widen<typeof MODEL_PROFILE>;
+
+/**
+ * MODEL_PROFILE with some numbers changed, from `--profile=reactions.transient.retry=0.95,slipRate=0`:
+ * each path must name a number of the profile; probabilities (under `reactions`, or `…Rate`) stay in [0, 1].
+ */
+export function withOverrides(base: ModelProfile, spec: string): ModelProfile {
+  const copy = JSON.parse(JSON.stringify(base)) as Record<string, unknown>;
+  for (const entry of spec.split(",").filter((part) => part.trim() !== "")) {
+    const [path = "", raw = ""] = entry.split("=").map((part) => part.trim());
+    const keys = path.split(".");
+    const last = keys.pop() ?? "";
+    let holder: Record<string, unknown> = copy;
+    for (const key of keys) {
+      const next = holder[key];
+      if (typeof next !== "object" || next === null) throw new Error(`--profile: ${path} is not a number of the model profile`);
+      holder = next as Record<string, unknown>;
+    }
+    if (typeof holder[last] !== "number") throw new Error(`--profile: ${path} is not a number of the model profile`);
+    const value = Number(raw);
+    const probability = keys[0] === "reactions" || last.endsWith("Rate");
+    if (raw === "" || !Number.isFinite(value) || value < 0 || (probability && value > 1)) {
+      throw new Error(
+        `--profile: ${path} expects ${probability ? "a probability in [0, 1]" : "a number >= 0"}, got ${JSON.stringify(raw)}`,
+      );
+    }
+    holder[last] = value;
+  }
+  return copy as unknown as ModelProfile;
+}

@@ -4,6 +4,7 @@ import { seededRandom } from "@retry-reflect/core/testing";
 import { CELLS, type Cell } from "./cells.js";
 import { CONTESTANTS, type Contestant } from "./contestants.js";
 import { type EpisodeResult, type Outcome, runAgentEpisode } from "./episode.js";
+import type { ModelProfile } from "./model-profile.js";
 import type { RealModelChoice } from "./real-model.js";
 import { makeTask, TASK_KINDS } from "./world.js";
 
@@ -15,6 +16,8 @@ export interface GridOptions {
   readonly trials: number;
   readonly cells: readonly Cell[];
   readonly contestants: readonly Contestant[];
+  /** The simulated model's numbers (default: model-profile.ts; `--profile` overrides some). */
+  readonly profile?: ModelProfile;
 }
 
 /** One task's trials: what a shard sends back. */
@@ -70,7 +73,9 @@ export async function runShard(
     const results: EpisodeResult[] = [];
     // The same seed per (cell, task, trial) for every contestant: the same faults, the same model draws, as far as the calls match.
     for (let trial = 0; trial < options.trials; trial++)
-      results.push(await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellSeed, task, trial, 7), model));
+      results.push(
+        await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellSeed, task, trial, 7), { model, profile: options.profile }),
+      );
     onRecord({ cell: cell.name, contestant: contestant.name, task, results });
   }
 }
