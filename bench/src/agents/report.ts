@@ -217,7 +217,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
       ],
     ),
     "",
-    "A real model differs: these numbers are a written-down guess, not a measurement of one. They are in one file so that a reader can change them and rerun. How far each verdict depends on them has not been measured yet; the mechanism given with each verdict above says which reaction it turns on (the lost write and the hang turn on none of them: a duplicate or a deadline happens whatever the model does).",
+    "A real model differs: these numbers are a written-down guess, not a measurement of one. They are in one file so that a reader can change them and rerun. FINDINGS.md has a first reading of how far the verdicts depend on them (the grid under four other models); the mechanism given with each verdict above says which reaction it turns on (the lost write and the hang turn on none of them: a duplicate or a deadline happens whatever the model does).",
     "",
   );
   lines.push("### Contestants", "");
