@@ -31,6 +31,17 @@ const args = new Map(
   }),
 );
 
+const KNOWN = ["seed", "tasks", "trials", "workers", "cells", "contestants", "out", "profile", "report-from", "model", "worker"];
+const unknownFlags = [...args.keys()].filter((key) => !KNOWN.includes(key));
+if (unknownFlags.length > 0) {
+  console.error(
+    `bench:agents: unknown option ${unknownFlags.map((key) => `--${key}`).join(", ")} (known: ${KNOWN.filter((key) => key !== "worker")
+      .map((key) => `--${key}`)
+      .join(", ")})`,
+  );
+  process.exit(2);
+}
+
 function positive(name: string, fallback: number): number {
   const raw = args.get(name);
   if (raw === undefined) return fallback;
