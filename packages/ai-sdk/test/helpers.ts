@@ -1,6 +1,5 @@
-export { drive } from "@retry-reflect/core/testing";
+export { drive, recordEvents } from "@retry-reflect/core/testing";
 
-import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
 import { MockLanguageModelV3 } from "ai/test";
 
 /** One answer of the mock model (`doGenerate`), in the provider spec's own shape. */
@@ -75,12 +74,6 @@ export function toolOutputsSeen(call: ModelCall | undefined): Array<{ toolName: 
 /** The names of the tools offered to the model in one call. */
 export function toolsOffered(call: ModelCall | undefined): string[] {
   return (call?.tools ?? []).map((tool) => tool.name);
-}
-
-/** An observer that keeps every event, in order. */
-export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; types(): string[] } {
-  const events: RetryReflectEvent[] = [];
-  return { events, onEvent: (event) => void events.push(event), types: () => events.map((event) => event.type) };
 }
 
 /** The text of a tool output the model was shown as an error (`error-text`); throws for any other output. */

@@ -1,4 +1,5 @@
 import { abortReason, type Clock } from "./clock.js";
+import type { RetryReflectEvent, RetryReflectObserver } from "./events/events.js";
 
 /** A manual clock for tests: time moves only when `advance` is called. */
 export interface FakeClock extends Clock {
@@ -131,3 +132,34 @@ export type { FaultKind, FaultPlan, FaultRecord, FaultRule } from "./testing/fau
 export { type FaultyFunction, injectFaults } from "./testing/inject-faults.js";
 export { InjectedFault, type InjectedFaultInit } from "./testing/injected-fault.js";
 export { seededRandom } from "./testing/seeded-random.js";
+
+/** An observer that keeps every event it is given; see `recordEvents`. */
+export interface EventRecorder extends RetryReflectObserver {
+  /** Every event, in order. */
+  readonly events: RetryReflectEvent[];
+  /** One line per event, `LEVEL message key=value …` (strings quoted as JSON): easy to compare with `toEqual`. */
+  lines(): string[];
+  /** The events' types, in order (`retry_attempt`, `circuit_opened`, …). */
+  types(): string[];
+}
+
+/**
+ * An observer for tests that records every event. It has only `onEvent`, so the plugin's fast
+ * path for healthy calls stays on (an observer that follows calls would take it off).
+ */
+export function recordEvents(): EventRecorder {
+  const events: RetryReflectEvent[] = [];
+  const field = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
+  return {
+    events,
+    onEvent: (event) => void events.push(event),
+    lines: () =>
+      events.map(
+        (event) =>
+          `${event.level} ${event.message} ${Object.entries(event.fields)
+            .map(([key, value]) => `${key}=${field(value)}`)
+            .join(" ")}`,
+      ),
+    types: () => events.map((event) => event.type),
+  };
+}

@@ -1,27 +1,11 @@
-export { drive } from "@retry-reflect/core/testing";
+export { drive, recordEvents } from "@retry-reflect/core/testing";
 
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core";
 
 /** The model's turn that calls tools (no text), as a provider would send it. */
 export function callTools(...calls: Array<{ name: string; args: Record<string, unknown>; id: string }>): AIMessage {
   return new AIMessage({ content: "", tool_calls: calls.map((call) => ({ ...call, type: "tool_call" as const })) });
-}
-
-/** An observer that keeps every event, in order. */
-export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; lines(): string[] } {
-  const events: RetryReflectEvent[] = [];
-  return {
-    events,
-    onEvent: (event) => void events.push(event),
-    lines: () =>
-      events.map(
-        (event) =>
-          `${event.level} ${event.message} ${Object.entries(event.fields)
-            .map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`)
-            .join(" ")}`,
-      ),
-  };
 }
 
 /** `type: text` lines of a transcript, the way the seed shows one. */

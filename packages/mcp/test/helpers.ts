@@ -1,9 +1,9 @@
-export { drive } from "@retry-reflect/core/testing";
+export { drive, recordEvents } from "@retry-reflect/core/testing";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core";
 
 /** A real `McpServer` and `Client` over `InMemoryTransport.createLinkedPair()`: offline, in process. */
 export async function connect(register: (server: McpServer) => void): Promise<{ client: Client; server: McpServer }> {
@@ -29,22 +29,6 @@ export function text(value: string) {
 export function firstText(result: unknown): string {
   const block = (result as { content?: Array<{ text?: string }> }).content?.[0];
   return block?.text ?? "";
-}
-
-/** An observer that keeps every event, in the seed's line format (it follows no calls: the direct path stays on). */
-export function recordEvents(): RetryReflectObserver & { readonly events: RetryReflectEvent[]; lines(): string[] } {
-  const events: RetryReflectEvent[] = [];
-  return {
-    events,
-    onEvent: (event) => void events.push(event),
-    lines: () =>
-      events.map(
-        (event) =>
-          `${event.level} ${event.message} ${Object.entries(event.fields)
-            .map(([key, value]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`)
-            .join(" ")}`,
-      ),
-  };
 }
 
 /** An observer that keeps what the plugin knows of each call (its effect, its scope). */
