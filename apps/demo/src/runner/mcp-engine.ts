@@ -1,4 +1,4 @@
-import { AIMessage, type BaseMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { ToolMessage } from "@langchain/core/messages";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -8,7 +8,8 @@ import { ScriptedChatModel } from "../model/scripted-chat-model.js";
 import type { DemoServices } from "../services/start-services.js";
 import { errorText, observeExecution, type ToolHooks } from "../tools/tool-hooks.js";
 import { fetchWeather, WEATHER_TOOL_DESCRIPTION } from "../tools/weather-tool.js";
-import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine } from "./turn-engine.js";
+import { runModelLoop } from "./model-loop.js";
+import type { TurnEngine } from "./turn-engine.js";
 
 /**
  * An in-process MCP server whose `get_weather` calls the demo's weather service. A failure is
@@ -58,30 +59,14 @@ export const mcpEngine: TurnEngine = async (input) => {
     const tools = withRetryReflect(client, input.plugin, { scope: input.threadId });
     const { tools: offered } = await tools.listTools();
     const model = input.model.bindTools(offered);
-    const messages: BaseMessage[] = [...input.messages];
-    for (let step = 0; step < MAX_MODEL_CALLS_PER_TURN; step++) {
-      const reply = await model.invoke([new SystemMessage(input.systemPrompt), ...messages]);
-      const message = new AIMessage({ content: reply.content, tool_calls: reply.tool_calls ?? [] });
-      messages.push(message);
-      input.reporter.modelReplied(message);
-      const calls = message.tool_calls ?? [];
-      if (calls.length === 0) return messages;
-      for (const call of calls) {
-        const toolCallId = call.id ?? `${call.name}_${step}`;
-        input.reporter.toolCallStarted(call.name);
-        const result = await tools.callTool({ name: call.name, arguments: call.args });
-        const isError = (result as { isError?: unknown }).isError === true;
-        const toolMessage = new ToolMessage({
-          name: call.name,
-          tool_call_id: toolCallId,
-          content: resultText(result),
-          ...(isError ? { status: "error" as const } : {}),
-        });
-        messages.push(toolMessage);
-        input.reporter.toolCallEnded(toolMessage);
-      }
-    }
-    return messages;
+    return await runModelLoop(input, model, async (call, toolCallId) => {
+      const result = await tools.callTool({ name: call.name, arguments: call.args });
+      const isError = (result as { isError?: unknown }).isError === true;
+      const content = resultText(result);
+      return {
+        message: new ToolMessage({ name: call.name, tool_call_id: toolCallId, content, ...(isError ? { status: "error" as const } : {}) }),
+      };
+    });
   } finally {
     await client.close();
     await server.close();
