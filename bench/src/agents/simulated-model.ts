@@ -166,25 +166,25 @@ export class Brain {
       case "hint":
         return chance(reactions.hint.fix) ? this.corrected(tool) : same();
       case "arguments":
-        return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : this.wrongForm(tool, "another");
+        return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : this.wrongForm(tool);
       case "no-repeat":
         // Told not to repeat the call, it changes an argument; else it does what the error itself calls for.
         return chance(reactions.noRepeatInstruction.changeArguments)
-          ? this.wrongForm(tool, "another")
+          ? this.wrongForm(tool)
           : this.reactTo(tool, text, innerPerception(text));
       case "transient":
-        return this.retryAfterFailure(tool, text);
+        return this.retryAfterFailure(tool);
       case "permanent":
         return chance(reactions.permanent.giveUp) ? this.giveUp(`${tool} is not permitted`) : same();
       case "opaque":
         // Nothing to go on: it calls again, reconsidering its arguments first some of the time, or gives up.
         if (!chance(reactions.opaque.retry)) return this.giveUp(`${tool} failed`);
-        return chance(reactions.opaque.reconsiderArguments) ? this.corrected(tool) : this.retryAfterFailure(tool, text);
+        return chance(reactions.opaque.reconsiderArguments) ? this.corrected(tool) : this.retryAfterFailure(tool);
     }
   }
 
   /** A failure that is no argument problem: the model calls again (a write: sends again), or gives up. */
-  private retryAfterFailure(tool: string, _text: string): Reply {
+  private retryAfterFailure(tool: string): Reply {
     const { reactions } = this.profile;
     if (tool === "send_email") {
       if (this.random() >= reactions.writeFailed.resend) return this.giveUp("the email could not be sent");
@@ -205,7 +205,7 @@ export class Brain {
     return tool === "get_weather" ? this.call(tool, { city: this.shipsTo ?? this.task.city }) : this.call(tool, this.last.get(tool) ?? {});
   }
 
-  private wrongForm(tool: string, _which: "another"): Reply {
+  private wrongForm(tool: string): Reply {
     if (tool !== "get_weather") return this.call(tool, this.last.get(tool) ?? {});
     return this.call(tool, { city: capitalised(this.shipsTo ?? this.task.city) });
   }

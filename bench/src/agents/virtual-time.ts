@@ -7,6 +7,10 @@
 // Zero-delay timeouts stay real: LangGraph schedules its own steps with them.
 import type { Clock } from "@retry-reflect/core";
 
+// Not the FakeClock of @retry-reflect/core/testing: that one flushes microtasks around every sleep
+// it fires (convenient in a test), which made the whole grid 34 % slower (414 s vs 310 s, the same
+// numbers); this driver does its own yielding and only needs the next due time.
+
 interface Sleeper {
   readonly at: number;
   readonly seq: number;
