@@ -9,6 +9,7 @@ import type {
   Clock,
 } from "@retry-reflect/core";
 import type { ScriptClient } from "./client.js";
+import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { ACQUIRE, ISOLATE, RECORD, RESET } from "./scripts.js";
 
@@ -44,8 +45,12 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   private readonly views = new Map<string, View>();
   /** The version (server microseconds) of the newest state this process applied, per key: an older reply or publish is ignored. */
   private readonly versions = new Map<string, number>();
-  /** Keys whose failures this process recorded (a success must tell Redis at once). */
+  /**
+   * Keys whose failures this process recorded (a success must tell Redis at once), the one whose
+   * failure came longest ago first; at most `maxFailingTools`.
+   */
   private readonly failing = new Set<string>();
+  private readonly maxFailingTools: number;
   /** Keys that succeeded here since this process last recorded a failure of them (the next failure resets the count first). */
   private readonly succeeded = new Set<string>();
   private unsubscribe: (() => Promise<void>) | undefined;
@@ -56,6 +61,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     this.redis = resolved.redis;
     this.prefix = resolved.prefix;
     this.clock = resolved.clock;
+    this.maxFailingTools = resolved.maxFailingTools;
     this.channel = `${this.prefix}circuits`;
     warnOnEviction(this.redis, options.client);
     this.subscribed = this.redis
@@ -73,14 +79,22 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     );
   }
 
-  /** The Redis key of a circuit (the hash tag keeps it in one cluster slot). */
+  /**
+   * The Redis key of a circuit: the prefix and a hash of the key (a tool name, which a model may
+   * pick, never appears in a key name); the hash tag keeps it in one cluster slot.
+   */
   keyOf(key: string): string {
-    return `${this.prefix}cb:{${key}}`;
+    return `${this.prefix}cb:{${hashed(key)}}`;
   }
 
   /** Circuits held in the local view (not closed as far as this process knows). */
   get size(): number {
     return this.views.size;
+  }
+
+  /** Tools this process knows to be in a failing row (failures recorded here since their last success): at most `maxFailingTools`. */
+  get failingTools(): number {
+    return this.failing.size;
   }
 
   isClosed(key: string): boolean {
@@ -161,7 +175,7 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
         // A reply older than a state change this process already applied (a publish that came
         // first, on the other connection) changes no view; the counts and the event still hold.
         const fresh = this.fresh(key, version);
-        if (what === "counted") this.failing.add(key);
+        if (what === "counted") this.fail(key);
         else if (what === "reset" || what === "opened" || what === "closed") this.failing.delete(key);
         if (fresh) {
           if (what === "reset" || what === "closed") this.views.delete(key);
@@ -229,6 +243,13 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     this.versions.set(key, version);
     if (this.versions.size > MAX_VIEWS) this.versions.delete(this.versions.keys().next().value as string);
     return true;
+  }
+
+  /** Remembers that `key` is in a failing row here, as the newest; forgets the oldest beyond `maxFailingTools`. */
+  private fail(key: string): void {
+    this.failing.delete(key);
+    this.failing.add(key);
+    if (this.failing.size > this.maxFailingTools) this.failing.delete(this.failing.values().next().value as string);
   }
 
   private see(key: string, state: View["state"], remainingMs: number): void {

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
 import type { ScriptClient } from "./client.js";
+import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./scripts.js";
 
@@ -26,7 +26,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   /** The Redis key of an idempotency key: the prefix and a hash (the hash tag keeps each key in one cluster slot). */
   keyOf(key: string): string {
-    return `${this.prefix}idem:{${createHash("sha256").update(key, "utf8").digest("hex").slice(0, 40)}}`;
+    return `${this.prefix}idem:{${hashed(key)}}`;
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBeginResult> {

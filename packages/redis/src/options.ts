@@ -17,19 +17,28 @@ export interface RedisStoreOptions {
   readonly commandTimeoutMs?: number;
   /** The local view's clock (open times are learned as durations from the server's clock). @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Most tools the breaker store remembers, in this process, as in a failing row (failures recorded
+   * here, no success or open circuit since): their next success here ends the row fleet-wide at once.
+   * Beyond it the tool whose failure came longest ago is forgotten here: its next success is then
+   * told with its next failure here, as for a tool whose failures another replica counted. Bounds
+   * memory when tool names (which a model may pick) are many. @default 10_000
+   */
+  readonly maxFailingTools?: number;
 }
 
 /** The defaults, in one place. */
-export const REDIS_STORE_DEFAULTS = Object.freeze({ prefix: "retry-reflect:", commandTimeoutMs: 100 });
+export const REDIS_STORE_DEFAULTS = Object.freeze({ prefix: "retry-reflect:", commandTimeoutMs: 100, maxFailingTools: 10_000 });
 
 export interface ResolvedRedisOptions {
   readonly redis: ScriptClient;
   readonly prefix: string;
   readonly commandTimeoutMs: number;
   readonly clock: Clock;
+  readonly maxFailingTools: number;
 }
 
-const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock"]);
+const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools"]);
 
 /** Checks the options; throws `InvalidOptionError` naming the option and the value. */
 export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOptions {
@@ -59,6 +68,10 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
   if (typeof clock !== "object" || clock === null || typeof clock.now !== "function") {
     throw new InvalidOptionError("clock", options.clock, "an object with now()");
   }
+  const maxFailingTools = options.maxFailingTools === undefined ? REDIS_STORE_DEFAULTS.maxFailingTools : options.maxFailingTools;
+  if (!Number.isSafeInteger(maxFailingTools) || maxFailingTools < 1) {
+    throw new InvalidOptionError("maxFailingTools", options.maxFailingTools, "an integer >= 1");
+  }
   let redis: ScriptClient;
   try {
     redis = scriptClient(options.client, commandTimeoutMs);
@@ -69,7 +82,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
       "a connected node-redis v5+ client (await createClient({ url }).connect()) or an ioredis v5+ instance",
     );
   }
-  return { redis, prefix, commandTimeoutMs, clock };
+  return { redis, prefix, commandTimeoutMs, clock, maxFailingTools };
 }
 
 const warned = new WeakSet<object>();

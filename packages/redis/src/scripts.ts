@@ -67,6 +67,8 @@ return 1
 `);
 
 // ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen } ----
+// KEYS[1] is named by a hash of the breaker key (a tool name); ARGV[2] is the breaker key itself,
+// used only in what is published (never stored), so that replicas map a change back to their tool.
 // State changes are published on ARGV[1] (the channel) as JSON { k, s, r, f, v }: key, state,
 // remaining ms (open), failures, version. Replies: { what happened, state, remaining ms, failures,
 // open ms, version }. The version is the server's microseconds when the script ran: scripts run one

@@ -56,11 +56,15 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     const values = new Set(again.flatMap((round) => round.values));
     expect(values.size).toBe(1);
     for (const round of again) expect(round.outcomes).toEqual({ replayed: 10 });
-    // Every key carries the fleet's prefix; the idempotency key appears only hashed.
+    // A failure of the read tool \`search\`: its circuit's key, beside the write's.
+    expect((await (fleetOf4[0] as Replica).ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
+    // Every key carries the fleet's prefix; the idempotency key and the tool names appear only hashed.
     const keys = (await server.command("KEYS", "*")).split("\r\n").filter((line) => line.includes(":"));
-    expect(keys.length).toBeGreaterThan(0);
-    for (const key of keys) expect(key).toMatch(/^mp\d+:/);
+    expect(keys.some((key) => key.includes(":cb:{"))).toBe(true);
+    expect(keys.some((key) => key.includes(":idem:{"))).toBe(true);
+    for (const key of keys) expect(key).toMatch(/^mp\d+:(cb|idem):\{[0-9a-f]{40}\}$/);
     expect(keys.join("\n")).not.toContain("order-1");
+    expect(keys.join("\n")).not.toContain("search");
   });
 
   it("10,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {

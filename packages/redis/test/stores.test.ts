@@ -73,9 +73,9 @@ async function replica(kind: Kind, prefix: string, options: Parameters<typeof Re
 }
 
 /** Moves a circuit's open time into the past on the server (the server's clock cannot be faked). */
-async function age(prefix: string, tool: string, ms: number): Promise<void> {
+async function age(store: RedisCircuitBreakerStore, tool: string, ms: number): Promise<void> {
   const server = redis as RedisServer;
-  await server.command("HINCRBY", `${prefix}cb:{${tool}}`, "opened", String(-ms));
+  await server.command("HINCRBY", store.keyOf(tool), "opened", String(-ms));
 }
 
 const until = async (check: () => boolean, timeoutMs = 5000) => {
@@ -101,7 +101,7 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(await b.search("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
       expect(b.runs()).toBe(before);
 
-      await age(prefix, "search", 10_000);
+      await age(a.stores.circuitBreaker, "search", 10_000);
       const runsBefore = a.runs() + b.runs();
       await a.clock.advance(10_000);
       await b.clock.advance(10_000);
@@ -240,6 +240,11 @@ describe.skipIf(redis === undefined)("the Redis stores' options", () => {
     expect(() => new RedisIdempotencyStore({ client, prefix: "" })).toThrow(/`prefix`/);
     expect(() => new RedisCircuitBreakerStore({ client, commandTimeoutMs: 0 })).toThrow(/`commandTimeoutMs`.*0/);
     expect(() => redisStores({ client, prefx: "x" } as never)).toThrow(/prefx/);
+    for (const bad of [0, 1.5, -1, Number.NaN, "100"]) {
+      expect(() => new RedisCircuitBreakerStore({ client, maxFailingTools: bad as number })).toThrow(InvalidOptionError);
+      expect(() => new RedisCircuitBreakerStore({ client, maxFailingTools: bad as number })).toThrow(/`maxFailingTools`/);
+    }
+    expect(() => redisStores({ client, maxFailingTools: 0 })).toThrow(/`maxFailingTools`.*0/);
   });
 
   it("warns when the server may evict keys (maxmemory-policy other than noeviction)", async () => {
