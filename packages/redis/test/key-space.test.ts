@@ -109,7 +109,7 @@ describe.skipIf(redis === undefined)("what the Redis stores keep, under which na
     await a.plugin.circuits.isolate(`${HOSTILE}-isolated`);
 
     const keys = [...(await keysOf(client, prefix)).keys()];
-    expect(keys).toHaveLength(4); // LONG's circuit, HOSTILE's failing row, its write, the isolated circuit
+    expect(keys).toHaveLength(4); // LONG's open circuit, HOSTILE's failing row, the write of `${HOSTILE} pay`, the isolated circuit
     for (const key of keys) {
       expect(key).toMatch(HASHED(prefix));
       expect(key).not.toContain("etc");

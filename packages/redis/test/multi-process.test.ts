@@ -56,7 +56,7 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     const values = new Set(again.flatMap((round) => round.values));
     expect(values.size).toBe(1);
     for (const round of again) expect(round.outcomes).toEqual({ replayed: 10 });
-    // A failure of the read tool \`search\`: its circuit's key, beside the write's.
+    // A failure of the read tool `search`: its circuit's key, beside the write's.
     expect((await (fleetOf4[0] as Replica).ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
     // Every key carries the fleet's prefix; the idempotency key and the tool names appear only hashed.
     const keys = (await server.command("KEYS", "*")).split("\r\n").filter((line) => line.includes(":"));
