@@ -45,6 +45,7 @@ export {
   type RetryReflectObserver,
   type RetrySucceededEvent,
   type StoreErrorEvent,
+  type StoreErrorReason,
   type StoreOperation,
   type ToolEffect,
   type WaitingBeforeRetryEvent,

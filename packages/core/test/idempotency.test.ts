@@ -26,13 +26,18 @@ function emailSetup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {
 }
 
 describe("idempotency guard for write tools", () => {
-  it("runs 100 concurrent calls with one key once, and all get its result", async () => {
+  it("runs 100 concurrent calls with one key once, and all get its result (one namespace, many runs)", async () => {
     const { plugin, sent, events } = emailSetup();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const calls = Array.from({ length: 100 }, (_, index) =>
       plugin.execute(
-        { toolName: "send_email", args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" }, scope: `run-${index}` },
+        {
+          toolName: "send_email",
+          args: { to: "a@example.com", subject: "hi", idempotency_key: "k-1" },
+          scope: `run-${index}`,
+          namespace: "conversation-1",
+        },
         async (args, context) => {
           await gate;
           sent.push({ to: args.to, key: context.idempotencyKey });
@@ -48,11 +53,11 @@ describe("idempotency guard for write tools", () => {
     expect(events.filter((event) => event.type === "idempotent_replay")).toHaveLength(99);
   });
 
-  it("replays a completed key later without running the tool", async () => {
+  it("replays a completed key later, in another run of the same namespace, without running the tool", async () => {
     const { plugin, sent, send } = emailSetup();
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
-    const first = await plugin.execute({ toolName: "send_email", args, scope: "run-1" }, send);
-    const second = await plugin.execute({ toolName: "send_email", args: { ...args }, scope: "run-2" }, send);
+    const first = await plugin.execute({ toolName: "send_email", args, scope: "run-1", namespace: "conversation-1" }, send);
+    const second = await plugin.execute({ toolName: "send_email", args: { ...args }, scope: "run-2", namespace: "conversation-1" }, send);
     expect(first).toEqual({ status: "success", value: { id: "msg-1" }, attempt: 1, replayed: false });
     expect(second).toEqual({ status: "success", value: { id: "msg-1" }, attempt: 1, replayed: true });
     expect(sent).toHaveLength(1);
@@ -113,11 +118,13 @@ describe("idempotency guard for write tools", () => {
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
     const hanging = processA.execute({ toolName: "send_email", args }, () => new Promise(() => {}));
     await clock.advance(0);
-    const busy = await processB.execute({ toolName: "send_email", args, scope: "b" }, () => ({ id: "never" }));
+    const busy = await processB.execute({ toolName: "send_email", args, scope: "b", namespace: "default" }, () => ({ id: "never" }));
     // Ask again soon (at most 1 s), not after the whole lease: the holder usually ends well before it.
     expect(busy.status === "reflect" && busy.error.toJSON()).toMatchObject({ error_code: "IN_PROGRESS", retry_after_ms: 1000 });
     await clock.advance(10_000);
-    const takeover = await processB.execute({ toolName: "send_email", args, scope: "c" }, () => ({ id: "msg-b" }));
+    const takeover = await processB.execute({ toolName: "send_email", args, scope: "c", namespace: "default" }, () => ({
+      id: "msg-b",
+    }));
     expect(takeover).toMatchObject({ status: "success", value: { id: "msg-b" }, replayed: false });
     void hanging;
   });
@@ -199,19 +206,22 @@ describe("joining a call in flight", () => {
     const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" }, idempotency: { leaseMs: 10_000 } });
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
     let runs = 0;
-    void plugin.execute({ toolName: "send_email", args, scope: "leader" }, () => {
+    void plugin.execute({ toolName: "send_email", args, scope: "leader", namespace: "n" }, () => {
       runs++;
       return new Promise(() => {}); // hangs forever
     });
     await clock.advance(0);
 
     const controller = new AbortController();
-    const aborted = plugin.execute({ toolName: "send_email", args, scope: "impatient", signal: controller.signal }, () => "never");
+    const aborted = plugin.execute(
+      { toolName: "send_email", args, scope: "impatient", namespace: "n", signal: controller.signal },
+      () => "never",
+    );
     await clock.advance(1000);
     controller.abort(new Error("user left"));
     await expect(aborted).rejects.toThrow("user left");
 
-    const joiner = plugin.execute({ toolName: "send_email", args, scope: "joiner" }, () => {
+    const joiner = plugin.execute({ toolName: "send_email", args, scope: "joiner", namespace: "n" }, () => {
       runs++;
       return { id: "msg-after-takeover" };
     });

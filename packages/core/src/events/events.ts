@@ -150,8 +150,11 @@ export type StoreErrorEvent = EventOf<
   "store_error",
   "WARN",
   "store error",
-  { tool_name: string; operation: StoreOperation; error: string }
+  { tool_name: string; operation: StoreOperation; error: string; reason?: StoreErrorReason }
 >;
+
+/** Why a store operation was not done, when it was the guard's choice rather than a store fault: `too_large` (`idempotency.maxResultBytes`). */
+export type StoreErrorReason = "too_large";
 
 export type RetryReflectEvent =
   | RetryEvent

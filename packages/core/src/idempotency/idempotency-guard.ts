@@ -1,7 +1,7 @@
 import { abortReason, type Clock } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
-import type { StoreOperation } from "../events/events.js";
+import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import type { ToolCall } from "../plugin/options.js";
 import type { ExecuteOutcome } from "../plugin/outcome.js";
 import type { IdempotencySettings } from "../plugin/policy.js";
@@ -20,7 +20,7 @@ import {
   storeUnavailableMessage,
 } from "../texts/model-texts.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
-import { hash64 } from "./hash64.js";
+import { hash128 } from "./hash64.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
 import { checkBegin, describeValue, readKey, refusal } from "./store-protocol.js";
 
@@ -67,6 +67,8 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
+/** Arguments with a getter that throws, a Proxy that refuses to be read, ...: not data the guard can fingerprint. */
+const UNREADABLE_ARGUMENTS_MESSAGE = "The arguments could not be read as plain data (a value that cannot be read or copied).";
 /** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
 const IN_PROGRESS_RETRY_MS = 1000;
 const LEASE_LOST =
@@ -93,7 +95,7 @@ export class IdempotencyGuard {
   constructor(
     private readonly store: IdempotencyStore,
     private readonly clock: Clock,
-    private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown) => void,
+    private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown, reason?: StoreErrorReason) => void,
   ) {}
 
   /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
@@ -119,26 +121,24 @@ export class IdempotencyGuard {
 
   private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
     const { key: keyOf, keyField, requireKey, derive } = run.idempotency;
-    const given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
+    let given: string | undefined;
     let fingerprint: string;
     try {
+      given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
       fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
     } catch (error) {
-      if (!(error instanceof ArgumentDepthError)) throw error;
-      // The model's arguments, not the tool: an attempt, never a breaker failure.
-      return {
-        refusal: createToolError({
-          code: ErrorCodes.INVALID_ARGUMENTS,
-          message: argumentsTooDeepMessage(error.maxDepth),
-          recoverable: true,
-          suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
-          kind: "invalid_arguments",
-        }),
-      };
+      // The model's arguments, not the tool: an attempt, never a breaker failure. Arguments that
+      // cannot be read as data (a getter that throws, a Proxy) are refused the same way.
+      return { refusal: unreadableArguments(error) };
     }
-    // A derived key: the same call of the same tool in the same scope is the same operation,
-    // whatever key (or none) the model gave it.
-    const key = given ?? (derive === "never" ? undefined : `derived-${hash64(`${run.scope}\u0000${run.toolName}\u0000${fingerprint}`)}`);
+    const namespace = namespaceOf(run);
+    // A derived key: the same call of the same tool in the same run (scope) and namespace is the
+    // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
+    const key =
+      given ??
+      (derive === "never"
+        ? undefined
+        : `derived-${hash128(`${namespace}${KEY_SEPARATOR}${run.call.scope ?? "default"}${KEY_SEPARATOR}${run.toolName}${KEY_SEPARATOR}${fingerprint}`)}`);
     if (key === undefined) {
       if (!requireKey) return "unguarded";
       return {
@@ -147,7 +147,8 @@ export class IdempotencyGuard {
       };
     }
     run.idempotencyKey = key;
-    run.storeKey = run.toolName + KEY_SEPARATOR + key;
+    // Hashed before any store sees it: a key is a key only within its namespace and tool.
+    run.storeKey = hash128(`${namespace.length}:${namespace}${KEY_SEPARATOR}${run.toolName.length}:${run.toolName}${KEY_SEPARATOR}${key}`);
     run.fingerprint = fingerprint;
     return "guarded";
   }
@@ -251,6 +252,18 @@ export class IdempotencyGuard {
 
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
   async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
+    const { maxResultBytes } = run.idempotency;
+    if (exceedsBytes(value, maxResultBytes)) {
+      // Returned to the caller, never stored: the key is released so that a retry runs again.
+      this.onStoreError(
+        run,
+        "complete",
+        new Error(`the result is larger than idempotency.maxResultBytes (${maxResultBytes} bytes): not stored for replay`),
+        "too_large",
+      );
+      await this.release(run, token);
+      return;
+    }
     try {
       const held = await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
       if (held === false) this.onStoreError(run, "complete", new Error(LEASE_LOST));
@@ -305,4 +318,49 @@ export class IdempotencyGuard {
     });
     return Promise.race([...waits, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
   }
+}
+
+/** Whose writes a call's are: `call.namespace`, else the call's own scope (not the tracking scope: `"global"` shares counters, never results). */
+function namespaceOf(run: GuardedCall): string {
+  return run.call.namespace ?? run.call.scope ?? "default";
+}
+
+/** Arguments too deep, or that cannot be read as data: `INVALID_ARGUMENTS`, the write does not run. */
+function unreadableArguments(error: unknown): ToolError {
+  const tooDeep = error instanceof ArgumentDepthError;
+  return createToolError({
+    code: ErrorCodes.INVALID_ARGUMENTS,
+    message: tooDeep ? argumentsTooDeepMessage(error.maxDepth) : UNREADABLE_ARGUMENTS_MESSAGE,
+    recoverable: true,
+    suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
+    kind: "invalid_arguments",
+  });
+}
+
+/**
+ * Is the JSON text of `value` longer than `maxBytes` in UTF-8? Counted exactly only when the answer
+ * is not plain from its UTF-16 length (each unit is 1 to 3 bytes). A value that has no JSON text
+ * (a cycle, a BigInt, a getter that throws) is left to the store, as before the limit.
+ */
+function exceedsBytes(value: unknown, maxBytes: number): boolean {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return false;
+  }
+  if (json === undefined || json.length * 3 <= maxBytes) return false;
+  if (json.length > maxBytes) return true;
+  let bytes = 0;
+  for (let index = 0; index < json.length; index++) {
+    const code = json.charCodeAt(index);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4; // a surrogate pair: 4 bytes for both units
+      index++;
+    } else bytes += 3;
+    if (bytes > maxBytes) return true;
+  }
+  return false;
 }

@@ -64,9 +64,10 @@ export function createEngine(options: ResolvedOptions): Engine {
       breaker: ownBreakerSetting(policy, options.policy) === undefined ? defaults.breaker : breakerFor(policy),
     });
   }
-  const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error) => {
+  const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error, reason) => {
     const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
-    notifier.emit("store_error", run.toolName, (run as CallRun).info, { tool_name: run.toolName, operation, error: text });
+    const fields = { tool_name: run.toolName, operation, error: text };
+    notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
   });
   return {
     options,

@@ -17,6 +17,13 @@ export interface ToolCall<Args = unknown> {
   readonly callId?: string;
   /** Attempt-tracking scope, usually one agent run. Default `"default"`. Ignored when `trackingScope` is `"global"`. */
   readonly scope?: string;
+  /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
+   * (the conversation, the request or the tenant id), and a key used in another namespace is a
+   * fresh key there. Give calls that must replay across runs or replicas (a queue redelivering a
+   * request) one namespace. @default the call's `scope` (else `"default"`)
+   */
+  readonly namespace?: string;
   /** Aborts backoff waits and is passed to the tool. */
   readonly signal?: AbortSignal;
   /** Overrides `toolEffects` / `defaultEffect` for this call. */
@@ -90,6 +97,12 @@ export interface IdempotencyOptions {
    * derived key reaches the tool as `context.idempotencyKey`. @default "never"
    */
   readonly derive?: IdempotencyDerive;
+  /**
+   * Largest result stored for replay, in bytes of its JSON text (UTF-8). A larger result is
+   * returned to the caller but not stored (a `store_error` with `reason: "too_large"`), and its key
+   * is released, so that a retry runs again rather than waiting. @default 1_048_576 (1 MiB)
+   */
+  readonly maxResultBytes?: number;
 }
 
 /**

@@ -255,7 +255,11 @@ function checkCall(call: unknown, fn: unknown): void {
   if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
     throw new TypeError("execute: expected `signal` to be an AbortSignal");
   }
-  const { description, toolType } = call as ToolCall;
+  const { description, toolType, namespace } = call as ToolCall;
+  if (namespace !== undefined && (typeof namespace !== "string" || namespace.length === 0))
+    throw new TypeError(
+      `execute: expected \`namespace\` to be a non-empty string, received ${JSON.stringify(namespace) ?? String(namespace)}`,
+    );
   if (description !== undefined && typeof description !== "string")
     throw new TypeError(`execute: expected \`description\` to be a string, received ${typeof description}`);
   if (toolType !== undefined && typeof toolType !== "string")

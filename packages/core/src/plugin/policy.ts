@@ -12,6 +12,7 @@ export interface IdempotencySettings {
   readonly leaseMs: number;
   readonly requireKey: boolean;
   readonly derive: IdempotencyDerive;
+  readonly maxResultBytes: number;
 }
 
 /** The settings one tool's calls use: the plugin's options with the tool's policy applied, defaults filled in. */
@@ -88,10 +89,15 @@ export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set<string>([
 
 /** The idempotency names of a tool's policy (the store is the plugin's). */
 export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true, derive: true } satisfies Record<
-    keyof NonNullable<ToolPolicy["idempotency"]>,
-    true
-  >),
+  Object.keys({
+    keyField: true,
+    key: true,
+    ttlMs: true,
+    leaseMs: true,
+    requireKey: true,
+    derive: true,
+    maxResultBytes: true,
+  } satisfies Record<keyof NonNullable<ToolPolicy["idempotency"]>, true>),
 );
 
 /** Each policy option checked and resolved: `input`'s value where given, else `base`'s. Names are prefixed (`tools.pay.maxRetries`). */
@@ -181,6 +187,7 @@ function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: Idem
     leaseMs: input.leaseMs === undefined ? base.leaseMs : finite(0, true)(input.leaseMs, `${prefix}leaseMs`),
     requireKey: input.requireKey === undefined ? base.requireKey : boolean(input.requireKey, `${prefix}requireKey`),
     derive: input.derive === undefined ? base.derive : oneOf(DERIVES)(input.derive, `${prefix}derive`),
+    maxResultBytes: input.maxResultBytes === undefined ? base.maxResultBytes : integer(0)(input.maxResultBytes, `${prefix}maxResultBytes`),
   };
 }
 

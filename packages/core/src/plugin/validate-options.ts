@@ -46,7 +46,14 @@ export const DEFAULT_OPTIONS = {
   maxAttemptCounters: 10_000,
   onExhausted: "return",
   maxErrorLength: 1000,
-  idempotency: { keyField: "idempotency_key", ttlMs: 86_400_000, leaseMs: 30_000, requireKey: true, derive: "never" },
+  idempotency: {
+    keyField: "idempotency_key",
+    ttlMs: 86_400_000,
+    leaseMs: 30_000,
+    requireKey: true,
+    derive: "never",
+    maxResultBytes: 1_048_576,
+  },
 } as const;
 
 // The option names, checked against the options type by the compiler: a new option that is not
@@ -72,10 +79,16 @@ const PLUGIN_ONLY_NAMES = Object.keys({
 } satisfies Record<Exclude<keyof RetryReflectOptions, (typeof POLICY_NAMES)[number]>, true>);
 const OPTION_NAMES: ReadonlySet<string> = new Set<string>([...POLICY_NAMES, ...PLUGIN_ONLY_NAMES]);
 const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ store: true, keyField: true, key: true, ttlMs: true, leaseMs: true, requireKey: true, derive: true } satisfies Record<
-    keyof IdempotencyOptions,
-    true
-  >),
+  Object.keys({
+    store: true,
+    keyField: true,
+    key: true,
+    ttlMs: true,
+    leaseMs: true,
+    requireKey: true,
+    derive: true,
+    maxResultBytes: true,
+  } satisfies Record<keyof IdempotencyOptions, true>),
 );
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
