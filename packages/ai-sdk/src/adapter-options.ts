@@ -22,6 +22,12 @@ export interface WithRetryReflectOptions {
    */
   readonly scope?: string | ((call: ScopeInput) => string);
   /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
+   * (pass the conversation, request or tenant id). A string, or a function of the call (asked only
+   * for a `write`). @default the scope (so, by default, one random namespace per `withRetryReflect` call)
+   */
+  readonly namespace?: string | ((call: ScopeInput) => string);
+  /**
    * `"read"`, `"idempotent"` or `"write"` per tool name; wins over the plugin's `toolEffects`,
    * `tools[name].effect` and `defaultEffect`.
    * @default {}
@@ -30,7 +36,7 @@ export interface WithRetryReflectOptions {
 }
 
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
-const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({ scope: true, toolEffects: true } satisfies Record<
+const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({ scope: true, namespace: true, toolEffects: true } satisfies Record<
   keyof WithRetryReflectOptions,
   true
 >);
@@ -44,7 +50,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(options: unknown): WithRetryReflectOptions {
   if (options === undefined) return {};
-  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, toolEffects? })");
+  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects? })");
   for (const key of Object.keys(options)) {
     if (!ADAPTER_OPTION_NAMES.includes(key)) {
       throw new InvalidOptionError(
@@ -54,9 +60,12 @@ export function checkAdapterOptions(options: unknown): WithRetryReflectOptions {
       );
     }
   }
-  const { scope, toolEffects } = options;
+  const { scope, namespace, toolEffects } = options;
   if (scope !== undefined && typeof scope !== "function" && (typeof scope !== "string" || scope === "")) {
     throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
+  }
+  if (namespace !== undefined && typeof namespace !== "function" && (typeof namespace !== "string" || namespace === "")) {
+    throw new InvalidOptionError("namespace", namespace, "a non-empty string or a function of the call");
   }
   if (toolEffects !== undefined) {
     if (!isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object of tool name to effect");

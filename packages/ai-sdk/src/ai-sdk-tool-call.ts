@@ -20,6 +20,8 @@ export interface ToolBinding {
   /** The adapter's `toolEffects[toolName]`; undefined lets the plugin decide. */
   readonly effect: ToolEffect | undefined;
   readonly scope: string | ((call: ScopeInput) => string);
+  /** The adapter's `namespace`; undefined: the scope. */
+  readonly namespace: string | ((call: ScopeInput) => string) | undefined;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -54,6 +56,7 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
   readonly description: string | undefined;
   readonly toolType: string;
   readonly effect: ToolEffect | undefined;
+  readonly namespace: string | (() => string) | undefined;
 
   constructor(
     private readonly binding: ToolBinding,
@@ -66,6 +69,12 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
     this.description = binding.description;
     this.toolType = binding.toolType;
     this.effect = binding.effect;
+    const namespace = binding.namespace;
+    // A closure only when the namespace is a function of the call (asked for writes only).
+    this.namespace =
+      typeof namespace === "function"
+        ? () => namespace({ toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options })
+        : namespace;
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it. */

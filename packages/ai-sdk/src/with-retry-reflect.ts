@@ -1,8 +1,7 @@
 import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { isPlugin, runToolCall } from "@retry-reflect/core/adapter";
+import { isPlugin, randomScope, runToolCall } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
-import { newScope } from "./default-scope.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
 
 /** The tool a wrapped tool was made from: wrapping a wrapped `ToolSet` again wraps the originals, never stacks. */
@@ -38,8 +37,9 @@ export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
  * });
  * ```
  *
- * Attempts are counted per scope: by default one per `withRetryReflect` call, so wrap the tools
- * per agent run for per-run budgets. Circuits live in the plugin and are shared by every `ToolSet`
+ * Attempts are counted per scope, and write results replayed per namespace (default: the scope):
+ * by default one random scope per `withRetryReflect` call, so pass `scope` (and `namespace`) as
+ * functions of the call, or wrap the tools per agent run, for per-conversation budgets and replays. Circuits live in the plugin and are shared by every `ToolSet`
  * wrapped with it. Invalid arguments throw `InvalidOptionError`, naming the option and the value.
  */
 export function withRetryReflect<TOOLS extends ToolSetLike>(
@@ -50,7 +50,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
   checkTools(tools);
   const options = checkAdapterOptions(adapterOptions);
   const plugin = pluginOf(pluginOrOptions);
-  const scope = options.scope ?? newScope();
+  const scope = options.scope ?? randomScope("ai-sdk");
   const wrapped: Record<string, unknown> = {};
   for (const [toolName, given] of Object.entries(tools)) {
     const tool = originalOf(given);
@@ -65,6 +65,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
             toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
             effect: options.toolEffects?.[toolName],
             scope,
+            namespace: options.namespace,
           })
         : given;
   }

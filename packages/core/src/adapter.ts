@@ -2,6 +2,7 @@
 // glue: run a host's tool call under the plugin (with the healthy fast path), tell returned
 // failures from results, and render schema failures for the model.
 
+export { randomScope } from "./adapter/host-options.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export {

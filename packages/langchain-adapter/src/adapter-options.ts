@@ -8,14 +8,16 @@ const TOOL_CONTEXT_MODES: readonly ToolContextMode[] = ["writes", "all"];
 export function checkAdapterOptions(options: {
   name?: unknown;
   scope?: unknown;
+  namespace?: unknown;
   toolContext?: unknown;
   effect?: unknown;
   hideOpenCircuitTools?: unknown;
 }): void {
-  const { name, scope, toolContext, effect, hideOpenCircuitTools } = options;
+  const { name, scope, namespace, toolContext, effect, hideOpenCircuitTools } = options;
   if (name !== undefined && (typeof name !== "string" || name.length === 0))
     throw new InvalidOptionError("name", name, "a non-empty string");
   if (scope !== undefined && typeof scope !== "function") throw new InvalidOptionError("scope", scope, "a function");
+  if (namespace !== undefined && typeof namespace !== "function") throw new InvalidOptionError("namespace", namespace, "a function");
   if (toolContext !== undefined && !TOOL_CONTEXT_MODES.includes(toolContext as ToolContextMode)) {
     throw new InvalidOptionError("toolContext", toolContext, `one of ${TOOL_CONTEXT_MODES.map((mode) => `"${mode}"`).join(", ")}`);
   }

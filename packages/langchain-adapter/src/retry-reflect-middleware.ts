@@ -7,7 +7,7 @@ import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
 import { isControlFlow, LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { failureOfResult } from "./to-failure.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
@@ -19,6 +19,8 @@ export interface ScopeInput {
   readonly runId: string | undefined;
   /** The tool call being made. */
   readonly toolCall: LangChainToolCall;
+  /** The run's context (`agent.invoke(input, { context })`, typed by `createAgent`'s `contextSchema`): where a tenant id lives. */
+  readonly context: unknown;
 }
 
 /** Options of the adapter itself (the rest configure the plugin). */
@@ -27,9 +29,15 @@ export interface RetryReflectMiddlewareOptions {
   readonly name?: string;
   /**
    * The attempt-tracking scope of a tool call.
-   * @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`: one agent run on one thread (`runId` is the id of the run's latest human message)
+   * @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`: one agent run on one thread (`runId` is the id of the run's latest human message); a random scope per call when there is neither
    */
   readonly scope?: (input: ScopeInput) => string;
+  /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace.
+   * Return the tenant or conversation id when thread ids are not unique across users (asked only
+   * for a `write`). @default `thread/${threadId}` when the run has a thread id, else the scope
+   */
+  readonly namespace?: (input: ScopeInput) => string;
   /** Which tools can read `getToolContext()`: `"writes"` (tools whose effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
   /**
@@ -48,8 +56,8 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
-  const { name, scope, toolContext, hideOpenCircuitTools, ...pluginOptions } = config;
-  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, toolContext, hideOpenCircuitTools } };
+  const { name, scope, namespace, toolContext, hideOpenCircuitTools, ...pluginOptions } = config;
+  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, namespace, toolContext, hideOpenCircuitTools } };
 }
 
 function currentThreadId(configurable: unknown): string | undefined {
@@ -131,7 +139,17 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
           first = { thrown: error };
         }
       }
-      const call = new MiddlewareToolCall(plugin, toolName, effect, tool?.schema, adapter.toolContext, request, handler, scopeOf);
+      const call = new MiddlewareToolCall(
+        plugin,
+        toolName,
+        effect,
+        tool?.schema,
+        adapter.toolContext,
+        request,
+        handler,
+        scopeOf,
+        adapter.namespace,
+      );
       call.description = typeof tool?.description === "string" ? tool.description : undefined;
       call.first = first;
       return (await call.result(true)) as ToolMessage | Command;
@@ -155,17 +173,32 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
     private readonly request: ToolCallRequest,
     private readonly handler: ToolCallHandler,
     private readonly scopeOf: (input: ScopeInput) => string,
+    private readonly namespaceOf: ((input: ScopeInput) => string) | undefined,
   ) {
     super(plugin, toolName, request.toolCall.args, request.toolCall.id, request.runtime.signal, effect, schema, toolContext);
   }
 
+  private scoped: string | undefined = undefined;
+
+  /** Made once per call: a random default scope is the same for the call's scope and namespace. */
   scope(): string {
+    this.scoped ??= this.scopeOf(this.scopeInput());
+    return this.scoped;
+  }
+
+  namespace(): string {
+    const input = this.scopeInput();
+    return this.namespaceOf !== undefined ? this.namespaceOf(input) : defaultNamespace(input.threadId, () => this.scope());
+  }
+
+  private scopeInput(): ScopeInput {
     const { request } = this;
-    return this.scopeOf({
+    return {
       threadId: currentThreadId(request.runtime.configurable),
       runId: runIdOfState(request.state),
       toolCall: request.toolCall,
-    });
+      context: request.runtime.context,
+    };
   }
 
   /** The model's own arguments need no copy of the request; corrected ones (a retry) do. */

@@ -59,6 +59,9 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   /** The attempt-tracking scope, asked only when the plugin needs it. */
   abstract scope(): string;
 
+  /** Whose writes these are (asked only for a `write`): replays happen only within it. */
+  abstract namespace(): string;
+
   /** Runs the tool (or the rest of the middleware chain) once with these arguments. */
   protected abstract invoke(args: unknown): Promise<R> | R;
 

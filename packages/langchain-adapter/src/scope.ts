@@ -1,3 +1,5 @@
+import { randomScope } from "@retry-reflect/core/adapter";
+
 type Bag = Record<string, unknown>;
 
 function isBag(value: unknown): value is Bag {
@@ -44,7 +46,20 @@ export function runIdOfState(state: unknown): string | undefined {
   return undefined;
 }
 
-/** `thread/run`: the attempt-tracking scope of one agent run on one thread. */
+/**
+ * `thread/run`: the attempt-tracking scope of one agent run on one thread. A call with neither a
+ * thread nor a run marker gets a random scope of its own: nothing tells which run it belongs to,
+ * and a fixed string would make every such call of every user one run (one budget, one namespace).
+ */
 export function scopeKey(threadId: string | undefined, runId: string | undefined): string {
+  if (threadId === undefined && runId === undefined) return randomScope("no-thread");
   return `${threadId ?? "no-thread"}/${runId ?? "no-run"}`;
+}
+
+/**
+ * Whose writes a call's are, by default: the thread (a request retried in a new run of the same
+ * thread replays), else the run's own scope.
+ */
+export function defaultNamespace(threadId: string | undefined, scope: () => string): string {
+  return threadId === undefined ? scope() : `thread/${threadId}`;
 }

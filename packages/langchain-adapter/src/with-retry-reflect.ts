@@ -5,7 +5,7 @@ import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@
 import { isPlugin } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
 
 /** What a custom `scope` function of `withRetryReflect` sees. */
@@ -21,8 +21,13 @@ export interface ToolScopeInput {
 export interface WithRetryReflectOptions {
   /** The tool's effect; wins over the plugin's `toolEffects` and the tool's `metadata.effect`. */
   readonly effect?: ToolEffect;
-  /** The attempt-tracking scope of a call. @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}` */
+  /** The attempt-tracking scope of a call. @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`; a random scope per call when there is neither */
   readonly scope?: (input: ToolScopeInput) => string;
+  /**
+   * Whose writes these are: a stored write result is replayed only within it (asked only for a
+   * `write`). @default `thread/${threadId}` when the call has a thread id, else the scope
+   */
+  readonly namespace?: (input: ToolScopeInput) => string;
   /** Whether the tool can read `getToolContext()`: `"writes"` (only when its effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
 }
@@ -54,6 +59,11 @@ export class RetryReflectTool<
   /** @internal The `scope` option. */
   get scopeOption(): WithRetryReflectOptions["scope"] {
     return this.wrapOptions.scope;
+  }
+
+  /** @internal The `namespace` option. */
+  get namespaceOption(): WithRetryReflectOptions["namespace"] {
+    return this.wrapOptions.namespace;
   }
 
   /** @internal The `toolContext` option. */
@@ -163,11 +173,26 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
     );
   }
 
+  private scoped: string | undefined = undefined;
+
+  /** Made once per call: a random default scope is the same for the call's scope and namespace. */
   scope(): string {
+    if (this.scoped === undefined) {
+      const input = this.scopeInput();
+      this.scoped = this.owner.scopeOption?.(input) ?? scopeKey(input.threadId, input.runId);
+    }
+    return this.scoped;
+  }
+
+  namespace(): string {
+    const input = this.scopeInput();
+    const namespaceOf = this.owner.namespaceOption;
+    return namespaceOf !== undefined ? namespaceOf(input) : defaultNamespace(input.threadId, () => this.scope());
+  }
+
+  private scopeInput(): ToolScopeInput {
     const config = this.config;
-    const threadId = threadIdOf(config?.configurable);
-    const runId = runIdOfState(config?.state);
-    return this.owner.scopeOption?.({ threadId, runId, config }) ?? scopeKey(threadId, runId);
+    return { threadId: threadIdOf(config?.configurable), runId: runIdOfState(config?.state), config };
   }
 
   protected invoke(args: unknown): Promise<unknown> {

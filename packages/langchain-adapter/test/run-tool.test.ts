@@ -28,6 +28,10 @@ class TestCall<R> extends LangChainHostCall<R> {
     return "s";
   }
 
+  namespace(): string {
+    return "s";
+  }
+
   protected invoke(args: unknown): Promise<R> {
     return this.tool(args);
   }

@@ -6,7 +6,13 @@ describe("scope", () => {
   it("is thread/run", () => {
     expect(scopeKey("t1", "r1")).toBe("t1/r1");
     expect(scopeKey(undefined, "r1")).toBe("no-thread/r1");
-    expect(scopeKey(undefined, undefined)).toBe("no-thread/no-run");
+    expect(scopeKey("t1", undefined)).toBe("t1/no-run");
+  });
+
+  it("is random, never a fixed string, for a call with neither a thread nor a run marker", () => {
+    const scopes = new Set(Array.from({ length: 100 }, () => scopeKey(undefined, undefined)));
+    expect(scopes.size).toBe(100);
+    for (const scope of scopes) expect(scope).toMatch(/^no-thread\/[0-9a-f-]{36}$/);
   });
 
   it("reads the thread id from configurable", () => {

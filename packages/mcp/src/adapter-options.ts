@@ -16,9 +16,15 @@ export interface RetryReflectMcpOptions {
   /**
    * The attempt-tracking scope of a call: a string, or a function of the call. Wrap a client per
    * agent run (or pass a function) to give each run its own retry budget.
-   * @default one scope per wrapped client (a new one for each `withRetryReflect` call)
+   * @default one random scope per wrapped client (a new one for each `withRetryReflect` call)
    */
   readonly scope?: string | ((call: McpCallInfo) => string);
+  /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
+   * (pass the conversation, request or tenant id: a client wrapped once serves every user). A
+   * string, or a function of the call (asked only for a `write`). @default the scope
+   */
+  readonly namespace?: string | ((call: McpCallInfo) => string);
   /** Effects per tool name; win over the plugin's `toolEffects`, tool policies and the server's annotations. @default {} */
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
   /**
@@ -33,6 +39,7 @@ export interface RetryReflectMcpOptions {
 /** The adapter's options, checked once. */
 export interface CheckedOptions {
   readonly scope: RetryReflectMcpOptions["scope"];
+  readonly namespace: RetryReflectMcpOptions["namespace"];
   /** No prototype: a tool named `toString` is not an effect. */
   readonly toolEffects: Readonly<Record<string, ToolEffect>>;
   readonly trustAnnotations: boolean;
@@ -40,7 +47,10 @@ export interface CheckedOptions {
 
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 const OPTION_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ scope: true, toolEffects: true, trustAnnotations: true } satisfies Record<keyof RetryReflectMcpOptions, true>),
+  Object.keys({ scope: true, namespace: true, toolEffects: true, trustAnnotations: true } satisfies Record<
+    keyof RetryReflectMcpOptions,
+    true
+  >),
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -51,16 +61,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Checks the adapter's options; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(options: unknown): CheckedOptions {
-  if (options === undefined) return { scope: undefined, toolEffects: Object.create(null), trustAnnotations: true };
+  if (options === undefined) return { scope: undefined, namespace: undefined, toolEffects: Object.create(null), trustAnnotations: true };
   if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object");
   for (const key of Object.keys(options)) {
     if (!OPTION_NAMES.has(key)) {
       throw new InvalidOptionError(key, options[key], `a known adapter option (one of ${[...OPTION_NAMES].join(", ")})`);
     }
   }
-  const { scope, toolEffects, trustAnnotations } = options;
+  const { scope, namespace, toolEffects, trustAnnotations } = options;
   if (scope !== undefined && !((typeof scope === "string" && scope.length > 0) || typeof scope === "function")) {
     throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
+  }
+  if (namespace !== undefined && !((typeof namespace === "string" && namespace.length > 0) || typeof namespace === "function")) {
+    throw new InvalidOptionError("namespace", namespace, "a non-empty string or a function of the call");
   }
   if (toolEffects !== undefined && !isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object");
   const effects = Object.create(null) as Record<string, ToolEffect>;
@@ -73,5 +86,10 @@ export function checkAdapterOptions(options: unknown): CheckedOptions {
   if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
     throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
   }
-  return { scope: scope as CheckedOptions["scope"], toolEffects: effects, trustAnnotations: trustAnnotations ?? true };
+  return {
+    scope: scope as CheckedOptions["scope"],
+    namespace: namespace as CheckedOptions["namespace"],
+    toolEffects: effects,
+    trustAnnotations: trustAnnotations ?? true,
+  };
 }

@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin, type ToolContext, type ToolEffect } from "@retry-reflect/core";
-import { type HostOutcome, type HostToolCall, isPlugin, runToolCall } from "@retry-reflect/core/adapter";
+import { type HostOutcome, type HostToolCall, isPlugin, randomScope, runToolCall } from "@retry-reflect/core/adapter";
 import { abortReasonOf } from "./abort.js";
 import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
 import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
@@ -31,8 +31,6 @@ export interface RetryReflectClient<C extends McpClientLike = Client> {
   readonly plugin: RetryReflectPlugin;
 }
 
-let wrapped = 0;
-
 /**
  * Wraps an MCP `Client` so that its tool calls recover from failure the way a careful engineer
  * would: a transient failure (a timeout, HTTP 503 in the error text) is retried in place after a
@@ -49,7 +47,8 @@ let wrapped = 0;
  *   `RequestTimeout` (-32001) is a transient `TIMEOUT`, unless the caller's `options.signal` aborted.
  * - Effects: `adapterOptions.toolEffects`, else the plugin's `toolEffects` / tool policies, else the
  *   server's tool annotations (fetched with `listTools` on first need), else `defaultEffect`.
- * - Scope: one per wrapped client unless `adapterOptions.scope` says otherwise.
+ * - Scope: one random scope per wrapped client unless `adapterOptions.scope` says otherwise; write
+ *   results are replayed within `adapterOptions.namespace` (default: the scope).
  */
 export function withRetryReflect<C extends McpClientLike>(
   client: C,
@@ -62,7 +61,7 @@ export function withRetryReflect<C extends McpClientLike>(
   const plugin = isPlugin(pluginOrOptions) ? pluginOrOptions : RetryReflectPlugin.create(pluginOrOptions);
   const options = checkAdapterOptions(adapterOptions);
   const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
-  const defaultScope = `mcp-client-${++wrapped}`;
+  const defaultScope = randomScope("mcp");
 
   const run = (
     params: CallToolParams,
@@ -72,7 +71,15 @@ export function withRetryReflect<C extends McpClientLike>(
   ) =>
     runToolCall(
       plugin,
-      new McpToolCall(client, params, resultSchema, requestOptions, effect, scopeOf(options.scope, defaultScope, params)),
+      new McpToolCall(
+        client,
+        params,
+        resultSchema,
+        requestOptions,
+        effect,
+        scopeOf(options.scope, defaultScope, params),
+        options.namespace === undefined ? undefined : scopeOf(options.namespace, defaultScope, params),
+      ),
       present,
     );
 
@@ -101,6 +108,7 @@ export function withRetryReflect<C extends McpClientLike>(
   return { callTool: callTool as Client["callTool"], listTools, client, plugin };
 }
 
+/** A scope (or namespace) option as the seam reads it: a string, or a function asked only when needed. */
 function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: CallToolParams): string | (() => string) {
   if (scope === undefined) return defaultScope;
   if (typeof scope === "string") return scope;
@@ -132,6 +140,7 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     private readonly requestOptions: CallToolOptions,
     readonly effect: ToolEffect | undefined,
     readonly scope: string | (() => string),
+    readonly namespace: string | (() => string) | undefined,
   ) {
     this.toolName = params.name;
     this.args = params.arguments;

@@ -59,7 +59,7 @@ describe("invalid inputs fail at withRetryReflect, naming the option and the val
     [
       "scpoe",
       () => withRetryReflect(client, {}, { scpoe: "run-1" } as never),
-      'Invalid option `scpoe`: expected a known adapter option (one of scope, toolEffects, trustAnnotations), received "run-1"',
+      'Invalid option `scpoe`: expected a known adapter option (one of scope, namespace, toolEffects, trustAnnotations), received "run-1"',
     ],
     [
       "adapterOptions",

@@ -24,6 +24,11 @@ export interface HostToolCall<R> {
   readonly effect?: ToolEffect;
   /** The attempt-tracking scope (one agent run); a function is called only when the plugin needs a scope. */
   readonly scope?: string | (() => string);
+  /**
+   * Whose writes these are (`ToolCall.namespace`): a stored write result is replayed only within it.
+   * A function is called only for a `write`. @default the scope
+   */
+  readonly namespace?: string | (() => string);
   /** The host's control flow (an interrupt): rethrown untouched, never a failure. */
   readonly isControlFlow?: (error: unknown) => boolean;
   /**
@@ -146,12 +151,19 @@ export async function runToolCall<R, P>(
   let outcome: HostOutcome<R>;
   try {
     const scope = typeof call.scope === "function" ? call.scope() : call.scope;
+    const namespace =
+      effect !== "write" || call.namespace === undefined
+        ? undefined
+        : typeof call.namespace === "function"
+          ? call.namespace()
+          : call.namespace;
     outcome = await plugin.execute(
       {
         toolName,
         args: call.args,
         callId: call.callId,
         scope,
+        namespace,
         signal,
         effect,
         passThrough: call.isControlFlow,
