@@ -35,7 +35,13 @@ export const agentEngine: TurnEngine = async (input) => {
     systemPrompt: input.systemPrompt,
     // toolContext "all": every tool can read its attempt's context (`getToolContext()`), so that
     // generate_report gets the attempt's own signal, which `attemptTimeoutMs` aborts.
-    middleware: [transcriptMiddleware(input.reporter), retryReflectMiddleware(input.plugin, { toolContext: "all" })],
+    middleware: [
+      transcriptMiddleware(input.reporter),
+      retryReflectMiddleware(input.plugin, {
+        toolContext: "all",
+        ...(input.namespace === undefined ? {} : { namespace: () => input.namespace as string }),
+      }),
+    ],
   });
   const result = await agent.invoke(
     { messages: [...input.messages] },

@@ -35,7 +35,7 @@ export const coreEngine: TurnEngine = async (input) => {
       return { message: new ToolMessage({ name: call.name, tool_call_id: toolCallId, content, status: "error" }) };
     }
     const outcome = await input.plugin.execute(
-      { toolName: call.name, args: call.args, callId: toolCallId, scope: input.threadId },
+      { toolName: call.name, args: call.args, callId: toolCallId, scope: input.threadId, namespace: input.namespace },
       // The attempt's signal (aborted by `attemptTimeoutMs`) becomes the tool's `config.signal`.
       (args, context) => tool.invoke(args, { signal: context.signal }),
     );

@@ -35,6 +35,11 @@ import { realWorkGate } from "./virtual-clock.js";
 
 /** Bounds every store call (`commandTimeoutMs`): a Redis that stops answering fails a call, it never hangs it. */
 const STORE_TIMEOUT_MS = 500;
+/**
+ * The queue's id of the welcome request: the namespace of its write, so that a redelivery replays on
+ * whichever replica gets it (each delivery is a new agent run on a thread of its own).
+ */
+const WELCOME_REQUEST_ID = "request/welcome-customer-4711";
 /** How long replica B's view may take to learn of the circuit A opened (Redis publishes it; measured 1-6 ms on loopback). */
 const LEARN_TIMEOUT_MS = 2_000;
 /** How long the replicas' subscriptions to circuit changes may take. */
@@ -261,7 +266,8 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
     };
   };
 
-  const turn = async (replica: Replica, user: string, run: number, label: string) => {
+  /** `namespace`: the queue's request id, for a request that may be delivered twice (its write replays on either replica). */
+  const turn = async (replica: Replica, user: string, run: number, label: string, namespace?: string) => {
     const threadId = `scenario-${replicasScenario.id}-run-${run}`;
     transcript.note(`— replica ${replica.name} · agent run ${threadId} · ${label} —`);
     transcript.user(user);
@@ -271,6 +277,7 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
       plugin: replica.plugin,
       messages: [new HumanMessage(user)],
       threadId,
+      namespace,
       systemPrompt: SYSTEM_PROMPT,
       reporter: reporterFor(replica),
     };
@@ -324,10 +331,10 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
     // (a) One write, two replicas.
     transcript.line();
     transcript.note("(a) The welcome email.");
-    await turn(a, REPLICAS_REQUESTS.welcome, 1, "takes the request from the queue");
+    await turn(a, REPLICAS_REQUESTS.welcome, 1, "takes the request from the queue", WELCOME_REQUEST_ID);
     transcript.note("Replica A is stopped (a deploy) before it acknowledges the request: its answer never reaches the user.");
     transcript.note("The queue delivers the same request again, to replica B. The model sends the same email, with the same key.");
-    await turn(b, REPLICAS_REQUESTS.welcome, 2, "the same request, delivered again");
+    await turn(b, REPLICAS_REQUESTS.welcome, 2, "the same request, delivered again", WELCOME_REQUEST_ID);
     transcript.note(
       `The email service delivered ${plural(email.stats.sent, "email")}, in ${plural(email.stats.requests, "request")}: ` +
         `replica A's send_email ran ${times(a.stats.executionsByTool.send_email ?? 0)}, replica B's ${times(b.stats.executionsByTool.send_email ?? 0)}.`,

@@ -23,6 +23,11 @@ export interface TurnInput {
   readonly messages: readonly BaseMessage[];
   /** One agent run: the plugin's attempt-tracking scope. */
   readonly threadId: string;
+  /**
+   * Whose writes these are (the middleware's `namespace`): the id of the request a queue may
+   * deliver again, so that its write replays on whichever replica gets it. @default the thread
+   */
+  readonly namespace?: string;
   readonly systemPrompt: string;
   readonly reporter: TurnReporter;
   /**
