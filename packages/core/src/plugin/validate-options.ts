@@ -6,7 +6,7 @@ import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
 import { defaultRedactor } from "../reflection/clean-error-text.js";
 import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../reflection/templater.js";
-import type { IdempotencyOptions, RetryReflectOptions } from "./options.js";
+import type { IdempotencyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
 import {
   type IdempotencySettings,
   ownBreakerSetting,
@@ -78,18 +78,11 @@ const PLUGIN_ONLY_NAMES = Object.keys({
   random: true,
 } satisfies Record<Exclude<keyof RetryReflectOptions, (typeof POLICY_NAMES)[number]>, true>);
 const OPTION_NAMES: ReadonlySet<string> = new Set<string>([...POLICY_NAMES, ...PLUGIN_ONLY_NAMES]);
-const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({
-    store: true,
-    keyField: true,
-    key: true,
-    ttlMs: true,
-    leaseMs: true,
-    requireKey: true,
-    derive: true,
-    maxResultBytes: true,
-  } satisfies Record<keyof IdempotencyOptions, true>),
-);
+/** The plugin's idempotency names: a tool's, and the store (checked against the type by the compiler). */
+const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set<string>([
+  ...TOOL_IDEMPOTENCY_NAMES,
+  ...Object.keys({ store: true } satisfies Record<Exclude<keyof IdempotencyOptions, keyof NonNullable<ToolPolicy["idempotency"]>>, true>),
+]);
 const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
 /** The policy every option starts from: the documented defaults. */
