@@ -109,8 +109,9 @@ describe("defaultRedactor", () => {
     expect(defaultRedactor("request headers:\nCookie: session=abc; theme=dark\nAccept: */*")).toBe(
       "request headers:\nCookie: [REDACTED]\nAccept: */*",
     );
+    // The carriage return is a control character: removed, so CRLF becomes a newline.
     expect(defaultRedactor("Set-Cookie: sid=31d4d96e407aad42; Secure\r\nContent-Type: text/html")).toBe(
-      "Set-Cookie: [REDACTED]\r\nContent-Type: text/html",
+      "Set-Cookie: [REDACTED]\nContent-Type: text/html",
     );
   });
 
