@@ -30,6 +30,7 @@ export {
   METRIC_RETRY_REFLECT_RETRIES,
 } from "./semconv.js";
 export type {
+  ErrorTextMode,
   OpenTelemetryLogger,
   OpenTelemetryLoggerProvider,
   OpenTelemetryLogRecord,

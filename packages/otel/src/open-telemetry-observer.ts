@@ -1,10 +1,10 @@
 import { type Attributes, context, type MeterProvider, metrics, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
-import type { CallEnd, CallInfo, RetryReflectObserver } from "@retry-reflect/core";
+import { type CallEnd, type CallInfo, InvalidOptionError, type RetryReflectObserver } from "@retry-reflect/core";
 import { isReturnedFailure } from "@retry-reflect/core/adapter";
 import { version } from "../package.json";
 import { serializeContent } from "./content.js";
 import { circuitStateOfEvent, eventAttributes } from "./event-attributes.js";
-import { finalErrorType, statusMessage, toException } from "./final-error.js";
+import { errorTypeOf, finalErrorType, statusMessage, toException } from "./final-error.js";
 import { createInstruments, type Instruments } from "./instruments.js";
 import type { CallState } from "./internal-types.js";
 import { recordCallMetrics, recordEventMetrics } from "./record-metrics.js";
@@ -28,10 +28,9 @@ import {
   ATTR_RETRY_REFLECT_REPLAYED,
   ATTR_RETRY_REFLECT_SCOPE,
   ATTR_RETRY_REFLECT_TOOL_EFFECT,
-  ERROR_TYPE_VALUE_OTHER,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from "./semconv.js";
-import type { OpenTelemetryObserverOptions, SpanMode } from "./types.js";
+import type { ErrorTextMode, OpenTelemetryObserverOptions, SpanMode } from "./types.js";
 
 /** The instrumentation scope name of every span, metric and log record of this package. */
 export const INSTRUMENTATION_SCOPE_NAME = "@retry-reflect/otel";
@@ -42,6 +41,7 @@ export const INSTRUMENTATION_SCOPE_VERSION: string = version;
 export const OPEN_TELEMETRY_OBSERVER_DEFAULTS = {
   captureContent: false,
   contentExcludeFields: ["idempotency_key"] as readonly string[],
+  errorText: "redacted" as ErrorTextMode,
   maxContentLength: 4096,
   spanMode: "span" as SpanMode,
   spanPerAttempt: false,
@@ -56,18 +56,17 @@ const SEVERITY_NUMBER = { WARN: 13, INFO: 9 } as const;
  */
 export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}): RetryReflectObserver {
   const spanMode = options.spanMode ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.spanMode;
-  if (spanMode !== "span" && spanMode !== "active") {
-    throw new TypeError(`Expected \`spanMode\` to be "span" or "active", got ${JSON.stringify(spanMode)}`);
-  }
+  if (spanMode !== "span" && spanMode !== "active") throw new InvalidOptionError("spanMode", spanMode, '"span" or "active"');
   const maxContentLength = options.maxContentLength ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.maxContentLength;
   if (!Number.isInteger(maxContentLength) || maxContentLength < 16) {
-    throw new TypeError(`Expected \`maxContentLength\` to be an integer >= 16, got ${String(maxContentLength)}`);
+    throw new InvalidOptionError("maxContentLength", maxContentLength, "an integer >= 16");
   }
   const captureContent = options.captureContent ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.captureContent;
   const spanPerAttempt = options.spanPerAttempt ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.spanPerAttempt;
-  if (typeof spanPerAttempt !== "boolean") {
-    throw new TypeError(`Expected \`spanPerAttempt\` to be a boolean, got ${JSON.stringify(spanPerAttempt)}`);
-  }
+  if (typeof spanPerAttempt !== "boolean") throw new InvalidOptionError("spanPerAttempt", spanPerAttempt, "a boolean");
+  const errorText = options.errorText ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.errorText;
+  if (errorText !== "redacted" && errorText !== "code-only")
+    throw new InvalidOptionError("errorText", errorText, '"redacted" or "code-only"');
   const excludeFields = options.contentExcludeFields ?? OPEN_TELEMETRY_OBSERVER_DEFAULTS.contentExcludeFields;
   const content = (value: unknown) => serializeContent(value, excludeFields, maxContentLength);
 
@@ -137,7 +136,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     },
 
     onEvent(event) {
-      const attributes = eventAttributes(event);
+      const attributes = eventAttributes(event, errorText);
       const state = event.call ? calls.get(event.call) : undefined;
       const span = state?.span ?? trace.getActiveSpan();
       if (span) {
@@ -166,8 +165,10 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
         if (captureContent && end.status === "success") span.setAttribute(ATTR_GEN_AI_TOOL_CALL_RESULT, content(end.value));
         if (errorType !== undefined) {
           span.setAttribute(ATTR_ERROR_TYPE, errorType);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: statusMessage(end) });
-          if (end.status === "error") span.recordException(toException(end.thrown));
+          span.setStatus(
+            errorText === "code-only" ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: statusMessage(end) },
+          );
+          if (end.status === "error") span.recordException(toException(end.thrown, errorText));
         }
         if (options.endHook) {
           const hook = options.endHook;
@@ -215,14 +216,6 @@ function runAttemptSpan<T>(tracer: Tracer, call: CallInfo, state: CallState, run
     span.end();
   }
   return result;
-}
-
-const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
-
-/** A bounded `error.type`: the error's class name when it looks like one, else `_OTHER`. */
-function errorTypeOf(error: unknown): string {
-  const name = error instanceof Error ? error.name : undefined;
-  return name !== undefined && ERROR_NAME.test(name) ? name : ERROR_TYPE_VALUE_OTHER;
 }
 
 function endAttributes(end: CallEnd): Attributes {

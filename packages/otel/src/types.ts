@@ -9,6 +9,14 @@ import type { CallEnd, CallInfo } from "@retry-reflect/core";
  */
 export type SpanMode = "span" | "active";
 
+/**
+ * What error text reaches telemetry. `"redacted"`: the cleaned text (a tool error's, cleaned by the
+ * core; a thrown message, cleaned here with the core's `defaultRedactor`) in span statuses, span
+ * events, exception events and log records. `"code-only"`: none at all, only codes
+ * (`retry_reflect.error_code`, `error.type`, `exception.type`).
+ */
+export type ErrorTextMode = "redacted" | "code-only";
+
 /** A log record as this package emits it; structurally a subset of `@opentelemetry/api-logs`' `LogRecord`. */
 export interface OpenTelemetryLogRecord {
   /** `retry_reflect.<event type>`, e.g. `retry_reflect.retry`. */
@@ -49,13 +57,21 @@ export interface OpenTelemetryObserverOptions {
   /**
    * Record the tool's arguments (`gen_ai.tool.call.arguments`) and result
    * (`gen_ai.tool.call.result`) as JSON on the span. The fields named in `contentExcludeFields`
-   * are removed from the arguments first. @default false
+   * are removed from the arguments first, and the JSON goes through the core's `defaultRedactor`
+   * (secret-named fields such as `api_key`, `token`, `password`; known token shapes; control
+   * characters). @default false
    */
   readonly captureContent?: boolean;
   /** Argument fields never recorded, even with `captureContent`. @default ["idempotency_key"] */
   readonly contentExcludeFields?: readonly string[];
   /** Longest recorded argument or result JSON; longer text is cut and ends with `…[truncated]`. @default 4096 */
   readonly maxContentLength?: number;
+  /**
+   * `"redacted"`: error text on spans, events and log records is cleaned (secrets and control
+   * characters removed). `"code-only"`: no error text at all (no `retry_reflect.error`, no status
+   * message, no exception message or stack), only codes. @default "redacted"
+   */
+  readonly errorText?: ErrorTextMode;
   /** Open a span per call, or enrich the already active one. @default "span" */
   readonly spanMode?: SpanMode;
   /**

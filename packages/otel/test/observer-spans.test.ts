@@ -1,5 +1,5 @@
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { ToolError } from "@retry-reflect/core";
+import { InvalidOptionError, ToolError } from "@retry-reflect/core";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTelemetryObserver } from "../src/index.js";
 import { makeCall, makeEnd, makeEvent } from "./helpers/fake-calls.js";
@@ -345,11 +345,13 @@ describe("spanMode", () => {
     expect(telemetry.span("execute_tool get_weather").attributes["gen_ai.operation.name"]).toBe("execute_tool");
   });
 
-  it("rejects an unknown mode, naming the option and the value", () => {
+  it("rejects an unknown mode, naming the option and the value (the core's InvalidOptionError)", () => {
     expect(() => openTelemetryObserver({ spanMode: "child" as "span" })).toThrow(
-      'Expected `spanMode` to be "span" or "active", got "child"',
+      'Invalid option `spanMode`: expected "span" or "active", received "child"',
     );
+    expect(() => openTelemetryObserver({ spanMode: "child" as "span" })).toThrow(InvalidOptionError);
     expect(() => openTelemetryObserver({ maxContentLength: 3 })).toThrow("`maxContentLength`");
+    expect(() => openTelemetryObserver({ maxContentLength: 3 })).toThrow(InvalidOptionError);
   });
 });
 
