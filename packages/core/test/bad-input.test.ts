@@ -210,7 +210,7 @@ describe("declared errors with hostile fields", () => {
     expect(outcome.status).toBe("reflect");
     if (outcome.status !== "reflect") return;
     const json = JSON.parse(outcome.message.slice(outcome.prompt.length + 2)) as Record<string, unknown>;
-    expect(json.details).toEqual({ amount: "10", self: "[Circular]" });
+    expect(json.details).toEqual({ amount: "10", self: "[unserializable]" });
     expect(outcome.message).not.toContain("supersecret");
     expect(String(json.suggested_action).length).toBeLessThanOrEqual(1000);
   });

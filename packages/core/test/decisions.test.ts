@@ -235,7 +235,7 @@ describe("reflection and the shared attempt budget", () => {
       throw new Error("Invalid {tool_name}");
     });
     expect(outcome.status === "reflect" && outcome.prompt).toBe(
-      `{t} INVALID_ARGUMENTS 1/3 "Invalid {tool_name}" {"a":"{error}","b":2} :: Correct the arguments named in the error and call the tool again.`,
+      `{t} INVALID_ARGUMENTS 1/3 "Invalid {tool_name}" {"a":"{error}","b":2} :: "Correct the arguments named in the error and call the tool again."`,
     );
   });
 

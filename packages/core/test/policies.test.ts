@@ -1072,7 +1072,7 @@ describe("the stop templates: exhaustedPrompt, notRecoverablePrompt, circuitOpen
     expect(outcome.reason).toBe("exhausted");
     const { text, json } = parts(outcome.message);
     expect(text).toBe(
-      `quotes gave up at 2/1: RATE_LIMITED "HTTP 429", try in 2 s. Do not call 'quotes' again for this task; tell the user that it failed and why. {"symbol":"ACME"}`,
+      `quotes gave up at 2/1: RATE_LIMITED "HTTP 429", try in 2 s. "Do not call 'quotes' again for this task; tell the user that it failed and why." {"symbol":"ACME"}`,
     );
     // The structured error still follows the text.
     expect(json).toMatchObject({

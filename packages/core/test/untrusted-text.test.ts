@@ -87,7 +87,8 @@ describe("untrusted text is cleaned in every sink", () => {
     if (huge.status !== "reflect") return;
     expect(huge.message.length).toBeLessThan(10_000);
     expect(JSON.stringify(huge.error.details).length).toBeLessThan(5000);
-    expect(huge.error.details).toEqual({ truncated: expect.stringContaining("[truncated]") });
+    // A long string is cut where it stands: the structure is kept.
+    expect(huge.error.details).toEqual({ body: expect.stringMatching(/^y+… \[truncated\]$/) });
 
     const secret = await plugin.execute({ toolName: "search", args: {}, scope: "b" }, () => ({
       error_code: "UPSTREAM_ERROR",

@@ -1,3 +1,5 @@
+import { UNSERIALIZABLE } from "../texts/model-texts.js";
+
 // How the model is shown a value it sent: bare when it cannot be misread, else with its type.
 
 const MAX_RENDERED_VALUE = 120;
@@ -9,18 +11,33 @@ export function cap(text: string): string {
   return text.length > MAX_RENDERED_VALUE ? `${text.slice(0, MAX_RENDERED_VALUE)}…` : text;
 }
 
+/**
+ * A value as JSON; a primitive JSON cannot write (a BigInt, `undefined`) as `String` gives it; an
+ * object JSON cannot write (a cycle, a BigInt inside, a throwing getter or trap, nesting past the
+ * stack) as `"[unserializable]"`, never `[object Object]`. Never throws.
+ */
 export function toJson(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
   } catch {
+    if (typeof value === "object" && value !== null) return UNSERIALIZABLE;
+  }
+  try {
     return String(value);
+  } catch {
+    return UNSERIALIZABLE;
   }
 }
 
 /** The JSON type of a value, as the model knows them: `string`, `number`, `boolean`, `null`, `array`, `object`. */
 export function typeOf(value: unknown): string {
   if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
+  try {
+    if (Array.isArray(value)) return "array";
+  } catch {
+    // A revoked proxy: an object.
+  }
   return typeof value;
 }
 

@@ -1,5 +1,5 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, isToolErrorShape, ToolError, toolErrorInitOf } from "../errors/tool-error.js";
+import { createToolError, isToolErrorShape, readToolErrorShape, ToolError, unreadableErrorInit } from "../errors/tool-error.js";
 import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";
 import { retryAfterMsOf } from "./retry-after.js";
@@ -113,13 +113,20 @@ export function isReturnedFailure(value: unknown): boolean {
  * - validation errors: `INVALID_ARGUMENTS`;
  * - credential messages ("invalid api key", "unauthorized", "forbidden", "token expired", ...): `UNAUTHORIZED`;
  * - HTTP 400/422, and messages that name bad input: `INVALID_ARGUMENTS`;
- * - anything else: `TOOL_FAILED`, recoverable.
+ * - anything else: `TOOL_FAILED`, recoverable;
+ * - a failure that cannot be read at all (reading its `message` throws: a getter, a proxy trap, a
+ *   revoked proxy), or an error shape whose members throw or whose `message` is not a string
+ *   (`error_code` and `recoverable` say it is the shape): `TOOL_FAILED`, not
+ *   recoverable, in the library's words (`details: { fault: "tool_code" }`).
  * The status is the error's own (`status`, `statusCode`, `response.status`), else one its
  * message states (`HTTP 503`, `status code 429`, `503 Service Unavailable`).
  */
 export function classifyError(error: unknown): ToolError {
   if (ToolError.isInstance(error)) return error;
-  if (isToolErrorShape(error)) return createToolError(toolErrorInitOf(error, error));
+  // The plain shape, each member read once (a member that changes type between reads is caught here).
+  const shape = readToolErrorShape(error, error);
+  if (shape !== undefined) return createToolError(shape === "unreadable" ? unreadableErrorInit(error) : shape);
+  if (!readable(error)) return createToolError(unreadableErrorInit(error));
   const message = errorMessageOf(error);
   const name = field(error, "name");
   const status = httpStatus(error);
@@ -190,6 +197,17 @@ export function classifyError(error: unknown): ToolError {
   if (said === 400 || said === 422) return invalid(message, error);
   if (hint !== null && (hint[4] !== undefined || BAD_INPUT.test(text))) return invalid(message, error);
   return toolFailed(message, error);
+}
+
+/** False for an object whose `message` cannot even be read (a throwing getter, a proxy trap, a revoked proxy). */
+function readable(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return true;
+  try {
+    void (error as Bag).message;
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function toolFailed(message: string, cause: unknown): ToolError {

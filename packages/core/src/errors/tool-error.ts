@@ -1,3 +1,4 @@
+import { TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE, UNSERIALIZABLE } from "../texts/model-texts.js";
 import { hasBrand } from "./brand.js";
 import type { ErrorKind } from "./error-codes.js";
 
@@ -102,25 +103,69 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
 /**
  * The `ToolErrorInit` of the plain error shape. The shape often comes from untyped JSON (a tool's
  * or an MCP server's result): optional members of the wrong type are dropped, so that `toJSON()`
- * always has the documented types.
+ * always has the documented types. A shape that cannot be read (a getter or proxy trap that throws,
+ * a member that changes type between reads) gives the unreadable failure ({@link unreadableErrorInit}).
  */
 export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolErrorInit {
-  const {
-    suggested_action: action,
-    retry_after_ms: retryAfter,
-    details,
-  } = json as {
-    suggested_action?: unknown;
-    retry_after_ms?: unknown;
-    details?: unknown;
-  };
+  const init = readToolErrorShape(json, cause);
+  return typeof init === "object" ? init : unreadableErrorInit(cause);
+}
+
+/**
+ * The plain error shape read once, member by member: its `ToolErrorInit`; undefined when the value
+ * is not the shape (no string `error_code`, or no boolean `recoverable`); `"unreadable"` when a read
+ * throws (a getter, a proxy trap) or `message` is not a string (it may have been when
+ * `isToolErrorShape` looked). A `details` getter that throws leaves `{ truncated: "[unserializable]" }`.
+ */
+export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorInit | "unreadable" | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const bag = value as Record<string, unknown>;
+  let code: unknown;
+  let message: unknown;
+  let recoverable: unknown;
+  let action: unknown;
+  let retryAfter: unknown;
+  try {
+    code = bag.error_code;
+    if (typeof code !== "string") return undefined;
+    recoverable = bag.recoverable;
+    if (typeof recoverable !== "boolean") return undefined;
+    message = bag.message;
+    action = bag.suggested_action;
+    retryAfter = bag.retry_after_ms;
+  } catch {
+    return "unreadable";
+  }
+  if (typeof message !== "string") return "unreadable";
+  let details: unknown;
+  try {
+    details = bag.details;
+  } catch {
+    details = { truncated: UNSERIALIZABLE };
+  }
   return {
-    code: json.error_code,
-    message: json.message,
-    recoverable: json.recoverable,
+    code,
+    message,
+    recoverable,
     suggestedAction: typeof action === "string" ? action : undefined,
     retryAfterMs: typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
     details: typeof details === "object" && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined,
+    cause,
+  };
+}
+
+/**
+ * A failure that cannot be read (a getter or proxy trap that throws, a member that changes type):
+ * a fault of the tool, `TOOL_FAILED`, not recoverable, in the library's own words.
+ */
+export function unreadableErrorInit(cause: unknown): ToolErrorInit {
+  return {
+    code: "TOOL_FAILED",
+    message: UNREADABLE_ERROR_MESSAGE,
+    recoverable: false,
+    suggestedAction: TOOL_CODE_FAULT_ACTION,
+    details: { fault: "tool_code" },
+    kind: "other",
     cause,
   };
 }

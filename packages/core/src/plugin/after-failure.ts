@@ -34,7 +34,8 @@ export function afterFailure(
     breaker.onNeutral(run.breakerKey, permit);
     throw failure;
   }
-  const classified = classify(run, failure);
+  // Cleaned at once: every field of the tool's error read once, into a plain error nothing reads the tool's object through again.
+  const classified = sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey);
   if (classified.kind === "invalid_arguments" && !policy.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
   else {
     const recorded = breaker.onFailure(run.breakerKey, permit, run.info);
@@ -44,15 +45,15 @@ export function afterFailure(
   return decideFailure(engine, run, classified, failure);
 }
 
-/** The failure recorded: its attempt number, its cleaned error, the decision and its effects. */
-function decideFailure(engine: Engine, run: CallRun, classified: ToolError, failure: unknown): ReflectOutcome | FailedOutcome | number {
+/** The failure recorded: its attempt number, the decision and its effects (`cleaned`: the classified error, sanitized). */
+function decideFailure(engine: Engine, run: CallRun, cleaned: ToolError, failure: unknown): ReflectOutcome | FailedOutcome | number {
   const { breaker, policy } = run;
   const { tracker } = engine;
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
   const tracked = tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
   run.attempt = tracked.failures;
-  let error = sanitizeError(engine.cleaner, classified, run.idempotencyKey);
+  let error = cleaned;
   // `shouldRetry` (or the host's own mark) may override whether this failure may be retried at all.
   const verdict = retryVerdict(run, error, failure);
   if (verdict !== undefined && verdict !== error.recoverable) {
@@ -72,7 +73,7 @@ function decideFailure(engine: Engine, run: CallRun, classified: ToolError, fail
       effect: run.effect,
       guarded: run.storeKey !== undefined,
       // A write cut off by its timeout may still be running: reflected, never retried in place.
-      stillRunning: run.storeKey !== undefined && lateOf(failure) !== undefined,
+      stillRunning: run.storeKey !== undefined && stillRunning(failure),
       backoffMs: backoffDelay(run.attempt, policy, engine.options.random, tracked.lastDelayMs),
       retryAfterMs: error.retryAfterMs,
     },
@@ -140,6 +141,15 @@ function retryAction(error: ToolError): string {
   if (error.kind === "transient") return DEFAULT_SUGGESTED_ACTIONS.TRANSIENT;
   if (error.kind === "invalid_arguments") return DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS;
   return DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED;
+}
+
+/** Whether the failure is a write's timeout whose attempt may still be running (read with care: the failure may be a hostile object). */
+function stillRunning(failure: unknown): boolean {
+  try {
+    return lateOf(failure) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function passesThrough(run: CallRun, failure: unknown): boolean {

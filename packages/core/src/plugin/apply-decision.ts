@@ -53,7 +53,7 @@ export function applyDecision(
       if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
       const shown =
         decision.kind === "reflect" && decision.unknownOutcome ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION }) : error;
-      return reflectOutcome(engine, run, shown);
+      return reflectOutcome(engine, run, shown, origin === "refusal");
     }
   }
 }

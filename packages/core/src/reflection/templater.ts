@@ -8,10 +8,16 @@ export const REFLECTION_PLACEHOLDERS = ["tool_name", "error", "error_code", "att
 export type ReflectionPlaceholder = (typeof REFLECTION_PLACEHOLDERS)[number];
 export type ReflectionValues = Readonly<Record<ReflectionPlaceholder, string>> & Readonly<Record<string, string>>;
 
-/** A parsed template: literal text and placeholders, alternating. Rendering is one pass. */
+/**
+ * A parsed template: literal text and placeholders, alternating. Rendering is one pass, each value
+ * written as it is given: the engine passes `{error}` and `{suggested_action}` as JSON strings
+ * (quoted: they may be a tool's or a server's text), the others bare.
+ */
 export interface ReflectionTemplate {
   readonly source: string;
   render(values: ReflectionValues): string;
+  /** How many times the template holds `{name}`. */
+  count(name: string): number;
 }
 
 /**
@@ -65,8 +71,11 @@ export function compileReflectionTemplate(
     }
   }
   literals.push(literal);
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
   return {
     source,
+    count: (name) => counts.get(name) ?? 0,
     render(values) {
       let out = literals[0] ?? "";
       for (let index = 0; index < names.length; index++) {

@@ -32,26 +32,65 @@ export interface StructuredErrorJSON extends ToolErrorJSON {
 
 /** The structured error as the model sees it, with the attempt counters. */
 export function structuredErrorJson(error: ToolError, attempt: number, maxRetries: number): string {
-  const json: StructuredErrorJSON = {
-    error_code: error.code,
-    message: error.message,
-    recoverable: error.recoverable,
-    suggested_action: error.suggestedAction,
+  return structuredJsonOf(
+    error,
+    JSON.stringify(error.message),
+    JSON.stringify(error.suggestedAction),
+    detailsJson(error.details),
     attempt,
-    max_retries: maxRetries,
-  };
-  if (error.retryAfterMs !== undefined) json.retry_after_ms = error.retryAfterMs;
-  if (error.details !== undefined) json.details = error.details;
+    maxRetries,
+  );
+}
+
+/**
+ * The structured error JSON from its parts, the texts already quoted (the outcome builder has them):
+ * `{"error_code","message","recoverable","suggested_action","attempt","max_retries","retry_after_ms"?,"details"?}`,
+ * byte for byte what `JSON.stringify` writes of {@link StructuredErrorJSON}.
+ */
+export function structuredJsonOf(
+  error: ToolError,
+  quotedMessage: string,
+  quotedAction: string,
+  details: string | undefined,
+  attempt: number,
+  maxRetries: number,
+): string {
+  let json = `{"error_code":${JSON.stringify(error.code)},"message":${quotedMessage},"recoverable":${error.recoverable === true},"suggested_action":${quotedAction},"attempt":${attempt},"max_retries":${maxRetries}`;
+  if (error.retryAfterMs !== undefined) json += `,"retry_after_ms":${JSON.stringify(error.retryAfterMs)}`;
+  if (details !== undefined) json += `,"details":${details}`;
+  return `${json}}`;
+}
+
+/** `details` as JSON (a clean error's are a plain copy; anything else still gives a valid document). */
+export function detailsJson(details: Record<string, unknown> | undefined): string | undefined {
+  if (details === undefined) return undefined;
   try {
-    return JSON.stringify(json);
+    return JSON.stringify(details) ?? "{}";
   } catch {
-    return safeJson(json); // BigInt or circular details: still a valid document
+    return safeJson(details); // BigInt or circular details: still a valid document
   }
 }
 
-/** The stop instruction for a non-recoverable error. */
-export function notRecoverableText(toolName: string, quotedError: string, suggestedAction: string): string {
-  const action = suggestedAction || `Do not call '${toolName}' again for this task; tell the user what failed.`;
+/** What a value in `details` that cannot be serialized (too deep, a getter or proxy trap that throws) is shown as. */
+export const UNSERIALIZABLE = "[unserializable]";
+
+/** The message of a failure that could not be read: a getter or proxy trap threw, or a field was not of its type. */
+export const UNREADABLE_ERROR_MESSAGE =
+  "The tool failed with an error that could not be read (reading it threw, or a field was not of its type).";
+
+/**
+ * The library's own instruction after a not-recoverable error, from its table by the (validated)
+ * code: never the error's own `suggested_action`, which is the tool's or a server's text and
+ * reaches the model only inside the structured JSON. A code without an entry gets the default stop.
+ */
+export function notRecoverableAction(toolName: string, code: string, fault: unknown): string {
+  if (code === "UNAUTHORIZED") return DEFAULT_SUGGESTED_ACTIONS.UNAUTHORIZED;
+  if (code === "TOOL_FAILED" && fault === "tool_code") return TOOL_CODE_FAULT_ACTION;
+  return `Do not call '${toolName}' again for this task; tell the user what failed.`;
+}
+
+/** The stop instruction for a non-recoverable error; `action` is the library's own ({@link notRecoverableAction}). */
+export function notRecoverableText(toolName: string, quotedError: string, action: string): string {
   return `The tool '${toolName}' failed with: ${quotedError}. This error is not recoverable, do not retry it. ${action}`;
 }
 
@@ -186,3 +225,33 @@ export function writeTimeoutMessage(toolName: string, timeoutMs: number): string
 
 export const WRITE_TIMEOUT_ACTION =
   "Wait a moment, then call the tool again with the same arguments and key: if the operation completed, its result is returned; it never runs twice.";
+
+/** The library's texts that do not depend on the call. */
+const OWN_TEXTS: ReadonlySet<string> = new Set<string>([
+  ...Object.values(DEFAULT_SUGGESTED_ACTIONS),
+  TOOL_CODE_FAULT_ACTION,
+  UNREADABLE_ERROR_MESSAGE,
+  INVALID_ARGUMENTS_ACTION,
+  UNKNOWN_OUTCOME_ACTION,
+  KEY_REUSED_ACTION,
+  IN_PROGRESS_ACTION,
+  STORE_BUSY_ACTION,
+  STORE_UNAVAILABLE_ACTION,
+  ARGUMENTS_TOO_DEEP_ACTION,
+  REPEATED_CALL_ACTION,
+  OVERLOADED_ACTION,
+  WRITE_TIMEOUT_ACTION,
+]);
+
+/**
+ * Whether a message or suggested action is one of the library's own texts (a default action, the
+ * stop and circuit texts of this tool): part of the fixed template, never counted against
+ * `maxErrorLength` nor cut. Compared whole, so a tool's text that only starts like one is not.
+ */
+export function isOwnText(text: string, toolName: string): boolean {
+  if (OWN_TEXTS.has(text)) return true;
+  if (text.startsWith("Do not call '"))
+    return text === exhaustedAction(toolName) || text === circuitOpenAction(toolName) || text === isolatedAction(toolName);
+  if (text.startsWith("The circuit breaker of '")) return text === circuitOpenMessage(toolName) || text === isolatedMessage(toolName);
+  return false;
+}
