@@ -222,7 +222,28 @@ export interface RetryReflectOptions extends PolicyOptions {
   readonly maxAttemptCounters?: number;
   /** Exhausted retries return a `failed` outcome, or throw `RetriesExhaustedError` (a `fallback` value wins: it is returned as `success`). @default "return" */
   readonly onExhausted?: "return" | "throw";
-  /** Longest error text shown to the model; longer text is cut and marked. @default 1000 */
+  /**
+   * How much of a failure's own text the model may be shown, after JSON escaping: every `reflect` and
+   * `failed` message is at most its fixed template plus `maxErrorLength` characters.
+   *
+   * The fixed template is what the library writes itself: the reflection or stop text (the built-in
+   * one, or your template's literal text with `{tool_name}`, `{attempt}`, `{max_retries}` and
+   * `{retry_after_s}` filled in, and the quotes around `{error}` and `{suggested_action}`), the blank
+   * line, and the structured JSON's keys, punctuation and quotes with the values the library sets
+   * (`recoverable`, `attempt`, `max_retries`, `retry_after_ms`, a standard `error_code`, and a message
+   * or suggested action that is one of the library's own texts: a default suggested action, the texts of a
+   * call the library turned away, of an open circuit).
+   *
+   * Everything else counts, as JSON writes it (a `"` or `\` takes two characters) and each time it
+   * appears: the message (in `{error}` and in the JSON), the suggested action (in the JSON and in
+   * `{suggested_action}`), `details` as JSON, `{args}`, and an `error_code` of your own or a server's
+   * (in the JSON and in `{error_code}`). When they do not fit, the longest are cut, marked
+   * `… [truncated]` (short ones are kept whole; `details` keep their structure with their longest
+   * strings cut, else become `{ truncated: "…" }`), and `outcome.error` holds what the model was
+   * shown; an unknown `error_code` that would take more than half the bound becomes `TOOL_FAILED`.
+   * Each text is also cleaned and capped at this length on its own (events, spans, logs).
+   * @default 1000
+   */
   readonly maxErrorLength?: number;
   /** Removes secrets from error text before the model or a log sees it (a pure function of its text). @default defaultRedactor */
   readonly redact?: (text: string) => string;
