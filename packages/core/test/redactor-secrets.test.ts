@@ -351,8 +351,8 @@ describe("control characters are gone from every sink", () => {
       [thrown(text), "failed"],
       [suggested(text), "reflect"],
     ];
-    // In `details`, JSON.stringify escapes C0 controls (`\u0000`): the cleaner sees no raw one there (see the todo below).
-    if (code >= 0x7f) routes.push([returned(text), "reflect"]);
+    // In `details` too: its strings (and member names) are copied without them.
+    routes.push([returned(text), "reflect"]);
     for (const [fail, status] of routes) {
       const sinks = await sinksOf(fail, status);
       const bySink: Record<string, readonly string[]> = {
@@ -369,7 +369,14 @@ describe("control characters are gone from every sink", () => {
     }
   });
 
-  it.todo("C0 controls inside a returned error's `details` object (JSON-escaped in the text the cleaner sees; needs plugin/sanitize.ts)");
+  it("C0 controls inside a returned error's `details` (values and member names) never reach a sink, not even JSON-escaped", async () => {
+    const sinks = await sinksOf(
+      () => ({ error_code: "UPSTREAM_ERROR", message: "upstream failed", recoverable: true, details: { "na\u0000me": "a\u0000b\u001bc" } }),
+      "reflect",
+    );
+    expect(sinks.model).toContain('"details":{"name":"abc"}');
+    expect(JSON.stringify(sinks.error)).not.toMatch(/\\u00(0|1)[0-9a-f]/);
+  });
 
   it("keeps tab and newline", () => {
     expect(cleanErrorText("a\tb\nc", { maxLength: 100, redact: defaultRedactor })).toBe("a\tb\nc");

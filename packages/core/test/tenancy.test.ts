@@ -253,3 +253,28 @@ describe("hostile arguments never make execute reject", () => {
     }
   });
 });
+
+describe("a hostile value thrown by a write tool", () => {
+  it("a Proxy whose traps throw, thrown by a keyed write: the call ends failed, execute never rejects", async () => {
+    const plugin = RetryReflectPlugin.create({ toolEffects: { pay: "write" }, maxRetries: 0 });
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("trap: get");
+        },
+        getPrototypeOf() {
+          throw new Error("trap: getPrototypeOf");
+        },
+        has() {
+          throw new Error("trap: has");
+        },
+      },
+    );
+    const outcome = await plugin.execute({ toolName: "pay", args: { amount: 1, idempotency_key: "k" } }, () => {
+      throw hostile;
+    });
+    expect(outcome.status).toBe("failed");
+    expect(outcome.status === "failed" && outcome.error.code).toBe("TOOL_FAILED");
+  });
+});

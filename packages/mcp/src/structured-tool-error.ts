@@ -4,6 +4,8 @@ import { classifyError, cleanErrorText, defaultRedactor, isToolErrorShape } from
 
 /** Longest message `structuredToolError` puts in a result (the core's default `maxErrorLength`). */
 const MAX_MESSAGE_LENGTH = 1000;
+/** What stands for `details` that cannot be written as JSON (as the core writes it). */
+const UNSERIALIZABLE = "[unserializable]";
 
 export interface StructuredToolErrorOptions {
   /**
@@ -31,16 +33,24 @@ export interface StructuredToolErrorOptions {
  * its code, `recoverable`, `suggested_action`, `retry_after_ms` and `details`; any other error is
  * classified as the core does (`HTTP 503` → `TRANSIENT`, a bad-input message → `INVALID_ARGUMENTS`,
  * else `TOOL_FAILED`). The message is cleaned (no stack lines, secrets redacted, at most 1000
- * characters). The result has `isError: true`, the structured error as JSON in its one text block
+ * characters); `details` that JSON cannot write become `{ truncated: "[unserializable]" }`. The result has `isError: true`, the structured error as JSON in its one text block
  * (the MCP spec's advice for structured content), and the same object as `structuredContent`.
  */
 export function structuredToolError(error: unknown, options: StructuredToolErrorOptions = {}): CallToolResult {
   const toolError = ToolError.isInstance(error) ? error : isToolErrorShape(error) ? ToolError.fromJSON(error) : classifyError(error);
-  const json: ToolErrorJSON = {
+  let json: ToolErrorJSON = {
     ...toolError.toJSON(),
     message: cleanErrorText(toolError.message, { maxLength: MAX_MESSAGE_LENGTH, redact: defaultRedactor }),
   };
-  const result: CallToolResult = { content: [{ type: "text", text: JSON.stringify(json) }], isError: true };
+  let text: string;
+  try {
+    text = JSON.stringify(json);
+  } catch {
+    // `details` that JSON cannot write (a cycle, a BigInt, nested past the stack, a getter that throws): left out, said so.
+    json = { ...json, details: { truncated: UNSERIALIZABLE } };
+    text = JSON.stringify(json);
+  }
+  const result: CallToolResult = { content: [{ type: "text", text }], isError: true };
   if (options.structuredContent !== false) result.structuredContent = json as unknown as Record<string, unknown>;
   return result;
 }

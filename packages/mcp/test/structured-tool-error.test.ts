@@ -85,3 +85,26 @@ describe("structuredToolError, for MCP servers", () => {
     expect(result.structuredContent).toMatchObject({ error_code: "RECORD_NOT_FOUND", recoverable: false });
   });
 });
+
+describe("structuredToolError with details JSON cannot write", () => {
+  it("a cycle, a BigInt or nesting past the stack never throws: the details are replaced, said so", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    let deep: Record<string, unknown> = {};
+    const root = deep;
+    for (let level = 0; level < 20_000; level++) {
+      const next: Record<string, unknown> = {};
+      deep.next = next;
+      deep = next;
+    }
+    for (const details of [cyclic, { n: 1n }, root]) {
+      const result = structuredToolError(new ToolError({ code: "UPSTREAM", message: "failed", recoverable: true, details }));
+      expect(result.isError).toBe(true);
+      expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({
+        error_code: "UPSTREAM",
+        details: { truncated: "[unserializable]" },
+      });
+      expect(() => JSON.stringify(result)).not.toThrow();
+    }
+  });
+});

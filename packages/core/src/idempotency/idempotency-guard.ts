@@ -18,6 +18,7 @@ import {
   STORE_UNAVAILABLE_ACTION,
   storeBusyMessage,
   storeUnavailableMessage,
+  UNREADABLE_ARGUMENTS_MESSAGE,
 } from "../texts/model-texts.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
 import { hash128 } from "./hash64.js";
@@ -67,8 +68,6 @@ interface InFlight {
 }
 
 const KEY_SEPARATOR = "\u0000";
-/** Arguments with a getter that throws, a Proxy that refuses to be read, ...: not data the guard can fingerprint. */
-const UNREADABLE_ARGUMENTS_MESSAGE = "The arguments could not be read as plain data (a value that cannot be read or copied).";
 /** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
 const IN_PROGRESS_RETRY_MS = 1000;
 const LEASE_LOST =

@@ -6,7 +6,8 @@ import type { CallRun, Engine, ToolFunction } from "./call-run.js";
 import type { ToolContext } from "./options.js";
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
-const LATE = Symbol.for("retry-reflect.lateAttempt");
+/** A timeout error of this engine → the tool's own promise, still running after the time limit. */
+const LATE_ATTEMPTS = new WeakMap<object, Promise<unknown>>();
 const noop = (): void => {};
 
 /**
@@ -25,7 +26,8 @@ export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unk
 
 /** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
 export function lateOf(failure: unknown): Promise<unknown> | undefined {
-  return typeof failure === "object" && failure !== null ? (failure as { [LATE]?: Promise<unknown> })[LATE] : undefined;
+  // A WeakMap, not a property read: what a tool threw may be a Proxy whose traps throw.
+  return typeof failure === "object" && failure !== null ? LATE_ATTEMPTS.get(failure) : undefined;
 }
 
 /**
@@ -91,7 +93,7 @@ function timeoutError(run: CallRun, timeoutMs: number, late: Promise<unknown>): 
     kind: "transient",
     details: { timeout_ms: timeoutMs },
   });
-  Object.defineProperty(error, LATE, { value: late });
+  LATE_ATTEMPTS.set(error, late);
   return error;
 }
 

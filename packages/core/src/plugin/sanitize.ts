@@ -1,6 +1,6 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError, unreadableErrorInit } from "../errors/tool-error.js";
-import { cleanErrorText, TRUNCATION_MARK } from "../reflection/clean-error-text.js";
+import { cleanErrorText, removeControlCharacters, TRUNCATION_MARK } from "../reflection/clean-error-text.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
@@ -198,7 +198,8 @@ function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: b
   switch (typeof value) {
     case "string": {
       // A long string is kept a little past `maxErrorLength` (it is cut to it after redaction).
-      let text = value.length > copying.stringLimit ? value.slice(0, copying.stringLimit) : value;
+      // Control characters go before anything is measured: JSON would only escape them (`\u0000`), and the text sinks never see them raw.
+      let text = removeControlCharacters(value.length > copying.stringLimit ? value.slice(0, copying.stringLimit) : value);
       if (text.length > copying.left) {
         // Past the window: not a part of it (a part could be the start of a secret the redactor cannot tell).
         copying.cut = true;
@@ -264,9 +265,11 @@ function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: b
       const copied = copyValue(readMember(value, name), depth + 1, copying, false);
       if (copied === undefined) continue;
       copying.left -= name.length + 4;
+      const member = removeControlCharacters(name);
       // `__proto__` as a plain member (an assignment would set the copy's prototype).
-      if (name === "__proto__") Object.defineProperty(out, name, { value: copied, enumerable: true, writable: true, configurable: true });
-      else out[name] = copied;
+      if (member === "__proto__")
+        Object.defineProperty(out, member, { value: copied, enumerable: true, writable: true, configurable: true });
+      else out[member] = copied;
     }
     return out;
   } catch {

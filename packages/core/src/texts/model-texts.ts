@@ -179,6 +179,9 @@ export function storeUnavailableMessage(toolName: string): string {
 export const STORE_UNAVAILABLE_ACTION =
   "The operation was not performed. Call the tool again later with the same arguments and key, or tell the user it could not be done now.";
 
+/** Arguments with a getter that throws, a Proxy that refuses to be read, ...: not data the guard can fingerprint. */
+export const UNREADABLE_ARGUMENTS_MESSAGE = "The arguments could not be read as plain data (a value that cannot be read or copied).";
+
 export function argumentsTooDeepMessage(maxDepth: number): string {
   return `The arguments are nested deeper than ${maxDepth} levels.`;
 }
