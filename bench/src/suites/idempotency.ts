@@ -179,7 +179,8 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
     const began = process.hrtime.bigint();
     const outcomes = await Promise.all(
       Array.from({ length: SAME_KEY_CALLS }, (_, index) =>
-        plugin.execute({ toolName: "send_email", args, callId: `call_${index}`, scope: `run-${index}` }, tool),
+        // Many runs of one conversation (one namespace): a write is shared within a namespace only.
+        plugin.execute({ toolName: "send_email", args, callId: `call_${index}`, scope: `run-${index}`, namespace: "conversation-1" }, tool),
       ),
     );
     const ms = Number(process.hrtime.bigint() - began) / 1e6;

@@ -170,13 +170,19 @@ async function roundTrips(
       operation: "guarded write, new key (begin + complete)",
       expected: 2,
       call: (plugin, i) =>
-        plugin.execute({ toolName: "send_payment", args: { idempotency_key: `rt-${i}`, amount: 5 }, scope: `rt-w-${i}` }, ok),
+        plugin.execute(
+          { toolName: "send_payment", args: { idempotency_key: `rt-${i}`, amount: 5 }, scope: `rt-w-${i}`, namespace: `rt-${i}` },
+          ok,
+        ),
     },
     {
       operation: "replayed write (completed key: begin answers with the result)",
       expected: 1,
       call: (plugin, i) =>
-        plugin.execute({ toolName: "send_payment", args: { idempotency_key: `rt-${i}`, amount: 5 }, scope: `rt-r-${i}` }, ok),
+        plugin.execute(
+          { toolName: "send_payment", args: { idempotency_key: `rt-${i}`, amount: 5 }, scope: `rt-r-${i}`, namespace: `rt-${i}` },
+          ok,
+        ),
     },
     {
       operation: `call rejected by an open circuit (opened by ${THRESHOLD} failures)`,
@@ -287,7 +293,7 @@ async function latencies(
         operation: "guarded write through the plugin (begin + tool + complete)",
         run: async (i) => {
           const outcome = await plugin.execute(
-            { toolName: "send_payment", args: { idempotency_key: `lat-w-${i}`, amount: 5 }, scope: `lat-${i}` },
+            { toolName: "send_payment", args: { idempotency_key: `lat-w-${i}`, amount: 5 }, scope: `lat-${i}`, namespace: `lat-${i}` },
             ok,
           );
           return outcome.status === "success" && !outcome.replayed;
@@ -300,7 +306,7 @@ async function latencies(
         operation: "replayed write through the plugin (begin answers)",
         run: async (i) => {
           const outcome = await plugin.execute(
-            { toolName: "send_payment", args: { idempotency_key: `lat-w-${i}`, amount: 5 }, scope: `lat-r-${i}` },
+            { toolName: "send_payment", args: { idempotency_key: `lat-w-${i}`, amount: 5 }, scope: `lat-r-${i}`, namespace: `lat-${i}` },
             ok,
           );
           return outcome.status === "success" && outcome.replayed;

@@ -1,4 +1,4 @@
-import { hash64 } from "./hash64.js";
+import { Hash64 } from "./hash64.js";
 
 /** How deeply arguments may nest (objects, arrays, Maps, Sets, toJSON replacements) before they are refused. */
 export const MAX_ARGUMENT_DEPTH = 1000;
@@ -31,11 +31,25 @@ type TypedArray =
   | BigInt64Array
   | BigUint64Array;
 
+/** Where a walk writes its text: joined into a string (display), or fed to a hash (the fingerprint). */
+interface Sink {
+  add(text: string): void;
+}
+
+class TextSink implements Sink {
+  text = "";
+
+  add(text: string): void {
+    this.text += text;
+  }
+}
+
 /**
  * One walk over a value. `tagged: false` writes JSON for display; `tagged: true` writes the text that
  * is hashed: JSON data exactly as for display, every other kind of value as a `!`-tagged token
  * (`!bigint(1)`, `!Date(0)`, `!Map[...]`, `!NaN`, ...). A `!` never starts a JSON value, and every
- * token ends unambiguously, so two different values never give the same tagged text.
+ * token ends unambiguously, so two different values never give the same tagged text. The text goes
+ * to `sink` piece by piece: the fingerprint hashes it without building it.
  */
 interface Walk {
   readonly tagged: boolean;
@@ -43,25 +57,40 @@ interface Walk {
   readonly ancestors: object[];
   /** A top-level member left out (the idempotency key), or undefined. */
   readonly omit: string | undefined;
+  readonly sink: Sink;
 }
 
-/** The text of `item`, found `depth` containers deep (0: the top level). */
-function write(walk: Walk, item: unknown, depth: number): string {
+/** Writes the text of `item`, found `depth` containers deep (0: the top level). */
+function write(walk: Walk, item: unknown, depth: number): void {
+  const sink = walk.sink;
   switch (typeof item) {
     case "string":
-      return quote(item);
+      writeQuoted(sink, item);
+      return;
     case "number":
-      return writeNumber(walk, item);
+      sink.add(writeNumber(walk, item));
+      return;
     case "boolean":
-      return item ? "true" : "false";
+      sink.add(item ? "true" : "false");
+      return;
     case "bigint":
-      return walk.tagged ? `!bigint(${item})` : `"${item}"`;
+      sink.add(walk.tagged ? `!bigint(${item})` : `"${item}"`);
+      return;
     case "object":
-      return item === null ? "null" : writeObject(walk, item, depth + 1);
+      if (item === null) sink.add("null");
+      else writeObject(walk, item, depth + 1);
+      return;
     default:
       // undefined, functions and symbols: not data (JSON writes null for them in an array).
-      return walk.tagged ? "!undefined" : "null";
+      sink.add(walk.tagged ? "!undefined" : "null");
   }
+}
+
+/** The text of `item` as a string (for entries that are sorted by their text: Map entries, Set elements). */
+function textOf(walk: Walk, item: unknown, depth: number): string {
+  const sink = new TextSink();
+  write({ tagged: walk.tagged, ancestors: walk.ancestors, omit: walk.omit, sink }, item, depth);
+  return sink.text;
 }
 
 /**
@@ -69,12 +98,17 @@ function write(walk: Walk, item: unknown, depth: number): string {
  * control character or surrogate) is written between quotes directly, which is several times
  * cheaper for the short strings arguments are made of.
  */
-function quote(text: string): string {
+function writeQuoted(sink: Sink, text: string): void {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) {
+      sink.add(JSON.stringify(text));
+      return;
+    }
   }
-  return `"${text}"`;
+  sink.add('"');
+  sink.add(text);
+  sink.add('"');
 }
 
 function writeNumber(walk: Walk, value: number): string {
@@ -84,60 +118,74 @@ function writeNumber(walk: Walk, value: number): string {
   return value > 0 ? "!Infinity" : "!-Infinity";
 }
 
-function writeObject(walk: Walk, item: object, depth: number): string {
+function writeObject(walk: Walk, item: object, depth: number): void {
   // An array, not a Map: arguments are shallow, and a push and a pop cost less than a set and a delete.
   const ancestors = walk.ancestors;
   const at = ancestors.lastIndexOf(item);
-  if (at !== -1) return walk.tagged ? `!circular(${ancestors.length - at})` : '"[Circular]"';
+  if (at !== -1) {
+    walk.sink.add(walk.tagged ? `!circular(${ancestors.length - at})` : '"[Circular]"');
+    return;
+  }
   if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentDepthError(MAX_ARGUMENT_DEPTH);
   ancestors.push(item);
-  const text = writeContainer(walk, item, depth);
+  writeContainer(walk, item, depth);
   ancestors.pop();
-  return text;
 }
 
-function writeContainer(walk: Walk, item: object, depth: number): string {
+function writeContainer(walk: Walk, item: object, depth: number): void {
   const isArray = Array.isArray(item);
   if (!isArray) {
     const prototype: unknown = Object.getPrototypeOf(item);
     // Plain objects (the usual arguments) skip the built-in type checks.
     if (prototype !== Object.prototype && prototype !== null) {
       const builtIn = writeBuiltIn(walk, item, depth);
-      if (builtIn !== undefined) return builtIn;
+      if (builtIn !== undefined) {
+        walk.sink.add(builtIn);
+        return;
+      }
     }
   }
   const toJSON = (item as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     const replaced: unknown = toJSON.call(item);
     // A toJSON that returns its own object is ignored; one that leads back to it meets it as an ancestor.
-    if (replaced !== item) return write(walk, replaced, depth);
+    if (replaced !== item) {
+      write(walk, replaced, depth);
+      return;
+    }
   }
-  return isArray ? writeArray(walk, item, depth) : writeMembers(walk, item, depth);
+  if (isArray) writeArray(walk, item, depth);
+  else writeMembers(walk, item, depth);
 }
 
-function writeArray(walk: Walk, items: readonly unknown[], depth: number): string {
-  let text = "[";
+function writeArray(walk: Walk, items: readonly unknown[], depth: number): void {
+  const sink = walk.sink;
+  sink.add("[");
   for (let index = 0; index < items.length; index++) {
-    if (index > 0) text += ",";
-    text += write(walk, items[index], depth);
+    if (index > 0) sink.add(",");
+    write(walk, items[index], depth);
   }
-  return `${text}]`;
+  sink.add("]");
 }
 
 /** Own enumerable string-keyed members, keys sorted, `undefined`/function/symbol members dropped. */
-function writeMembers(walk: Walk, item: object, depth: number): string {
+function writeMembers(walk: Walk, item: object, depth: number): void {
   const members = item as Record<string, unknown>;
   const omit = depth === 1 ? walk.omit : undefined;
-  let text = "{";
+  const sink = walk.sink;
+  sink.add("{");
   let first = true;
   for (const key of sortedKeys(item)) {
     if (key === omit) continue;
     const member = members[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    text += `${(first ? "" : ",") + quote(key)}:${write(walk, member, depth)}`;
+    if (!first) sink.add(",");
+    writeQuoted(sink, key);
+    sink.add(":");
+    write(walk, member, depth);
     first = false;
   }
-  return `${text}}`;
+  sink.add("}");
 }
 
 /** Own enumerable string keys in code-unit order (as `sort()` orders them); an insertion sort for the few keys arguments have. */
@@ -156,7 +204,7 @@ function sortedKeys(item: object): string[] {
   return keys;
 }
 
-/** Dates, Maps, Sets, typed arrays, DataViews and ArrayBuffers; `undefined` for anything else. */
+/** Dates, Maps, Sets, typed arrays, DataViews and ArrayBuffers, as one text; `undefined` for anything else. */
 function writeBuiltIn(walk: Walk, item: object, depth: number): string | undefined {
   if (item instanceof Date) return writeDate(walk, item);
   if (item instanceof Map) return writeMap(walk, item, depth);
@@ -183,7 +231,7 @@ function writeMap(walk: Walk, map: ReadonlyMap<unknown, unknown>, depth: number)
   let allKeysAreStrings = true;
   for (const [key, value] of map) {
     if (typeof key !== "string") allKeysAreStrings = false;
-    entries.push([write(walk, key, depth), write(walk, value, depth)]);
+    entries.push([textOf(walk, key, depth), textOf(walk, value, depth)]);
   }
   entries.sort(compareEntries);
   if (walk.tagged) return `!Map[${entries.map(([key, value]) => `${key}:${value}`).join(",")}]`;
@@ -199,7 +247,7 @@ function compareEntries(left: readonly [string, string], right: readonly [string
 
 function writeSet(walk: Walk, set: ReadonlySet<unknown>, depth: number): string {
   const elements: string[] = [];
-  for (const element of set) elements.push(write(walk, element, depth));
+  for (const element of set) elements.push(textOf(walk, element, depth));
   elements.sort();
   return walk.tagged ? `!Set[${elements.join(",")}]` : `[${elements.join(",")}]`;
 }
@@ -227,7 +275,9 @@ function writeBytes(walk: Walk, typeName: string, bytes: Uint8Array): string {
  * @throws ArgumentDepthError for values nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function canonicalJson(value: unknown): string {
-  return write({ tagged: false, ancestors: [], omit: undefined }, value, 0);
+  const sink = new TextSink();
+  write({ tagged: false, ancestors: [], omit: undefined, sink }, value, 0);
+  return sink.text;
 }
 
 /** The arguments without one member (the idempotency key): a copy when it is there, else `args` itself. */
@@ -248,5 +298,7 @@ export function withoutField(args: unknown, field: string): unknown {
  * @throws ArgumentDepthError for arguments nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
-  return hash64(write({ tagged: true, ancestors: [], omit }, args, 0));
+  const sink = new Hash64();
+  write({ tagged: true, ancestors: [], omit, sink }, args, 0);
+  return sink.digest();
 }

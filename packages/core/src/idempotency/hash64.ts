@@ -1,15 +1,37 @@
+/**
+ * cyrb53's two 32-bit states over a text given in pieces (`add`), mixed (`digest`) into 8 + 8 hex
+ * characters (not cryptographic). The pieces are read in place: hashing `a` then `b` gives what
+ * hashing `a + b` gives, without the joined string.
+ */
+export class Hash64 {
+  private state1 = 0xdeadbeef | 0;
+  private state2 = 0x41c6ce57 | 0;
+
+  add(text: string): void {
+    let state1 = this.state1;
+    let state2 = this.state2;
+    for (let index = 0; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      state1 = Math.imul(state1 ^ code, 2654435761);
+      state2 = Math.imul(state2 ^ code, 1597334677);
+    }
+    this.state1 = state1;
+    this.state2 = state2;
+  }
+
+  digest(): string {
+    const { state1, state2 } = this;
+    const mixed1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
+    const mixed2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(mixed1 ^ (mixed1 >>> 13), 3266489909);
+    return hex8(mixed2) + hex8(mixed1);
+  }
+}
+
 /** cyrb53's two 32-bit states over `text`, mixed, as 8 + 8 hex characters (not cryptographic). */
 export function hash64(text: string): string {
-  let state1 = 0xdeadbeef;
-  let state2 = 0x41c6ce57;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    state1 = Math.imul(state1 ^ code, 2654435761);
-    state2 = Math.imul(state2 ^ code, 1597334677);
-  }
-  const mixed1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
-  const mixed2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(mixed1 ^ (mixed1 >>> 13), 3266489909);
-  return hex8(mixed2) + hex8(mixed1);
+  const hash = new Hash64();
+  hash.add(text);
+  return hash.digest();
 }
 
 /** Two hex digits per byte, looked up: `Number#toString(16)` of a large double is slow in V8. */
@@ -25,25 +47,48 @@ function hex8(word: number): string {
 }
 
 /**
- * 128 bits of `text` as 32 hex characters: two cyrb53-style passes with independent seeds (not
- * cryptographic). The idempotency guard's store keys: a namespace, a tool and a key never reach a
- * store as they are, and two different triples collide only by chance (about 2^-64 for a billion keys).
+ * 128 bits of a sequence of texts as 32 hex characters: two cyrb53-style pairs of states with
+ * independent seeds (not cryptographic), each text's length mixed in before it, so that no two
+ * different sequences read as one ("ab","c" is not "a","bc"). The texts are read in place: no
+ * joined string is built (a fresh one would be flattened first, costing more than the hash). The
+ * idempotency guard's store keys: a namespace, a tool and a key never reach a store as they are,
+ * and two different triples collide only by chance (about 2^-64 for a billion keys).
  */
-export function hash128(text: string): string {
+export function hash128(...texts: string[]): string {
   let state1 = 0x9e3779b9;
   let state2 = 0x85ebca6b;
   let state3 = 0xc2b2ae35;
   let state4 = 0x27d4eb2f;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    state1 = Math.imul(state1 ^ code, 2654435761);
-    state2 = Math.imul(state2 ^ code, 1597334677);
-    state3 = Math.imul(state3 ^ code, 2246822519);
-    state4 = Math.imul(state4 ^ code, 3266489917);
+  for (const text of texts) {
+    const length = text.length;
+    state1 = Math.imul(state1 ^ length, 2654435761);
+    state2 = Math.imul(state2 ^ length, 1597334677);
+    state3 = Math.imul(state3 ^ length, 2246822519);
+    state4 = Math.imul(state4 ^ length, 3266489917);
+    for (let index = 0; index < length; index++) {
+      const code = text.charCodeAt(index);
+      state1 = Math.imul(state1 ^ code, 2654435761);
+      state2 = Math.imul(state2 ^ code, 1597334677);
+      state3 = Math.imul(state3 ^ code, 2246822519);
+      state4 = Math.imul(state4 ^ code, 3266489917);
+    }
   }
   state1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
   state2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(state1 ^ (state1 >>> 13), 3266489909);
   state3 = Math.imul(state3 ^ (state3 >>> 16), 2654435761) ^ Math.imul(state4 ^ (state4 >>> 13), 1597334677);
   state4 = Math.imul(state4 ^ (state4 >>> 16), 2654435761) ^ Math.imul(state3 ^ (state3 >>> 13), 1597334677);
-  return hex8(state1) + hex8(state2) + hex8(state3) + hex8(state4);
+  writeHex(state1, 0);
+  writeHex(state2, 8);
+  writeHex(state3, 16);
+  writeHex(state4, 24);
+  return HEX_DECODER.decode(HEX_BYTES);
+}
+
+/** The 32 hex digits of `hash128`, written as bytes and decoded once: one flat string, no joins (a joined one is flattened again when it is a Map key). */
+const HEX_BYTES = new Uint8Array(32);
+const HEX_DIGITS = Array.from("0123456789abcdef", (digit) => digit.charCodeAt(0));
+const HEX_DECODER = new TextDecoder();
+
+function writeHex(word: number, at: number): void {
+  for (let nibble = 0; nibble < 8; nibble++) HEX_BYTES[at + nibble] = HEX_DIGITS[(word >>> (28 - 4 * nibble)) & 15] as number;
 }

@@ -67,7 +67,6 @@ interface InFlight {
   stopLease?: AbortController;
 }
 
-const KEY_SEPARATOR = "\u0000";
 /** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
 const IN_PROGRESS_RETRY_MS = 1000;
 const LEASE_LOST =
@@ -134,10 +133,7 @@ export class IdempotencyGuard {
     // A derived key: the same call of the same tool in the same run (scope) and namespace is the
     // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
     const key =
-      given ??
-      (derive === "never"
-        ? undefined
-        : `derived-${hash128(`${namespace}${KEY_SEPARATOR}${run.call.scope ?? "default"}${KEY_SEPARATOR}${run.toolName}${KEY_SEPARATOR}${fingerprint}`)}`);
+      given ?? (derive === "never" ? undefined : `derived-${hash128(namespace, run.call.scope ?? "default", run.toolName, fingerprint)}`);
     if (key === undefined) {
       if (!requireKey) return "unguarded";
       return {
@@ -147,7 +143,7 @@ export class IdempotencyGuard {
     }
     run.idempotencyKey = key;
     // Hashed before any store sees it: a key is a key only within its namespace and tool.
-    run.storeKey = hash128(`${namespace.length}:${namespace}${KEY_SEPARATOR}${run.toolName.length}:${run.toolName}${KEY_SEPARATOR}${key}`);
+    run.storeKey = hash128(namespace, run.toolName, key);
     run.fingerprint = fingerprint;
     return "guarded";
   }
