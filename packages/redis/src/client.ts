@@ -1,25 +1,16 @@
-import { createHash } from "node:crypto";
+import { classifyError, isNoScript, messageOf } from "./classify-error.js";
+import { describeValue } from "./describe-value.js";
+import { ignore } from "./ignore.js";
+import { isObject } from "./is-object.js";
+import type { Script } from "./lua-script.js";
+import { configValue, normaliseReply } from "./normalise-reply.js";
+import { RedisTimeoutError, RedisUnavailableError } from "./redis-errors.js";
 
 // One small layer over node-redis v5 and ioredis v5/v6, so that the stores never care which client
 // the user passed. Neither package is imported: both are optional peers, so the clients are
 // recognised by duck typing and driven through raw commands (`sendCommand` / `call`), the part of
 // their APIs that has stayed the same across versions. test/client.test.ts checks, at compile time,
 // that the real clients fit the shapes below.
-
-/** A Lua script and the SHA1 Redis knows it by. Make one per script, once, with {@link script}. */
-export interface Script {
-  readonly source: string;
-  /** Lowercase hex SHA1 of `source` (UTF-8), as `SCRIPT LOAD` would return it. */
-  readonly sha: string;
-}
-
-/** Wraps Lua source for {@link ScriptClient.run}, hashing it once. */
-export function script(source: string): Script {
-  if (typeof source !== "string" || source.trim() === "") {
-    throw new TypeError(`script: \`source\` must be a non-empty string of Lua; got ${describe(source)}`);
-  }
-  return Object.freeze({ source, sha: createHash("sha1").update(source, "utf8").digest("hex") });
-}
 
 /**
  * A reply of a Lua script, the same from both clients: integers are numbers, strings are strings,
@@ -55,73 +46,6 @@ export interface ScriptClient {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
   /** CONFIG GET maxmemory-policy; undefined when the server refuses CONFIG (managed Redis) or on any error. */
   maxmemoryPolicy(): Promise<string | undefined>;
-}
-
-const TIMEOUT_BRAND = Symbol.for("retry-reflect.RedisTimeoutError");
-const UNAVAILABLE_BRAND = Symbol.for("retry-reflect.RedisUnavailableError");
-
-function hasBrand(value: unknown, brand: symbol): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  try {
-    return (value as Record<symbol, unknown>)[brand] === true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Redis did not answer in time. The command was handed to the client, so it may still run on the
- * server (or already have run): its outcome is unknown. Recognised across copies of this package
- * with `RedisTimeoutError.isInstance(value)`.
- */
-export class RedisTimeoutError extends Error {
-  /** The command that got no reply: `EVALSHA`, `EVAL`, `PUBLISH`, `SUBSCRIBE`, `CONFIG GET`. */
-  readonly command: string;
-  /** The limit, in milliseconds. */
-  readonly timeoutMs: number;
-  declare private readonly [TIMEOUT_BRAND]: true;
-
-  constructor(command: string, timeoutMs: number, options?: { cause?: unknown; message?: string }) {
-    super(options?.message ?? `Redis ${command} got no reply within ${timeoutMs} ms`, { cause: options?.cause });
-    this.name = "RedisTimeoutError";
-    this.command = command;
-    this.timeoutMs = timeoutMs;
-    (this as unknown as Record<symbol, boolean>)[TIMEOUT_BRAND] = true;
-  }
-
-  /** True for a `RedisTimeoutError` from any copy of this package. */
-  static isInstance(value: unknown): value is RedisTimeoutError {
-    return hasBrand(value, TIMEOUT_BRAND);
-  }
-}
-
-/**
- * Redis cannot be reached: the client is not connected/ready (then the command was never sent), or
- * its connection failed while the command was in flight. `sent` says which. Recognised across copies
- * of this package with `RedisUnavailableError.isInstance(value)`.
- */
-export class RedisUnavailableError extends Error {
-  /** The command that could not be run. */
-  readonly command: string;
-  /**
-   * `false`: the command certainly never reached Redis (it did not run). `true`: it was handed to
-   * the client before the failure, so it may have run; its outcome is unknown.
-   */
-  readonly sent: boolean;
-  declare private readonly [UNAVAILABLE_BRAND]: true;
-
-  constructor(command: string, reason: string, options?: { sent?: boolean; cause?: unknown }) {
-    super(`Redis ${command} failed: ${reason}`, { cause: options?.cause });
-    this.name = "RedisUnavailableError";
-    this.command = command;
-    this.sent = options?.sent ?? false;
-    (this as unknown as Record<symbol, boolean>)[UNAVAILABLE_BRAND] = true;
-  }
-
-  /** True for a `RedisUnavailableError` from any copy of this package. */
-  static isInstance(value: unknown): value is RedisUnavailableError {
-    return hasBrand(value, UNAVAILABLE_BRAND);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,14 +165,8 @@ function ioredisTransport(client: IoRedisLike): Transport {
   };
 }
 
-function ignore(): void {}
-
 // ---------------------------------------------------------------------------------------------
 // Detection
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return (typeof value === "object" || typeof value === "function") && value !== null;
-}
 
 function isIoRedis(value: Record<string, unknown>): boolean {
   return (
@@ -275,30 +193,6 @@ function isNodeRedis(value: Record<string, unknown>): boolean {
   );
 }
 
-/** A few words on what `value` is, for error messages. */
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (value === undefined) return "undefined";
-  if (typeof value === "string") return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)})`;
-  if (typeof value !== "object" && typeof value !== "function") return `${typeof value} ${String(value)}`;
-  if (typeof (value as { then?: unknown }).then === "function") {
-    return "a Promise (pass the client itself, after `await client.connect()`, not the promise)";
-  }
-  if (typeof value === "function") return `a function${value.name ? ` (${value.name})` : ""}`;
-  const record = value as Record<string, unknown>;
-  if (record.isCluster === true) return "an ioredis Cluster, which is not supported (pass a `new Redis(...)` instance)";
-  if (typeof record.sendCommand === "function" && typeof record.getSlotMaster === "function") {
-    return "a node-redis cluster (createCluster), which is not supported (pass a `createClient(...)` client)";
-  }
-  if (typeof record.sendCommand === "function" && typeof record.isReady !== "boolean") {
-    return "a node-redis client pool or similar, which is not supported (pass a `createClient(...)` client)";
-  }
-  const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  const keys = Object.keys(value);
-  const shown = keys.length === 0 ? "no own keys" : `keys ${keys.slice(0, 6).join(", ")}${keys.length > 6 ? ", ..." : ""}`;
-  return `${typeof name === "string" && name !== "Object" ? `an instance of ${name}` : "an object"} with ${shown}`;
-}
-
 const MAX_TIMER_MS = 2_147_483_647;
 const SUBSCRIBE_FLOOR_MS = 2_000;
 
@@ -312,7 +206,7 @@ const SUBSCRIBE_FLOOR_MS = 2_000;
 export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptClient {
   if (typeof commandTimeoutMs !== "number" || !(commandTimeoutMs > 0) || commandTimeoutMs > MAX_TIMER_MS) {
     throw new RangeError(
-      `scriptClient: \`commandTimeoutMs\` must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS}; got ${describe(commandTimeoutMs)}`,
+      `scriptClient: \`commandTimeoutMs\` must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS}; got ${describeValue(commandTimeoutMs)}`,
     );
   }
   const expected = "a connected node-redis v5 client (createClient(...)) or an ioredis v5/v6 instance (new Redis(...))";
@@ -327,98 +221,16 @@ export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptC
   if (isObject(client) && isNodeRedis(client)) {
     return new RedisScriptClient(nodeRedisTransport(client as unknown as NodeRedisLike), commandTimeoutMs);
   }
-  throw new TypeError(`scriptClient: \`client\` must be ${expected}; got ${describe(client)}`);
+  throw new TypeError(`scriptClient: \`client\` must be ${expected}; got ${describeValue(client)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Errors and replies
 
-function constructorName(error: object): string | undefined {
-  const name = (Object.getPrototypeOf(error) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  return typeof name === "string" ? name : undefined;
-}
-
-/** An error reply from the server (both clients; ioredis v5 and v6 name them all ReplyError). */
-function isReplyError(error: unknown): error is Error {
-  if (!(error instanceof Error)) return false;
-  if (error.name === "ReplyError") return true;
-  const name = constructorName(error);
-  return name === "ErrorReply" || name === "SimpleError" || name === "BlobError";
-}
-
-function isNoScript(error: unknown): boolean {
-  return isReplyError(error) && error.message.startsWith("NOSCRIPT");
-}
-
-/** The clients' own command timeouts (node-redis `commandOptions.timeout`, ioredis `commandTimeout`). */
-function isClientTimeout(error: unknown): error is Error {
-  if (!(error instanceof Error)) return false;
-  if (error.message === "Command timed out") return true; // ioredis
-  const name = constructorName(error);
-  return name === "TimeoutError" || name === "CommandTimeoutDuringMaintenanceError" || name === "SocketTimeoutDuringMaintenanceError";
-}
-
-/** Client errors raised before the command was written, so it certainly did not run. */
-function isRefusedBeforeSending(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const name = constructorName(error);
-  // node-redis. (Not AbortError: node-redis raises it only for the abort at the limit here, after
-  // the timeout has settled the call, and ioredis raises one for pipelined commands cut off by a
-  // closing connection, which may have run.)
-  if (name === "ClientClosedError" || name === "ClientOfflineError") return true;
-  return (
-    error.message === "The queue is full" || // node-redis commandsQueueMaxLength
-    error.message.startsWith("Stream isn't writeable") || // ioredis, enableOfflineQueue: false
-    error.message.startsWith("Connection in subscriber mode") // ioredis
-  );
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message || error.name : String(error);
-}
-
-function classify(command: string, error: unknown, timeoutMs: number): unknown {
-  if (isReplyError(error)) return error;
-  if (RedisUnavailableError.isInstance(error) || RedisTimeoutError.isInstance(error)) return error;
-  if (isClientTimeout(error)) {
-    return new RedisTimeoutError(command, timeoutMs, {
-      cause: error,
-      message: `Redis ${command} timed out in the client itself (its own command timeout, before the ${timeoutMs} ms limit here): ${messageOf(error)}`,
-    });
-  }
-  const sent = !isRefusedBeforeSending(error);
-  return new RedisUnavailableError(command, messageOf(error), { sent, cause: error });
-}
-
-/** Same JS values from both clients: numbers, strings, null, arrays (Buffers become UTF-8 strings). */
-function normalise(value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number" || typeof value === "string") return value;
-  if (Array.isArray(value)) return value.map(normalise);
-  if (typeof value === "bigint") return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("utf8");
-  return value;
-}
-
 function commandArg(value: unknown, what: string): string {
   if (typeof value === "string") return value;
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  throw new TypeError(`ScriptClient.run: ${what} must be a string or a finite number; got ${describe(value)}`);
-}
-
-/** The value after `name` in a CONFIG GET reply: a flat array (RESP2), an object or a Map (RESP3). */
-function configValue(reply: unknown, name: string): string | undefined {
-  let value: unknown;
-  if (Array.isArray(reply)) {
-    const index = reply.findIndex((item, i) => i % 2 === 0 && normalise(item) === name);
-    value = index >= 0 ? reply[index + 1] : undefined;
-  } else if (reply instanceof Map) {
-    value = reply.get(name);
-  } else if (isObject(reply)) {
-    value = reply[name];
-  }
-  const normalised = normalise(value);
-  return typeof normalised === "string" ? normalised : undefined;
+  throw new TypeError(`ScriptClient.run: ${what} must be a string or a finite number; got ${describeValue(value)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,12 +254,12 @@ class RedisScriptClient implements ScriptClient {
     let tail: string[];
     try {
       if (!isObject(script) || typeof script.sha !== "string" || typeof script.source !== "string") {
-        throw new TypeError(`ScriptClient.run: \`script\` must come from script(source); got ${describe(script)}`);
+        throw new TypeError(`ScriptClient.run: \`script\` must come from script(source); got ${describeValue(script)}`);
       }
       if (!Array.isArray(keys) || !Array.isArray(args)) throw new TypeError("ScriptClient.run: `keys` and `args` must be arrays");
       tail = [String(keys.length)];
       for (const key of keys) {
-        if (typeof key !== "string") throw new TypeError(`ScriptClient.run: every key must be a string; got ${describe(key)}`);
+        if (typeof key !== "string") throw new TypeError(`ScriptClient.run: every key must be a string; got ${describeValue(key)}`);
         tail.push(key);
       }
       for (const arg of args) tail.push(commandArg(arg, "every argument"));
@@ -456,12 +268,12 @@ class RedisScriptClient implements ScriptClient {
     }
     return this.#bounded("EVALSHA", this.#timeoutMs, async (step) => {
       try {
-        return normalise(await step("EVALSHA", ["EVALSHA", script.sha, ...tail]));
+        return normaliseReply(await step("EVALSHA", ["EVALSHA", script.sha, ...tail]));
       } catch (error) {
         // NOSCRIPT: the server does not have the script (SCRIPT FLUSH, a restart, a new replica).
         // EVAL runs it and caches it, so the next EVALSHA finds it.
         if (!isNoScript(error)) throw error;
-        return normalise(await step("EVAL", ["EVAL", script.source, ...tail]));
+        return normaliseReply(await step("EVAL", ["EVAL", script.source, ...tail]));
       }
     });
   }
@@ -516,7 +328,7 @@ class RedisScriptClient implements ScriptClient {
           command = "SUBSCRIBE";
           await subscriber.subscribe(channel, deliver);
         } catch (error) {
-          throw classify(command === "connect" ? "SUBSCRIBE" : command, error, limit);
+          throw classifyError(command === "connect" ? "SUBSCRIBE" : command, error, limit);
         }
       });
     } catch (error) {
@@ -566,7 +378,7 @@ class RedisScriptClient implements ScriptClient {
         try {
           return await transport.send(args, controller?.signal);
         } catch (error) {
-          throw classify(name, error, timeoutMs);
+          throw classifyError(name, error, timeoutMs);
         }
       };
       let started: Promise<T>;

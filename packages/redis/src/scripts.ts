@@ -1,4 +1,4 @@
-import { type Script, script } from "./client.js";
+import { type Script, script } from "./lua-script.js";
 
 // One Lua script per operation, each touching one key (KEYS[1]; cluster-safe: the key carries a
 // hash tag), judged by the Redis server's clock (`TIME`), never a client's: clients pass durations

@@ -3,15 +3,9 @@
 import Redis from "ioredis";
 import { createClient, createClientPool, createCluster } from "redis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  type IoRedisLike,
-  type NodeRedisLike,
-  RedisTimeoutError,
-  RedisUnavailableError,
-  type ScriptClient,
-  script,
-  scriptClient,
-} from "../src/client.js";
+import { type IoRedisLike, type NodeRedisLike, type ScriptClient, scriptClient } from "../src/client.js";
+import { script } from "../src/lua-script.js";
+import { RedisTimeoutError, RedisUnavailableError } from "../src/redis-errors.js";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
 
 const redis = await startRedis();
