@@ -1,8 +1,21 @@
 // `@retry-reflect/core/adapter`: what every framework adapter needs, so that its own code is only
-// glue: run a host's tool call under the plugin (with the healthy fast path), tell returned
-// failures from results, and render schema failures for the model.
+// glue: run a host's tool call under the plugin (with the healthy fast path), check the options
+// every adapter takes (plugin or options, scope, namespace, effects), tell returned failures from
+// results, read the structured error out of a result's text, render schema failures for the
+// model, and reject an aborted call with the signal's reason.
 
-export { randomScope } from "./adapter/host-options.js";
+export {
+  checkEffect,
+  checkScopeOption,
+  checkToolEffects,
+  isPlainObject,
+  isRecord,
+  isToolEffect,
+  pluginOf,
+  randomScope,
+  type ScopeOptionForms,
+  TOOL_EFFECTS,
+} from "./adapter/host-options.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export {
@@ -21,5 +34,14 @@ export {
   problemsFromIssues,
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
+export {
+  errorJsonOfText,
+  isZodError,
+  ReturnedFailureError,
+  structuredErrorOf,
+  textOfContent,
+  zodArgumentsError,
+} from "./adapter/tool-failures.js";
 export { isReturnedFailure } from "./classify/classify-error.js";
+export { abortReason } from "./clock.js";
 export { isToolErrorShape } from "./errors/tool-error.js";

@@ -14,7 +14,22 @@ export type {
   CircuitStoreSettings,
 } from "./breaker/circuit-breaker-store.js";
 export type { Circuits } from "./breaker/circuits.js";
+export type { RetryReflectPluginBuilder } from "./builder.js";
 export { type Clock, systemClock } from "./clock.js";
+export type {
+  ClassifyContext,
+  FailureContext,
+  IdempotencyDerive,
+  IdempotencyOptions,
+  Jitter,
+  PolicyOptions,
+  RetryReflectOptions,
+  ToolCall,
+  ToolContext,
+  ToolPolicy,
+} from "./config/options.js";
+export type { IdempotencySettings, ResolvedPolicy } from "./config/policy.js";
+export { DEFAULT_OPTIONS, type ResolvedOptions } from "./config/resolve.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";
 export { InvalidOptionError } from "./errors/invalid-option-error.js";
 export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
@@ -52,21 +67,6 @@ export {
 } from "./events/events.js";
 export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
-export type {
-  ClassifyContext,
-  FailureContext,
-  IdempotencyDerive,
-  IdempotencyOptions,
-  Jitter,
-  PolicyOptions,
-  RetryReflectOptions,
-  ToolCall,
-  ToolContext,
-  ToolPolicy,
-} from "./plugin/options.js";
-export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./plugin/outcome.js";
-export { RetryReflectPlugin, type ToolFunction } from "./plugin/plugin.js";
-export type { RetryReflectPluginBuilder } from "./plugin/plugin-builder.js";
-export type { IdempotencySettings, ResolvedPolicy } from "./plugin/policy.js";
-export { DEFAULT_OPTIONS, type ResolvedOptions } from "./plugin/validate-options.js";
+export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./outcome.js";
+export { RetryReflectPlugin, type ToolFunction } from "./plugin.js";
 export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";

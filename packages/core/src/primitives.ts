@@ -13,13 +13,13 @@ export {
 } from "./breaker/circuit-breaker.js";
 export { CIRCUIT_BREAKER_DEFAULTS } from "./breaker/circuit-breaker-options.js";
 export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./classify/classify-error.js";
+export { type CleanOptions, cleanErrorText, defaultRedactor, errorMessageOf } from "./cleaning/clean-text.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
 export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
-export { type CleanOptions, cleanErrorText, defaultRedactor, errorMessageOf } from "./reflection/clean-error-text.js";
 export {
   compileReflectionTemplate,
   REFLECTION_PLACEHOLDERS,
   type ReflectionPlaceholder,
   type ReflectionTemplate,
   type ReflectionValues,
-} from "./reflection/templater.js";
+} from "./texts/templater.js";

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { ResolvedPolicy } from "../src/config/policy.js";
+import { resolveOptions } from "../src/config/resolve.js";
 import {
   DEFAULT_REFLECTION_PROMPT,
   type IdempotencyStore,
@@ -10,8 +12,6 @@ import {
   RetryReflectPlugin,
   systemClock,
 } from "../src/index.js";
-import type { ResolvedPolicy } from "../src/plugin/policy.js";
-import { resolveOptions } from "../src/plugin/validate-options.js";
 import { defaultRedactor } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
 

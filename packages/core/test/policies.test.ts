@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { FailureContext, ToolCall } from "../src/config/options.js";
 import {
   type ExecuteOutcome,
   type FailedOutcome,
@@ -11,7 +12,6 @@ import {
   RetryReflectPlugin,
   ToolError,
 } from "../src/index.js";
-import type { FailureContext, ToolCall } from "../src/plugin/options.js";
 import { createFakeClock, type FakeClock } from "../src/testing.js";
 
 // Per-tool policies and the resilience options of DESIGN.md ("Per-tool policies and the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { counterKey } from "../src/call/attempt-tracker.js";
+import { ENGINE, type Engine } from "../src/call/call-state.js";
 import { type ExecuteOutcome, type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
-import { counterKey } from "../src/plugin/attempt-tracker.js";
-import { ENGINE, type Engine } from "../src/plugin/call-run.js";
 import { createFakeClock } from "../src/testing.js";
 
 // `repeatedCallLimit`: an exact call (same tool, same canonical arguments) that already failed that

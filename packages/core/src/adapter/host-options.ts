@@ -1,3 +1,82 @@
+import type { RetryReflectOptions } from "../config/options.js";
+import { InvalidOptionError } from "../errors/invalid-option-error.js";
+import type { ToolEffect } from "../events/events.js";
+import { RetryReflectPlugin } from "../plugin.js";
+import { isPlugin } from "./is-plugin.js";
+
+/** The tool effects, in the order option messages list them. */
+export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idempotent", "write"]);
+
+/** Is `value` a tool effect (`"read"`, `"idempotent"` or `"write"`)? */
+export function isToolEffect(value: unknown): value is ToolEffect {
+  return TOOL_EFFECTS.includes(value as ToolEffect);
+}
+
+/** An object (not `null`): a value whose members can be read. Arrays and class instances count; functions do not. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** An object literal (or one made with `Object.create(null)`): not an array, not a class instance. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!isRecord(value) || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * An adapter's `pluginOrOptions` argument as a plugin: the plugin given (from any copy of the core),
+ * or one made from the options object given (which the plugin checks). Anything else (`null`, a
+ * number, an array, `undefined`) throws `InvalidOptionError` naming `pluginOrOptions`.
+ */
+export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
+  if (isPlugin(pluginOrOptions)) return pluginOrOptions;
+  if (!isRecord(pluginOrOptions) || Array.isArray(pluginOrOptions)) {
+    throw new InvalidOptionError("pluginOrOptions", pluginOrOptions, "a RetryReflectPlugin or a RetryReflectOptions object");
+  }
+  return RetryReflectPlugin.create(pluginOrOptions as RetryReflectOptions);
+}
+
+/** `value` as a tool effect; anything else throws `InvalidOptionError` naming `option` (`effect`, `toolEffects.send_email`). */
+export function checkEffect(option: string, value: unknown): ToolEffect {
+  if (isToolEffect(value)) return value;
+  throw new InvalidOptionError(option, value, `one of ${TOOL_EFFECTS.map((effect) => `"${effect}"`).join(", ")}`);
+}
+
+/**
+ * The forms an adapter's `scope` / `namespace` option takes: `"function"`, a function of the call
+ * (LangChain, where the call says its thread and run); `"string or function"`, also one fixed
+ * non-empty string (AI SDK, MCP).
+ */
+export type ScopeOptionForms = "function" | "string or function";
+
+/**
+ * Checks a `scope` or `namespace` option (`undefined` is the adapter's default): a function, or,
+ * when `forms` allows it, a non-empty string. Anything else throws `InvalidOptionError` naming the
+ * option and the value.
+ */
+export function checkScopeOption(option: "scope" | "namespace", value: unknown, forms: ScopeOptionForms): void {
+  if (value === undefined || typeof value === "function") return;
+  if (forms === "function") throw new InvalidOptionError(option, value, "a function");
+  if (typeof value !== "string" || value === "") {
+    throw new InvalidOptionError(option, value, "a non-empty string or a function of the call");
+  }
+}
+
+/**
+ * Checks a `toolEffects` option (tool name → effect) and copies it without a prototype, so that a
+ * tool named `toString` or `__proto__` has no effect unless given one. `undefined` is an empty map.
+ * Not an object, or an effect that is none, throws `InvalidOptionError` naming `toolEffects` or
+ * `toolEffects.<tool>`.
+ */
+export function checkToolEffects(value: unknown): Readonly<Record<string, ToolEffect>> {
+  const effects = Object.create(null) as Record<string, ToolEffect>;
+  if (value === undefined) return effects;
+  if (!isPlainObject(value)) throw new InvalidOptionError("toolEffects", value, "an object");
+  for (const [tool, effect] of Object.entries(value)) effects[tool] = checkEffect(`toolEffects.${tool}`, effect);
+  return effects;
+}
+
 /**
  * A fresh random scope for one wrapper (`prefix/<uuid>`): never a process-local counter, since a
  * scope is also the default namespace of stored write results and goes into derived keys, which a

@@ -1,4 +1,4 @@
-import type { RetryReflectPlugin } from "../plugin/plugin.js";
+import type { RetryReflectPlugin } from "../plugin.js";
 
 /** A `RetryReflectPlugin` (from any copy of the core), as opposed to an options object: what an adapter's `pluginOrOptions` holds. */
 export function isPlugin(value: unknown): value is RetryReflectPlugin {

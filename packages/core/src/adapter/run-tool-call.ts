@@ -1,11 +1,11 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
+import { ENGINE, type Engine, setupOf } from "../call/call-state.js";
 import { isReturnedFailure } from "../classify/classify-error.js";
 import { abortReason } from "../clock.js";
+import type { ToolContext } from "../config/options.js";
 import type { ToolEffect } from "../events/events.js";
-import { ENGINE, type Engine, setupOf } from "../plugin/call-run.js";
-import type { ToolContext } from "../plugin/options.js";
-import type { FailedOutcome, ReflectOutcome, SuccessOutcome } from "../plugin/outcome.js";
-import type { RetryReflectPlugin } from "../plugin/plugin.js";
+import type { FailedOutcome, ReflectOutcome, SuccessOutcome } from "../outcome.js";
+import type { RetryReflectPlugin } from "../plugin.js";
 
 /** One tool call of a host framework, as an adapter hands it over. */
 export interface HostToolCall<R> {

@@ -1,6 +1,7 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
 import { INVALID_ARGUMENTS_ACTION } from "../texts/model-texts.js";
+import { isRecord } from "./host-options.js";
 import { allowedReadBare, cap, readsBare, renderPlainValue, renderTypedValue, renderValue, toJson } from "./render-value.js";
 
 export { INVALID_ARGUMENTS_ACTION };
@@ -20,10 +21,6 @@ export interface ArgumentProblem {
 }
 
 type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return typeof value === "object" && value !== null;
-}
 
 /** Lists allowed values: bare when they all read bare (`celsius, fahrenheit`), else as JSON (`"1", "2"`, `3`). */
 function renderAllowed(allowed: readonly unknown[]): string {
@@ -52,7 +49,7 @@ function renderPath(path: readonly unknown[]): string {
 function valueAt(args: unknown, path: readonly unknown[]): { found: boolean; value: unknown } {
   let current: unknown = args;
   for (const segment of path) {
-    if (!isBag(current) || !(String(segment) in current)) return { found: false, value: undefined };
+    if (!isRecord(current) || !(String(segment) in current)) return { found: false, value: undefined };
     current = current[String(segment)];
   }
   return { found: current !== undefined, value: current };
@@ -69,7 +66,7 @@ function pathOf(issue: Bag): readonly unknown[] {
 export function problemsFromIssues(issues: readonly unknown[], args: unknown): ArgumentProblem[] {
   const problems: ArgumentProblem[] = [];
   for (const raw of issues) {
-    if (!isBag(raw)) continue;
+    if (!isRecord(raw)) continue;
     const path = pathOf(raw);
     const code = raw.code;
     const at = valueAt(args, path);
@@ -140,9 +137,9 @@ function jsonPathOf(error: Bag): unknown[] {
 export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: unknown): ArgumentProblem[] {
   const problems: ArgumentProblem[] = [];
   for (const raw of errors) {
-    if (!isBag(raw)) continue;
+    if (!isRecord(raw)) continue;
     const path = jsonPathOf(raw);
-    const params = isBag(raw.params) ? raw.params : {};
+    const params = isRecord(raw.params) ? raw.params : {};
     const note = typeof raw.message === "string" ? raw.message : undefined;
     const at = valueAt(args, path);
     switch (raw.keyword) {

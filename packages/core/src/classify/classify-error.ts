@@ -1,6 +1,6 @@
+import { errorMessageOf } from "../cleaning/clean-text.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, isToolErrorShape, readToolErrorShape, ToolError, unreadableErrorInit } from "../errors/tool-error.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";
 import { retryAfterMsOf } from "./retry-after.js";
 

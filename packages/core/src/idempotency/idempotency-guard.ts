@@ -1,10 +1,10 @@
 import { abortReason, type Clock } from "../clock.js";
+import type { ToolCall } from "../config/options.js";
+import type { IdempotencySettings } from "../config/policy.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
-import type { ToolCall } from "../plugin/options.js";
-import type { ExecuteOutcome } from "../plugin/outcome.js";
-import type { IdempotencySettings } from "../plugin/policy.js";
+import type { ExecuteOutcome } from "../outcome.js";
 import {
   ARGUMENTS_TOO_DEEP_ACTION,
   argumentsTooDeepMessage,

@@ -1,5 +1,5 @@
+import { safeJson } from "../cleaning/clean-text.js";
 import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
-import { safeJson } from "../reflection/clean-error-text.js";
 
 // Every text the model reads that the engine writes itself: the default reflection prompt, stop
 // instructions, rejections, conflicts, suggested actions. (`reflection/templater.ts` renders the

@@ -1,9 +1,9 @@
 import { abortReason } from "../clock.js";
+import type { ToolContext } from "../config/options.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
-import type { CallRun, Engine, ToolFunction } from "./call-run.js";
-import type { ToolContext } from "./options.js";
+import type { CallRun, Engine, ToolFunction } from "./call-state.js";
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
 /** A timeout error of this engine → the tool's own promise, still running after the time limit. */

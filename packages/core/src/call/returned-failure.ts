@@ -1,7 +1,7 @@
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
+import type { FailureContext } from "../config/options.js";
+import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
-import type { FailureContext } from "./options.js";
-import type { ResolvedPolicy } from "./policy.js";
 
 /**
  * Failure detection for a returned value: the built-in shapes (a `ToolError`, the structured error

@@ -1,5 +1,5 @@
-import type { ToolError } from "../errors/tool-error.js";
-import type { FailureReason } from "../events/events.js";
+import type { ToolError } from "./errors/tool-error.js";
+import type { FailureReason } from "./events/events.js";
 
 /** The tool ran (or its stored result was replayed) and returned a value. */
 export interface SuccessOutcome<T> {

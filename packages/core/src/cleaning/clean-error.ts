@@ -1,7 +1,7 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError, unreadableErrorInit } from "../errors/tool-error.js";
-import { cleanErrorText, removeControlCharacters, TRUNCATION_MARK } from "../reflection/clean-error-text.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
+import { cleanErrorText, removeControlCharacters, TRUNCATION_MARK } from "./clean-text.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
 export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;

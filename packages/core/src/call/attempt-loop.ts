@@ -3,13 +3,13 @@ import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
-import { afterFailure, refuse } from "./after-failure.js";
-import type { CallRun, Engine, ToolFunction } from "./call-run.js";
-import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
+import { lateOf, runAttempt } from "./attempt.js";
+import type { CallRun, Engine, ToolFunction } from "./call-state.js";
+import { afterFailure, refuse } from "./failure.js";
 import { returnedFailure } from "./returned-failure.js";
-import { lateOf, runAttempt } from "./run-attempt.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt

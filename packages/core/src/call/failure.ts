@@ -1,17 +1,17 @@
 import { backoffDelay } from "../backoff/backoff.js";
 import type { CircuitPermit } from "../breaker/circuit-breaker.js";
 import { classifyError } from "../classify/classify-error.js";
+import { sanitizeError, withText } from "../cleaning/clean-error.js";
 import { abortReason } from "../clock.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { applyDecision } from "./apply-decision.js";
-import type { CallRun, Engine } from "./call-run.js";
+import { lateOf } from "./attempt.js";
+import type { CallRun, Engine } from "./call-state.js";
 import { decide } from "./decide.js";
-import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
 import { rememberFailedCall } from "./repeated-calls.js";
-import { lateOf } from "./run-attempt.js";
-import { sanitizeError, withText } from "./sanitize.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
 // other failure is classified, recorded (breaker, then the next attempt number of its scope),

@@ -1,8 +1,8 @@
-import { refuse } from "./after-failure.js";
+import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
-import type { CallRun, Engine } from "./call-run.js";
-import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
-import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./outcomes.js";
+import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./build-outcome.js";
+import type { CallRun, Engine } from "./call-state.js";
+import { refuse } from "./failure.js";
 import { repeatedCall } from "./repeated-calls.js";
 
 // Admission, checked before a call's first attempt and again after every wait: a scope whose

@@ -4,7 +4,7 @@ import { argumentsFingerprint } from "../idempotency/fingerprint.js";
 import { type GuardRefusal, omittedField } from "../idempotency/idempotency-guard.js";
 import { REPEATED_CALL_ACTION, repeatedCallMessage } from "../texts/model-texts.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
-import type { CallRun } from "./call-run.js";
+import type { CallRun } from "./call-state.js";
 
 /** Exact calls remembered per (scope, tool): the least recently failed or refused is forgotten beyond it. */
 const MAX_REMEMBERED_CALLS = 64;

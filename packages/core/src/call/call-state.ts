@@ -1,14 +1,14 @@
 import type { Breaker } from "../breaker/store-breaker.js";
+import type { Cleaner } from "../cleaning/clean-error.js";
+import type { ToolCall, ToolContext } from "../config/options.js";
+import type { ResolvedPolicy } from "../config/policy.js";
+import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo, ToolEffect } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
 import type { GuardRefusal, IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { type AttemptTracker, counterKey } from "./attempt-tracker.js";
-import type { ToolCall, ToolContext } from "./options.js";
-import type { ResolvedPolicy } from "./policy.js";
-import type { Cleaner } from "./sanitize.js";
-import type { ResolvedOptions } from "./validate-options.js";
 
 // The types every stage shares: what one logical call carries, and the engine's parts each stage
 // is given. Stages import this file and the parts below them, never the plugin class.

@@ -1,11 +1,11 @@
 import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
+import { defaultRedactor } from "../cleaning/clean-text.js";
 import { systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
-import { defaultRedactor } from "../reflection/clean-error-text.js";
-import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../reflection/templater.js";
+import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../texts/templater.js";
 import type { IdempotencyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
 import {
   type IdempotencySettings,

@@ -1,7 +1,7 @@
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import type { CallEnd } from "../events/events.js";
-import type { CallRun, Engine } from "./call-run.js";
-import type { ExecuteOutcome } from "./outcome.js";
+import type { ExecuteOutcome } from "../outcome.js";
+import type { CallRun, Engine } from "./call-state.js";
 
 // The ends of a logical call: a fallback for a final failure, what observers are told when it
 // ends, and `onExhausted: "throw"`.

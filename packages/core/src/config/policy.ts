@@ -1,7 +1,7 @@
 import type { Jitter } from "../backoff/backoff.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
-import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS, type ReflectionTemplate } from "../reflection/templater.js";
+import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS, type ReflectionTemplate } from "../texts/templater.js";
 import type { ClassifyContext, FailureContext, IdempotencyDerive, PolicyOptions, ToolCall, ToolPolicy } from "./options.js";
 
 /** A write's idempotency settings, as one call uses them (the store is the plugin's). */

@@ -1,22 +1,22 @@
-import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
-import { Circuits } from "../breaker/circuits.js";
-import { abortReason } from "../clock.js";
-import type { CallInfo, CircuitState, ToolEffect } from "../events/events.js";
-import { withoutField } from "../idempotency/fingerprint.js";
-import { admission } from "./admission.js";
-import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
-import { counterKey } from "./attempt-tracker.js";
-import { type CallRun, ENGINE, type Engine, newRun, setupOf, type ToolFunction, type ToolSetup } from "./call-run.js";
-import { breakersOf, createEngine } from "./engine.js";
-import type { RetryReflectOptions, ToolCall } from "./options.js";
+import { CLOSED_PERMIT } from "./breaker/circuit-breaker.js";
+import { Circuits } from "./breaker/circuits.js";
+import { createBuilder, type RetryReflectPluginBuilder } from "./builder.js";
+import { admission } from "./call/admission.js";
+import { runAttempt } from "./call/attempt.js";
+import { continueAfterFailure, runGuarded } from "./call/attempt-loop.js";
+import { counterKey } from "./call/attempt-tracker.js";
+import { endCall, finish, throwIfExhausted, withFallback } from "./call/call-end.js";
+import { type CallRun, ENGINE, type Engine, newRun, setupOf, type ToolFunction, type ToolSetup } from "./call/call-state.js";
+import { breakersOf, createEngine } from "./call/engine.js";
+import { returnedFailure } from "./call/returned-failure.js";
+import { abortReason } from "./clock.js";
+import type { RetryReflectOptions, ToolCall } from "./config/options.js";
+import { type ResolvedOptions, resolveOptions } from "./config/resolve.js";
+import type { CallInfo, CircuitState, ToolEffect } from "./events/events.js";
+import { withoutField } from "./idempotency/fingerprint.js";
 import type { ExecuteOutcome, SuccessOutcome } from "./outcome.js";
-import { createBuilder, type RetryReflectPluginBuilder } from "./plugin-builder.js";
-import { returnedFailure } from "./returned-failure.js";
-import { runAttempt } from "./run-attempt.js";
-import { endCall, finish, throwIfExhausted, withFallback } from "./run-call.js";
-import { type ResolvedOptions, resolveOptions } from "./validate-options.js";
 
-export type { ToolFunction } from "./call-run.js";
+export type { ToolFunction } from "./call/call-state.js";
 
 /**
  * Decides, per tool failure, between an in-place retry after backoff, a reflection prompt for the

@@ -1,8 +1,9 @@
+import { cleanText, cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/clean-error.js";
+import { errorMessageOf } from "../cleaning/clean-text.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
-import type { ReflectionTemplate, ReflectionValues } from "../reflection/templater.js";
+import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import {
   circuitOpenAction,
   circuitOpenMessage,
@@ -19,10 +20,9 @@ import {
   notRecoverableText,
   structuredJsonOf,
 } from "../texts/model-texts.js";
+import type { ReflectionTemplate, ReflectionValues } from "../texts/templater.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
-import type { CallRun, Engine } from "./call-run.js";
-import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
-import { cleanText, cutEscaped, cutText, fitDetails, shareBudget } from "./sanitize.js";
+import type { CallRun, Engine } from "./call-state.js";
 
 // The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
 // stops, and the rejections of an open or isolated circuit.

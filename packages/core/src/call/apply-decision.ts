@@ -1,11 +1,11 @@
+import { withText } from "../cleaning/clean-error.js";
 import type { ToolError } from "../errors/tool-error.js";
+import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { UNKNOWN_OUTCOME_ACTION } from "../texts/model-texts.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
-import type { CallRun, Engine } from "./call-run.js";
+import { circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./build-outcome.js";
+import type { CallRun, Engine } from "./call-state.js";
 import type { Decision } from "./decide.js";
-import type { FailedOutcome, ReflectOutcome } from "./outcome.js";
-import { circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./outcomes.js";
-import { withText } from "./sanitize.js";
 
 /**
  * Carries a decision out: the events, the scope's counter (the gate time, the exhausted stop) and

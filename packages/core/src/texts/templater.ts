@@ -1,6 +1,6 @@
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 
-export { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
+export { DEFAULT_REFLECTION_PROMPT } from "./model-texts.js";
 
 /** Placeholders a reflection template may use. */
 export const REFLECTION_PLACEHOLDERS = ["tool_name", "error", "error_code", "attempt", "max_retries", "suggested_action", "args"] as const;

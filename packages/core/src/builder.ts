@@ -1,9 +1,9 @@
-import type { Jitter } from "../backoff/backoff.js";
-import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
-import type { Clock } from "../clock.js";
-import type { ToolError } from "../errors/tool-error.js";
-import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
-import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall, ToolPolicy } from "./options.js";
+import type { Jitter } from "./backoff/backoff.js";
+import type { CircuitBreakerStore } from "./breaker/circuit-breaker-store.js";
+import type { Clock } from "./clock.js";
+import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall, ToolPolicy } from "./config/options.js";
+import type { ToolError } from "./errors/tool-error.js";
+import type { RetryReflectObserver, ToolEffect } from "./events/events.js";
 import type { RetryReflectPlugin } from "./plugin.js";
 
 /** The builder `RetryReflectPlugin.builder()` starts (its constructor is not public API). */

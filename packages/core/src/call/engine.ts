@@ -1,15 +1,15 @@
 import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-breaker.js";
 import { type Breaker, StoreBreaker } from "../breaker/store-breaker.js";
+import { Cleaner } from "../cleaning/clean-error.js";
+import { errorMessageOf } from "../cleaning/clean-text.js";
+import { ownBreakerSetting, type ResolvedPolicy } from "../config/policy.js";
+import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import { LruMap } from "../internal/lru-map.js";
-import { errorMessageOf } from "../reflection/clean-error-text.js";
 import { AttemptTracker } from "./attempt-tracker.js";
-import type { CallRun, Engine, ToolSetup } from "./call-run.js";
-import { ownBreakerSetting, type ResolvedPolicy } from "./policy.js";
-import { Cleaner } from "./sanitize.js";
-import type { ResolvedOptions } from "./validate-options.js";
+import type { CallRun, Engine, ToolSetup } from "./call-state.js";
 
 /**
  * The parts of one plugin from its resolved options: the notifier, the cleaner, the guard, the
