@@ -2,14 +2,15 @@
 // as a child process with `--import tsx`: an MCP server with a `transfer` write tool (annotated
 // `destructiveHint`, no key in its schema) and a client wrapped with the adapter's defaults, over a
 // Redis idempotency store shared with the other processes. It makes one transfer for its user and
-// prints what happened as one JSON line. It runs the built packages (`npm test` builds first).
+// prints what happened as one JSON line. It runs this package from its sources (tsx) over the built
+// core and Redis stores (`npm test` builds first).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { withRetryReflect } from "@retry-reflect/mcp";
 import { redisStores } from "@retry-reflect/redis";
 import { createClient } from "redis";
 import { z } from "zod";
+import { withRetryReflect } from "../../src/index.js";
 
 const [url, prefix, user, iban] = process.argv.slice(2) as [string, string, string, string];
 let serverCalled = 0;
