@@ -1,7 +1,7 @@
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
-import type { ScriptClient } from "./client.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import type { ScriptClient } from "./script-client.js";
 import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./scripts.js";
 
 /**

@@ -1,5 +1,6 @@
 import { type Clock, InvalidOptionError, systemClock } from "@retry-reflect/core";
-import { type ScriptClient, scriptClient } from "./client.js";
+import { scriptClient } from "./detect-client.js";
+import type { ScriptClient } from "./script-client.js";
 
 /** The options of `redisStores`, `RedisIdempotencyStore` and `RedisCircuitBreakerStore` (the same for all three). */
 export interface RedisStoreOptions {

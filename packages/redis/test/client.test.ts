@@ -3,9 +3,12 @@
 import Redis from "ioredis";
 import { createClient, createClientPool, createCluster } from "redis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { type IoRedisLike, type NodeRedisLike, type ScriptClient, scriptClient } from "../src/client.js";
+import { scriptClient } from "../src/detect-client.js";
+import type { IoRedisLike } from "../src/ioredis-transport.js";
 import { script } from "../src/lua-script.js";
+import type { NodeRedisLike } from "../src/node-redis-transport.js";
 import { RedisTimeoutError, RedisUnavailableError } from "../src/redis-errors.js";
+import type { ScriptClient } from "../src/script-client.js";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
 
 const redis = await startRedis();

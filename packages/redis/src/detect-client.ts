@@ -1,0 +1,61 @@
+import { describeValue } from "./describe-value.js";
+import { type IoRedisLike, ioredisTransport } from "./ioredis-transport.js";
+import { isObject } from "./is-object.js";
+import { type NodeRedisLike, nodeRedisTransport } from "./node-redis-transport.js";
+import { RedisScriptClient } from "./redis-script-client.js";
+import type { ScriptClient } from "./script-client.js";
+
+function isIoRedis(value: Record<string, unknown>): boolean {
+  return (
+    typeof value.status === "string" &&
+    typeof value.call === "function" &&
+    typeof value.duplicate === "function" &&
+    typeof value.connect === "function" &&
+    typeof value.subscribe === "function" &&
+    typeof value.disconnect === "function" &&
+    isObject(value.options) &&
+    value.isCluster !== true
+  );
+}
+
+function isNodeRedis(value: Record<string, unknown>): boolean {
+  return (
+    typeof value.sendCommand === "function" &&
+    typeof value.duplicate === "function" &&
+    typeof value.connect === "function" &&
+    typeof value.subscribe === "function" &&
+    typeof value.destroy === "function" &&
+    typeof value.isOpen === "boolean" &&
+    typeof value.isReady === "boolean"
+  );
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Detects a connected node-redis v5 client (`createClient(...)`) or an ioredis v5/v6 instance
+ * (`new Redis(...)`) by duck typing; neither package is loaded here. Throws a TypeError naming
+ * `client` and describing what was given otherwise (a cluster, a pool, a Promise, ...), and a
+ * RangeError for a `commandTimeoutMs` that is not a positive number of milliseconds.
+ * ioredis with `stringNumbers: true` is refused: its integers would come back as strings.
+ */
+export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptClient {
+  if (typeof commandTimeoutMs !== "number" || !(commandTimeoutMs > 0) || commandTimeoutMs > MAX_TIMER_MS) {
+    throw new RangeError(
+      `scriptClient: \`commandTimeoutMs\` must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS}; got ${describeValue(commandTimeoutMs)}`,
+    );
+  }
+  const expected = "a connected node-redis v5 client (createClient(...)) or an ioredis v5/v6 instance (new Redis(...))";
+  if (isObject(client) && isIoRedis(client)) {
+    if ((client as unknown as IoRedisLike).options.stringNumbers === true) {
+      throw new TypeError(
+        "scriptClient: `client` is an ioredis instance with `stringNumbers: true`, which is not supported: script replies would turn integers into strings. Pass a client without it (e.g. `redis.duplicate({ stringNumbers: false })`).",
+      );
+    }
+    return new RedisScriptClient(ioredisTransport(client as unknown as IoRedisLike), commandTimeoutMs);
+  }
+  if (isObject(client) && isNodeRedis(client)) {
+    return new RedisScriptClient(nodeRedisTransport(client as unknown as NodeRedisLike), commandTimeoutMs);
+  }
+  throw new TypeError(`scriptClient: \`client\` must be ${expected}; got ${describeValue(client)}`);
+}

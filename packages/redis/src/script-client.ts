@@ -1,0 +1,43 @@
+import type { Script } from "./lua-script.js";
+
+// One small layer over node-redis v5 and ioredis v5/v6, so that the stores never care which client
+// the user passed. Neither package is imported: both are optional peers, so the clients are
+// recognised by duck typing and driven through raw commands (`sendCommand` / `call`), the part of
+// their APIs that has stayed the same across versions. test/client.test.ts checks, at compile time,
+// that the real clients fit the shapes used here (NodeRedisLike, IoRedisLike).
+
+/**
+ * A reply of a Lua script, the same from both clients: integers are numbers, strings are strings,
+ * nil (and Lua `false`) is `null`, tables are arrays of these.
+ */
+export type ScriptReply = number | string | null | ScriptReply[];
+
+export interface ScriptClient {
+  readonly kind: "node-redis" | "ioredis";
+  /**
+   * EVALSHA, falling back to EVAL on a NOSCRIPT error (after SCRIPT FLUSH or on a new server).
+   * Rejects after the command timeout (a {@link RedisTimeoutError}; the one limit covers EVALSHA and
+   * the EVAL after it), and at once (a {@link RedisUnavailableError}) when the client is not
+   * connected/ready, so nothing waits in an offline queue or for client reconnects. An error reply
+   * from Redis (a script error, BUSY, OOM...) is passed through as the client raised it; any other
+   * failure of the client (connection lost, ...) becomes a {@link RedisUnavailableError}.
+   * Resolves with the reply normalised (see {@link ScriptReply}). The timer is cleared when the
+   * command settles and never holds the process open.
+   */
+  run(script: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  /** PUBLISH, same timeout, readiness and error rules as {@link run}. */
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Subscribes on a duplicate connection (made and connected here); resolves once subscribed. The
+   * returned function unsubscribes and closes that connection (it never rejects, and may be called
+   * more than once). Rejects at once (a {@link RedisUnavailableError}) when the client is not
+   * ready, and after `max(commandTimeoutMs, 2000)` ms (a {@link RedisTimeoutError}) when the new
+   * connection is not subscribed by then: opening a connection may take longer than one command.
+   * On any failure the new connection is closed. A dropped subscription connection never raises
+   * unhandled errors; it reconnects and resubscribes as the client's own options say.
+   * `onMessage` must not throw (a throw is caught and reported with `process.emitWarning`).
+   */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+  /** CONFIG GET maxmemory-policy; undefined when the server refuses CONFIG (managed Redis) or on any error. */
+  maxmemoryPolicy(): Promise<string | undefined>;
+}

@@ -1,0 +1,25 @@
+import type { ScriptClient } from "./script-client.js";
+
+/** What the shared logic needs from a client. Commands are upper case; each transport adapts. */
+export interface Transport {
+  readonly kind: ScriptClient["kind"];
+  /** Why a command cannot be sent now, or undefined when the client is ready. */
+  notReady(): string | undefined;
+  /** `signal` aborts when the command times out (node-redis then drops it if not yet written). */
+  send(args: string[], signal: AbortSignal | undefined): Promise<unknown>;
+  /** Whether `send` uses `signal`; when not, no AbortController is made per command. */
+  readonly usesSignal: boolean;
+  /** A new connection (a duplicate of the client), not connected yet. */
+  subscriber(): Subscriber;
+}
+
+/** One subscription connection, made by {@link Transport.subscriber}. */
+export interface Subscriber {
+  /** Resolves once the connection is ready. */
+  connect(): Promise<unknown>;
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  /** Closes the connection at once (pending commands are dropped). */
+  close(): void;
+  isReady(): boolean;
+}
