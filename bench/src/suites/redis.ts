@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { loadavg } from "node:os";
 import type { RetryReflectPlugin } from "@retry-reflect/core";
-import { startRedis } from "../../../packages/redis/test/helpers/redis-server.js";
 import { formatBytes, formatCount, formatNs, formatRatio, round } from "../format.js";
 import { allocatedPerCall, type Contestant, compare, median, type Timing } from "../measure.js";
 import { type CoreModule, PENDING } from "../ours.js";
+import { startRedisServer } from "../redis-server.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const ID = "redis";
@@ -51,8 +51,8 @@ type Plugin = RetryReflectPlugin;
 type Stores = ReturnType<RedisModule["redisStores"]>;
 
 // ---------------------------------------------------------------------------------------------
-// The server: our own redis-server on a free loopback port, no persistence, killed by PID, started
-// by the Redis tests' harness (packages/redis/test/helpers/redis-server.ts).
+// The server: our own redis-server on a free loopback port, no persistence, killed by PID
+// (../redis-server.ts).
 
 /** Names another server binary (a build of Redis elsewhere, `valkey-server`); when set, only it is tried. */
 const BINARY_VARIABLE = "BENCH_REDIS_SERVER";
@@ -773,7 +773,7 @@ const METHOD =
 /** 8. Redis stores: round trips, latency, the healthy call with a shared breaker, and a fleet calling a dead tool. */
 export async function redis(core: CoreModule | undefined): Promise<SuiteResult> {
   if (core === undefined) return pendingResult(METHOD, [], PENDING);
-  const server = await startRedis({ binary: process.env[BINARY_VARIABLE] || undefined }).catch(() => undefined);
+  const server = await startRedisServer(process.env[BINARY_VARIABLE] || undefined);
   if (server === undefined) return pendingResult(METHOD, [INSTALL_NOTE], `${NOT_MEASURED} (redis-server not installed)`);
   const redisModule: RedisModule = await import("@retry-reflect/redis");
 
