@@ -52,13 +52,12 @@ export function errorJsonOfText(text: string): Record<string, unknown> | undefin
 /**
  * The `ToolError` a failure result reports in the structured error shape (`{ error_code, message,
  * recoverable, ... }`): its structured member (LangChain's `artifact`, MCP's `structuredContent`)
- * when that has the shape, else the JSON object its text holds; `result` is the error's cause.
- * Undefined when neither holds the shape.
+ * when that has the shape, else the JSON object of its text (`errorJsonOfText`) when that has it;
+ * `result` is the error's cause. Undefined when neither holds the shape.
  */
-export function structuredErrorOf(structured: unknown, text: string, result: unknown): ToolError | undefined {
+export function structuredErrorOf(structured: unknown, textJson: unknown, result: unknown): ToolError | undefined {
   if (isToolErrorShape(structured)) return ToolError.fromJSON(structured, result);
-  const json = errorJsonOfText(text);
-  return isToolErrorShape(json) ? ToolError.fromJSON(json, result) : undefined;
+  return isToolErrorShape(textJson) ? ToolError.fromJSON(textJson, result) : undefined;
 }
 
 /** A zod validation error with its `issues`: zod 3 and 4 (`ZodError`), zod 4 mini and core (`$ZodError`). */
