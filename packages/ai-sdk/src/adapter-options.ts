@@ -1,4 +1,5 @@
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
+import { checkScopeOption, checkToolEffects, isPlainObject, isRecord } from "@retry-reflect/core/adapter";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -35,21 +36,20 @@ export interface WithRetryReflectOptions {
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
 }
 
-const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({ scope: true, namespace: true, toolEffects: true } satisfies Record<
   keyof WithRetryReflectOptions,
   true
 >);
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
+/** The adapter options, checked. */
+export interface CheckedOptions extends WithRetryReflectOptions {
+  /** Copied without a prototype (empty when not given): a tool named `toString` has no effect unless given one. */
+  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
 }
 
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(options: unknown): WithRetryReflectOptions {
-  if (options === undefined) return {};
+export function checkAdapterOptions(options: unknown): CheckedOptions {
+  if (options === undefined) return { toolEffects: checkToolEffects(undefined) };
   if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects? })");
   for (const key of Object.keys(options)) {
     if (!ADAPTER_OPTION_NAMES.includes(key)) {
@@ -61,30 +61,22 @@ export function checkAdapterOptions(options: unknown): WithRetryReflectOptions {
     }
   }
   const { scope, namespace, toolEffects } = options;
-  if (scope !== undefined && typeof scope !== "function" && (typeof scope !== "string" || scope === "")) {
-    throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
-  }
-  if (namespace !== undefined && typeof namespace !== "function" && (typeof namespace !== "string" || namespace === "")) {
-    throw new InvalidOptionError("namespace", namespace, "a non-empty string or a function of the call");
-  }
-  if (toolEffects !== undefined) {
-    if (!isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object of tool name to effect");
-    for (const [name, effect] of Object.entries(toolEffects)) {
-      if (!EFFECTS.includes(effect as ToolEffect)) {
-        throw new InvalidOptionError(`toolEffects.${name}`, effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
-      }
-    }
-  }
-  return options as WithRetryReflectOptions;
+  checkScopeOption("scope", scope, "string or function");
+  checkScopeOption("namespace", namespace, "string or function");
+  return {
+    scope: scope as WithRetryReflectOptions["scope"],
+    namespace: namespace as WithRetryReflectOptions["namespace"],
+    toolEffects: checkToolEffects(toolEffects),
+  };
 }
 
 /** Checks that `tools` is an AI SDK `ToolSet`: an object of tools, each `execute` a function when present. */
 export function checkTools(tools: unknown): asserts tools is Record<string, Record<string, unknown>> {
-  if (typeof tools !== "object" || tools === null || Array.isArray(tools)) {
+  if (!isRecord(tools) || Array.isArray(tools)) {
     throw new InvalidOptionError("tools", tools, "an object of AI SDK tools (a ToolSet)");
   }
   for (const [name, tool] of Object.entries(tools)) {
-    if (typeof tool !== "object" || tool === null) throw new InvalidOptionError(`tools.${name}`, tool, "an AI SDK tool (an object)");
+    if (!isRecord(tool)) throw new InvalidOptionError(`tools.${name}`, tool, "an AI SDK tool (an object)");
     const execute: unknown = (tool as { execute?: unknown }).execute;
     if (execute !== undefined && execute !== null && typeof execute !== "function") {
       throw new InvalidOptionError(`tools.${name}.execute`, execute, "a function");

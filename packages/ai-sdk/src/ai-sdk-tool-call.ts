@@ -1,5 +1,5 @@
 import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostOutcome, type HostToolCall, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
+import { type HostOutcome, type HostToolCall, isRecord, zodArgumentsError } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
 import { RetryReflectToolError } from "./retry-reflect-tool-error.js";
 import { optionsWithContext } from "./tool-context.js";
@@ -25,11 +25,7 @@ export interface ToolBinding {
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
-  );
+  return isRecord(value) && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
 }
 
 /** A streaming tool's final output (its last value): a failure while it streams is the attempt's failure. */
@@ -37,10 +33,6 @@ async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
   let last: unknown;
   for await (const value of stream) last = value;
   return last;
-}
-
-function isZodError(error: unknown): error is Error & { issues: unknown[] } {
-  return error instanceof Error && error.name === "ZodError" && Array.isArray((error as { issues?: unknown }).issues);
 }
 
 /**
@@ -92,7 +84,7 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
 
   /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
   failureOfThrown(error: unknown, args: unknown): unknown {
-    return isZodError(error) ? invalidArgumentsError(problemsFromIssues(error.issues, args), error) : error;
+    return zodArgumentsError(error, args) ?? error;
   }
 }
 

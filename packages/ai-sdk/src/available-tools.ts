@@ -1,5 +1,5 @@
 import { InvalidOptionError, type RetryReflectPlugin } from "@retry-reflect/core";
-import { isPlugin } from "@retry-reflect/core/adapter";
+import { isPlugin, isRecord } from "@retry-reflect/core/adapter";
 import type { ToolSetLike } from "./tool-types.js";
 
 /**
@@ -13,7 +13,7 @@ import type { ToolSetLike } from "./tool-types.js";
  */
 export function availableTools<TOOLS extends ToolSetLike>(plugin: RetryReflectPlugin, tools: TOOLS): Array<Extract<keyof TOOLS, string>> {
   if (!isPlugin(plugin)) throw new InvalidOptionError("plugin", plugin, "a RetryReflectPlugin");
-  if (typeof tools !== "object" || tools === null || Array.isArray(tools)) {
+  if (!isRecord(tools) || Array.isArray(tools)) {
     throw new InvalidOptionError("tools", tools, "an object of AI SDK tools (a ToolSet)");
   }
   const names: Array<Extract<keyof TOOLS, string>> = [];

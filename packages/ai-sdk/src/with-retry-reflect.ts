@@ -1,5 +1,5 @@
-import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { isPlugin, randomScope, runToolCall } from "@retry-reflect/core/adapter";
+import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
+import { pluginOf, randomScope, runToolCall } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
@@ -9,15 +9,6 @@ const ORIGINAL = Symbol.for("retry-reflect.ai-sdk.original-tool");
 
 function originalOf(tool: Record<string, unknown>): Record<string, unknown> {
   return (tool as { [ORIGINAL]?: Record<string, unknown> })[ORIGINAL] ?? tool;
-}
-
-/** The plugin given, or one made from the options given; anything else is an `InvalidOptionError`. */
-export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
-  if (isPlugin(pluginOrOptions)) return pluginOrOptions;
-  if (typeof pluginOrOptions !== "object" || pluginOrOptions === null || Array.isArray(pluginOrOptions)) {
-    throw new InvalidOptionError("pluginOrOptions", pluginOrOptions, "a RetryReflectPlugin or a RetryReflectOptions object");
-  }
-  return RetryReflectPlugin.create(pluginOrOptions as RetryReflectOptions);
 }
 
 /**
@@ -63,7 +54,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
             execute: execute as Execute,
             description: typeof tool.description === "string" ? tool.description : undefined,
             toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-            effect: options.toolEffects?.[toolName],
+            effect: options.toolEffects[toolName],
             scope,
             namespace: options.namespace,
           })
