@@ -1,4 +1,5 @@
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
+import { checkScopeOption, checkToolEffects, isPlainObject } from "@retry-reflect/core/adapter";
 import type { CallToolParams } from "./mcp-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -45,7 +46,6 @@ export interface CheckedOptions {
   readonly trustAnnotations: boolean;
 }
 
-const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 const OPTION_NAMES: ReadonlySet<string> = new Set(
   Object.keys({ scope: true, namespace: true, toolEffects: true, trustAnnotations: true } satisfies Record<
     keyof RetryReflectMcpOptions,
@@ -53,15 +53,10 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(
   >),
 );
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
 /** Checks the adapter's options; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(options: unknown): CheckedOptions {
-  if (options === undefined) return { scope: undefined, namespace: undefined, toolEffects: Object.create(null), trustAnnotations: true };
+  if (options === undefined)
+    return { scope: undefined, namespace: undefined, toolEffects: checkToolEffects(undefined), trustAnnotations: true };
   if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object");
   for (const key of Object.keys(options)) {
     if (!OPTION_NAMES.has(key)) {
@@ -69,20 +64,9 @@ export function checkAdapterOptions(options: unknown): CheckedOptions {
     }
   }
   const { scope, namespace, toolEffects, trustAnnotations } = options;
-  if (scope !== undefined && !((typeof scope === "string" && scope.length > 0) || typeof scope === "function")) {
-    throw new InvalidOptionError("scope", scope, "a non-empty string or a function of the call");
-  }
-  if (namespace !== undefined && !((typeof namespace === "string" && namespace.length > 0) || typeof namespace === "function")) {
-    throw new InvalidOptionError("namespace", namespace, "a non-empty string or a function of the call");
-  }
-  if (toolEffects !== undefined && !isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object");
-  const effects = Object.create(null) as Record<string, ToolEffect>;
-  for (const [tool, effect] of Object.entries(toolEffects ?? {})) {
-    if (!EFFECTS.includes(effect as ToolEffect)) {
-      throw new InvalidOptionError(`toolEffects.${tool}`, effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
-    }
-    effects[tool] = effect as ToolEffect;
-  }
+  checkScopeOption("scope", scope, "string or function");
+  checkScopeOption("namespace", namespace, "string or function");
+  const effects = checkToolEffects(toolEffects);
   if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
     throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
   }

@@ -1,48 +1,27 @@
 import { ErrorCodes, ToolError } from "@retry-reflect/core";
-import { invalidArgumentsError, isToolErrorShape } from "@retry-reflect/core/adapter";
+import {
+  errorJsonOfText,
+  invalidArgumentsError,
+  isRecord,
+  isZodError,
+  ReturnedFailureError,
+  structuredErrorOf,
+  textOfContent,
+} from "@retry-reflect/core/adapter";
 import { DEFAULT_SUGGESTED_ACTIONS } from "@retry-reflect/core/primitives";
 import { RPC_INVALID_PARAMS, RPC_REQUEST_TIMEOUT } from "./mcp-types.js";
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return typeof value === "object" && value !== null;
-}
 
 /** The suggested action of a server whose result breaks its own declared output. */
 export const SERVER_FAULT_ACTION =
   "The tool's server returned a result that does not match what it declares; other arguments cannot fix this. Do not call it again for this task; tell the user the tool is not working.";
 
-/** The error an MCP result with `isError: true` stands for, when it holds no structured error. Its message is the result's text. */
-export class ToolResultError extends Error {
-  /** The `isError` result the server returned. */
-  readonly result: unknown;
-
+/**
+ * The error an MCP result with `isError: true` stands for, when it holds no structured error. Its
+ * message is the result's text; `result` is the `isError` result the server returned.
+ */
+export class ToolResultError extends ReturnedFailureError<unknown> {
   constructor(result: unknown, message: string) {
-    super(message);
-    this.name = "ToolResultError";
-    this.result = result;
-  }
-}
-
-/** The text blocks of a result's `content`, joined by newlines. */
-export function textOf(content: unknown): string {
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((block) => (isBag(block) && block.type === "text" && typeof block.text === "string" ? block.text : ""))
-    .filter(Boolean)
-    .join("\n");
-}
-
-/** The structured error a text holds as JSON (`structuredToolError` puts it there too), else undefined. */
-function errorShapeOfText(text: string): Bag | undefined {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith("{") || !trimmed.includes('"error_code"')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(trimmed);
-    return isToolErrorShape(parsed) ? (parsed as unknown as Bag) : undefined;
-  } catch {
-    return undefined;
+    super("ToolResultError", result, message);
   }
 }
 
@@ -89,11 +68,10 @@ function withoutPrefix(message: string): { code: number | undefined; message: st
  * - any other text: a `ToolResultError` with that text, which the core classifies (`HTTP 503` is transient, ...).
  */
 export function failureOfResult(result: unknown): Error | undefined {
-  if (!isBag(result) || result.isError !== true) return undefined;
-  if (isToolErrorShape(result.structuredContent)) return ToolError.fromJSON(result.structuredContent, result);
-  const text = textOf(result.content);
-  const shape = errorShapeOfText(text);
-  if (shape !== undefined) return ToolError.fromJSON(shape as never, result);
+  if (!isRecord(result) || result.isError !== true) return undefined;
+  const text = textOfContent(result.content);
+  const reported = structuredErrorOf(result.structuredContent, errorJsonOfText(text), result);
+  if (reported !== undefined) return reported;
   const { code, message } = withoutPrefix(text);
   const cause = new ToolResultError(result, message || "The tool call failed.");
   return (code === undefined ? undefined : failureOfCode(code, message, cause)) ?? cause;
@@ -104,14 +82,15 @@ export function failureOfResult(result: unknown): Error | undefined {
  * - an `McpError` -32001 (`RequestTimeout`: the SDK's request timeout): `TIMEOUT`, transient;
  * - an `McpError` -32602 (`InvalidParams`: the server rejected the arguments): `INVALID_ARGUMENTS`,
  *   unless it is the client's check of the result against the tool's output schema (a server fault);
- * - a `ZodError` (the result did not parse as a `CallToolResult`): a server fault, not recoverable;
+ * - a zod error (`ZodError`, or `$ZodError` from zod 4 mini, as the SDK's own parse throws: the
+ *   result did not parse as a `CallToolResult`): a server fault, not recoverable;
  * - anything else is left to the core's classifier, unchanged.
  */
 export function failureOfThrown(error: unknown): unknown {
-  if (!isBag(error)) return error;
+  if (isZodError(error)) return serverFault(`The tool's result is not a valid MCP result: ${error.message}`, error);
+  if (!isRecord(error)) return error;
   const code = error.code;
   const rawMessage = typeof error.message === "string" ? error.message : "";
   if (typeof code === "number") return failureOfCode(code, withoutPrefix(rawMessage).message, error) ?? error;
-  if (error.name === "ZodError") return serverFault(`The tool's result is not a valid MCP result: ${rawMessage}`, error);
   return error;
 }

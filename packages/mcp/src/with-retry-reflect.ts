@@ -1,7 +1,20 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin, type ToolContext, type ToolEffect } from "@retry-reflect/core";
-import { type HostOutcome, type HostToolCall, isPlugin, randomScope, runToolCall } from "@retry-reflect/core/adapter";
-import { abortReasonOf } from "./abort.js";
+import {
+  InvalidOptionError,
+  type RetryReflectOptions,
+  type RetryReflectPlugin,
+  type ToolContext,
+  type ToolEffect,
+} from "@retry-reflect/core";
+import {
+  abortReason,
+  type HostOutcome,
+  type HostToolCall,
+  isRecord,
+  pluginOf,
+  randomScope,
+  runToolCall,
+} from "@retry-reflect/core/adapter";
 import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
 import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
 import { outcomeResult } from "./outcome-result.js";
@@ -55,10 +68,10 @@ export function withRetryReflect<C extends McpClientLike>(
   pluginOrOptions: RetryReflectPlugin | RetryReflectOptions = {},
   adapterOptions?: RetryReflectMcpOptions,
 ): RetryReflectClient<C> {
-  if (typeof client !== "object" || client === null || typeof client.callTool !== "function" || typeof client.listTools !== "function") {
+  if (!isRecord(client) || typeof client.callTool !== "function" || typeof client.listTools !== "function") {
     throw new InvalidOptionError("client", client, "an MCP Client (an object with callTool and listTools)");
   }
-  const plugin = isPlugin(pluginOrOptions) ? pluginOrOptions : RetryReflectPlugin.create(pluginOrOptions);
+  const plugin = pluginOf(pluginOrOptions);
   const options = checkAdapterOptions(adapterOptions);
   const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
   const defaultScope = randomScope("mcp");
@@ -87,7 +100,7 @@ export function withRetryReflect<C extends McpClientLike>(
   // straight to the seam, with no frame of its own waiting on a lookup.
   const callTool = (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
     try {
-      const toolName = typeof params === "object" && params !== null ? params.name : undefined;
+      const toolName = isRecord(params) ? params.name : undefined;
       // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
       if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
       const known = options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName];
@@ -121,7 +134,7 @@ function present(outcome: HostOutcome<CallToolResponse>): CallToolResponse {
 }
 
 function isControlFlow(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === URL_ELICITATION_REQUIRED;
+  return isRecord(error) && error.code === URL_ELICITATION_REQUIRED;
 }
 
 /** One `callTool` as the seam (`@retry-reflect/core/adapter`) runs it. */
@@ -165,7 +178,7 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     try {
       return await sent;
     } catch (error) {
-      if (callerSignal.aborted) throw abortReasonOf(callerSignal);
+      if (callerSignal.aborted) throw abortReason(callerSignal);
       throw error;
     }
   }
