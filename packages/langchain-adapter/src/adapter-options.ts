@@ -1,7 +1,7 @@
-import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
+import { InvalidOptionError } from "@retry-reflect/core";
+import { checkEffect, checkScopeOption } from "@retry-reflect/core/adapter";
 import type { ToolContextMode } from "./run-tool.js";
 
-const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 const TOOL_CONTEXT_MODES: readonly ToolContextMode[] = ["writes", "all"];
 
 /** The adapter's own options, checked once; an invalid one throws `InvalidOptionError` naming it and the value. */
@@ -16,14 +16,12 @@ export function checkAdapterOptions(options: {
   const { name, scope, namespace, toolContext, effect, hideOpenCircuitTools } = options;
   if (name !== undefined && (typeof name !== "string" || name.length === 0))
     throw new InvalidOptionError("name", name, "a non-empty string");
-  if (scope !== undefined && typeof scope !== "function") throw new InvalidOptionError("scope", scope, "a function");
-  if (namespace !== undefined && typeof namespace !== "function") throw new InvalidOptionError("namespace", namespace, "a function");
+  checkScopeOption("scope", scope, "function");
+  checkScopeOption("namespace", namespace, "function");
   if (toolContext !== undefined && !TOOL_CONTEXT_MODES.includes(toolContext as ToolContextMode)) {
     throw new InvalidOptionError("toolContext", toolContext, `one of ${TOOL_CONTEXT_MODES.map((mode) => `"${mode}"`).join(", ")}`);
   }
-  if (effect !== undefined && !EFFECTS.includes(effect as ToolEffect)) {
-    throw new InvalidOptionError("effect", effect, `one of ${EFFECTS.map((each) => `"${each}"`).join(", ")}`);
-  }
+  if (effect !== undefined) checkEffect("effect", effect);
   if (hideOpenCircuitTools !== undefined && typeof hideOpenCircuitTools !== "boolean") {
     throw new InvalidOptionError("hideOpenCircuitTools", hideOpenCircuitTools, "a boolean");
   }

@@ -1,8 +1,16 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { type Command, getConfig } from "@langchain/langgraph";
-import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@retry-reflect/core";
-import { canCallDirectly, type DirectAttempt, isPlugin, recordDirectSuccess } from "@retry-reflect/core/adapter";
+import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import {
+  abortReason,
+  canCallDirectly,
+  type DirectAttempt,
+  isPlugin,
+  isRecord,
+  pluginOf,
+  recordDirectSuccess,
+} from "@retry-reflect/core/adapter";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
@@ -56,8 +64,10 @@ export type RetryReflectMiddlewareConfig = RetryReflectOptions & RetryReflectMid
 export const DEFAULT_MIDDLEWARE_NAME = "RetryReflectMiddleware";
 
 function splitConfig(config: RetryReflectMiddlewareConfig): { plugin: RetryReflectPlugin; adapter: RetryReflectMiddlewareOptions } {
-  const { name, scope, namespace, toolContext, hideOpenCircuitTools, ...pluginOptions } = config;
-  return { plugin: RetryReflectPlugin.create(pluginOptions), adapter: { name, scope, namespace, toolContext, hideOpenCircuitTools } };
+  // Not an options object (`null`, a number, an array): `pluginOf` throws, naming `pluginOrOptions`.
+  if (!isRecord(config) || Array.isArray(config)) return { plugin: pluginOf(config), adapter: {} };
+  const { name, scope, namespace, toolContext, hideOpenCircuitTools, ...pluginOptions } = config as RetryReflectMiddlewareConfig;
+  return { plugin: pluginOf(pluginOptions), adapter: { name, scope, namespace, toolContext, hideOpenCircuitTools } };
 }
 
 function currentThreadId(configurable: unknown): string | undefined {
@@ -130,7 +140,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
           if (failureOfResult(direct) === undefined) {
             recordDirectSuccess(plugin, toolName);
             const signal = request.runtime.signal;
-            if (signal?.aborted) throw signal.reason ?? new Error("This operation was aborted");
+            if (signal?.aborted) throw abortReason(signal);
             return direct;
           }
           first = { returned: direct };

@@ -1,20 +1,14 @@
-import { randomScope } from "@retry-reflect/core/adapter";
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return typeof value === "object" && value !== null;
-}
+import { isRecord, randomScope } from "@retry-reflect/core/adapter";
 
 /** The thread id of a LangGraph config (`configurable.thread_id`), if any. */
 export function threadIdOf(configurable: unknown): string | undefined {
-  if (!isBag(configurable)) return undefined;
+  if (!isRecord(configurable)) return undefined;
   const id = configurable.thread_id;
   return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
 }
 
 function messageType(message: unknown): string | undefined {
-  if (!isBag(message)) return undefined;
+  if (!isRecord(message)) return undefined;
   const getType = message.getType ?? message._getType;
   if (typeof getType === "function") {
     try {
@@ -33,13 +27,13 @@ function messageType(message: unknown): string | undefined {
  * a resume. (LangGraph gives nodes no run id of their own.)
  */
 export function runIdOfState(state: unknown): string | undefined {
-  if (!isBag(state)) return undefined;
+  if (!isRecord(state)) return undefined;
   const messages = state.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message: unknown = messages[index];
     if (messageType(message) === "human") {
-      const id = isBag(message) ? message.id : undefined;
+      const id = isRecord(message) ? message.id : undefined;
       return typeof id === "string" && id !== "" ? id : undefined;
     }
   }

@@ -2,23 +2,25 @@ import { getRetryable } from "@langchain/core/errors";
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
-import { ToolError } from "@retry-reflect/core";
-import { invalidArgumentsError, isToolErrorShape, problemsFromIssues } from "@retry-reflect/core/adapter";
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return typeof value === "object" && value !== null;
-}
+import {
+  errorJsonOfText,
+  invalidArgumentsError,
+  isRecord,
+  problemsFromIssues,
+  ReturnedFailureError,
+  structuredErrorOf,
+  textOfContent,
+  zodArgumentsError,
+} from "@retry-reflect/core/adapter";
 
 function brandOf(value: unknown): unknown {
-  return isBag(value) ? value["~brand"] : undefined;
+  return isRecord(value) ? value["~brand"] : undefined;
 }
 
 /** LangChain's `MiddlewareError` (thrown by an inner middleware) hides the real error in `cause`. */
 function unwrapMiddlewareErrors(error: unknown): unknown {
   let current = error;
-  for (let depth = 0; depth < 10 && brandOf(current) === "MiddlewareError" && isBag(current) && current.cause !== undefined; depth++) {
+  for (let depth = 0; depth < 10 && brandOf(current) === "MiddlewareError" && isRecord(current) && current.cause !== undefined; depth++) {
     current = current.cause;
   }
   return current;
@@ -35,7 +37,7 @@ export function retryableMark(error: unknown): boolean | undefined {
   let current = error;
   for (let depth = 0; depth < 10; depth++) {
     const mark = getRetryable(current);
-    if (mark !== undefined || brandOf(current) !== "MiddlewareError" || !isBag(current)) return mark;
+    if (mark !== undefined || brandOf(current) !== "MiddlewareError" || !isRecord(current)) return mark;
     current = current.cause;
   }
   return undefined;
@@ -45,10 +47,6 @@ const PARSING_MESSAGE = "Received tool input did not match expected schema";
 
 function isParsingException(error: unknown): boolean {
   return error instanceof ToolInputParsingException || (error instanceof Error && error.message.startsWith(PARSING_MESSAGE));
-}
-
-function isZodError(error: unknown): error is Error & { issues: unknown[] } {
-  return error instanceof Error && error.name === "ZodError" && Array.isArray((error as unknown as Bag).issues);
 }
 
 /**
@@ -62,8 +60,9 @@ function isZodError(error: unknown): error is Error & { issues: unknown[] } {
  */
 export async function toFailure(thrown: unknown, schema: unknown, args: unknown): Promise<unknown> {
   let error = unwrapMiddlewareErrors(thrown);
-  if (brandOf(error) === "ToolInvocationError" && isBag(error) && error.toolError !== undefined) error = error.toolError;
-  if (isZodError(error)) return invalidArgumentsError(problemsFromIssues(error.issues, args), error);
+  if (brandOf(error) === "ToolInvocationError" && isRecord(error) && error.toolError !== undefined) error = error.toolError;
+  const zodFailure = zodArgumentsError(error, args);
+  if (zodFailure !== undefined) return zodFailure;
   if (!isParsingException(error)) return error;
   if (isInteropZodSchema(schema)) {
     try {
@@ -79,38 +78,15 @@ export async function toFailure(thrown: unknown, schema: unknown, args: unknown)
   return invalidArgumentsError([], error, message);
 }
 
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((block) => (typeof block === "string" ? block : isBag(block) && typeof block.text === "string" ? block.text : ""))
-      .filter(Boolean)
-      .join("\n");
-  }
-  return "";
-}
-
-/** The JSON of a text that may hold an error object; a success's content is not parsed. */
-function parseJson(text: string): unknown {
-  if (!text.includes('"error_code"') && !text.includes('"isError"')) return undefined;
-  const trimmed = text.trim();
-  if (!trimmed.startsWith("{")) return undefined;
-  try {
-    return JSON.parse(trimmed);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The error a returned error `ToolMessage` stands for. Its message is the tool message's text. */
-export class ToolMessageError extends Error {
-  /** The tool message that reported the failure. */
-  readonly toolMessage: ToolMessage;
-
+export class ToolMessageError extends ReturnedFailureError<ToolMessage> {
   constructor(toolMessage: ToolMessage, message: string) {
-    super(message);
-    this.name = "ToolMessageError";
-    this.toolMessage = toolMessage;
+    super("ToolMessageError", toolMessage, message);
+  }
+
+  /** The tool message that reported the failure (also `result`). */
+  get toolMessage(): ToolMessage {
+    return this.result;
   }
 }
 
@@ -123,14 +99,11 @@ export class ToolMessageError extends Error {
  */
 export function failureOfResult(result: unknown): Error | undefined {
   if (!ToolMessage.isInstance(result)) return undefined;
-  if (isToolErrorShape(result.artifact)) return ToolError.fromJSON(result.artifact, result);
-  const text = textOf(result.content);
-  const parsed = parseJson(text);
-  if (isToolErrorShape(parsed)) return ToolError.fromJSON(parsed, result);
-  if (isBag(parsed) && parsed.isError === true) {
-    const inner = textOf(parsed.content);
-    return new ToolMessageError(result, inner || text);
-  }
+  const text = textOfContent(result.content);
+  const json = errorJsonOfText(text);
+  const reported = structuredErrorOf(result.artifact, json, result);
+  if (reported !== undefined) return reported;
+  if (json?.isError === true) return new ToolMessageError(result, textOfContent(json.content) || text);
   if (result.status === "error") return new ToolMessageError(result, text || "The tool call failed.");
   return undefined;
 }

@@ -1,6 +1,5 @@
 import type { ToolEffect } from "@retry-reflect/core";
-
-const EFFECTS: ReadonlySet<string> = new Set<ToolEffect>(["read", "idempotent", "write"]);
+import { isToolEffect } from "@retry-reflect/core/adapter";
 
 /** A tool as far as its effect is concerned: LangChain tools carry free-form `metadata`. */
 export interface ToolWithMetadata {
@@ -20,5 +19,5 @@ export function effectOf(
   const configured = toolEffects?.[toolName];
   if (configured !== undefined) return configured;
   const declared = tool?.metadata?.effect;
-  return typeof declared === "string" && EFFECTS.has(declared) ? (declared as ToolEffect) : undefined;
+  return isToolEffect(declared) ? declared : undefined;
 }

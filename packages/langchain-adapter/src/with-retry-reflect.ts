@@ -1,8 +1,8 @@
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
-import { type RetryReflectOptions, RetryReflectPlugin, type ToolEffect } from "@retry-reflect/core";
-import { isPlugin } from "@retry-reflect/core/adapter";
+import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import { pluginOf } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
@@ -137,7 +137,7 @@ export class RetryReflectTool<
  */
 export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>(
   tool: StructuredTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT>,
-  plugin: RetryReflectPlugin | RetryReflectOptions,
+  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
   options: WithRetryReflectOptions = {},
 ): RetryReflectTool<SchemaT, SchemaOutputT, SchemaInputT, ToolOutputT> {
   if (typeof tool !== "object" || tool === null || typeof tool.invoke !== "function" || typeof tool.name !== "string") {
@@ -146,7 +146,7 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
     );
   }
   checkAdapterOptions(options);
-  return new RetryReflectTool(tool, isPlugin(plugin) ? plugin : RetryReflectPlugin.create(plugin), options);
+  return new RetryReflectTool(tool, pluginOf(pluginOrOptions), options);
 }
 
 type WrappedConfig = ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown };
