@@ -1,8 +1,10 @@
 import type { Jitter } from "../backoff/backoff.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
-import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS, type ReflectionTemplate } from "../texts/templater.js";
-import type { ClassifyContext, FailureContext, IdempotencyDerive, PolicyOptions, ToolCall, ToolPolicy } from "./options.js";
+import { compileReflectionTemplate, type ReflectionTemplate } from "../texts/templater.js";
+import { boolean, finite, fn, fraction, integer, nonEmptyString, oneOf } from "./checks.js";
+import { DERIVES, JITTERS, STOP_PLACEHOLDERS } from "./defaults.js";
+import type { ClassifyContext, FailureContext, IdempotencyDerive, PolicyOptions, ToolCall } from "./options.js";
 
 /** A write's idempotency settings, as one call uses them (the store is the plugin's). */
 export interface IdempotencySettings {
@@ -46,59 +48,6 @@ export interface ResolvedPolicy {
   /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
   readonly slowOnly: boolean;
 }
-
-/** The placeholders of the stop texts: the reflection's, and the wait in seconds. */
-export const STOP_PLACEHOLDERS = [...REFLECTION_PLACEHOLDERS, "retry_after_s"] as const;
-
-const JITTERS: readonly Jitter[] = ["none", "full", "equal", "decorrelated"];
-const DERIVES: readonly IdempotencyDerive[] = ["never", "when-missing", "always"];
-
-// The policy option names, checked against the type by the compiler.
-export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
-  maxRetries: true,
-  initialBackoffMs: true,
-  backoffMultiplier: true,
-  maxBackoffMs: true,
-  jitter: true,
-  circuitBreakerThreshold: true,
-  circuitBreakerResetMs: true,
-  circuitBreakerCountsInvalidArguments: true,
-  circuitBreakerFailureRate: true,
-  circuitBreakerMinimumCalls: true,
-  circuitBreakerWindowMs: true,
-  circuitBreakerMaxResetMs: true,
-  reflectionPrompt: true,
-  exhaustedPrompt: true,
-  notRecoverablePrompt: true,
-  circuitOpenPrompt: true,
-  attemptTimeoutMs: true,
-  shouldRetry: true,
-  isFailure: true,
-  maxConcurrent: true,
-  fallback: true,
-  repeatedCallLimit: true,
-  classifyError: true,
-} satisfies Record<keyof PolicyOptions, true>) as (keyof PolicyOptions)[];
-
-/** The names a tool's policy may hold: the policy options, its effect and its idempotency settings. */
-export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set<string>([
-  ...POLICY_NAMES,
-  "effect",
-  "idempotency",
-] satisfies (keyof ToolPolicy)[]);
-
-/** The idempotency names of a tool's policy (the store is the plugin's). */
-export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({
-    keyField: true,
-    key: true,
-    ttlMs: true,
-    leaseMs: true,
-    requireKey: true,
-    derive: true,
-    maxResultBytes: true,
-  } satisfies Record<keyof NonNullable<ToolPolicy["idempotency"]>, true>),
-);
 
 /** Each policy option checked and resolved: `input`'s value where given, else `base`'s. Names are prefixed (`tools.pay.maxRetries`). */
 export function resolvePolicy(
@@ -177,11 +126,8 @@ export function ownBreakerSetting(policy: ResolvedPolicy, plugin: ResolvedPolicy
 }
 
 function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: IdempotencySettings, prefix: string): IdempotencySettings {
-  const keyField = input.keyField === undefined ? base.keyField : input.keyField;
-  if (typeof keyField !== "string" || keyField.length === 0)
-    throw new InvalidOptionError(`${prefix}keyField`, input.keyField, "a non-empty string");
   return {
-    keyField,
+    keyField: input.keyField === undefined ? base.keyField : nonEmptyString(input.keyField, `${prefix}keyField`),
     key: input.key === undefined ? base.key : (fn(input.key, `${prefix}key`) as IdempotencySettings["key"]),
     ttlMs: input.ttlMs === undefined ? base.ttlMs : finite(0, true)(input.ttlMs, `${prefix}ttlMs`),
     leaseMs: input.leaseMs === undefined ? base.leaseMs : finite(0, true)(input.leaseMs, `${prefix}leaseMs`),
@@ -189,45 +135,4 @@ function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: Idem
     derive: input.derive === undefined ? base.derive : oneOf(DERIVES)(input.derive, `${prefix}derive`),
     maxResultBytes: input.maxResultBytes === undefined ? base.maxResultBytes : integer(0)(input.maxResultBytes, `${prefix}maxResultBytes`),
   };
-}
-
-function integer(min: number) {
-  return (value: unknown, name: string): number => {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < min)
-      throw new InvalidOptionError(name, value, `an integer >= ${min}`);
-    return value;
-  };
-}
-
-function finite(min: number, exclusive = false) {
-  return (value: unknown, name: string): number => {
-    if (typeof value !== "number" || !Number.isFinite(value) || value < min || (exclusive && value === min)) {
-      throw new InvalidOptionError(name, value, `a finite number ${exclusive ? ">" : ">="} ${min}`);
-    }
-    return value;
-  };
-}
-
-function fraction(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1)
-    throw new InvalidOptionError(name, value, "a fraction in (0, 1]");
-  return value;
-}
-
-function boolean(value: unknown, name: string): boolean {
-  if (typeof value !== "boolean") throw new InvalidOptionError(name, value, "a boolean");
-  return value;
-}
-
-function oneOf<T extends string>(allowed: readonly T[]) {
-  return (value: unknown, name: string): T => {
-    if (typeof value !== "string" || !allowed.includes(value as T))
-      throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
-    return value as T;
-  };
-}
-
-function fn(value: unknown, name: string): unknown {
-  if (typeof value !== "function") throw new InvalidOptionError(name, value, "a function");
-  return value;
 }

@@ -5,115 +5,20 @@ import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
-import { compileReflectionTemplate, DEFAULT_REFLECTION_PROMPT } from "../texts/templater.js";
-import type { IdempotencyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
+import { fn, integer, isObserver, knownKeys, oneOf, optional, plainObject, toolNames } from "./checks.js";
 import {
-  type IdempotencySettings,
-  ownBreakerSetting,
-  POLICY_NAMES,
-  type ResolvedPolicy,
-  resolvePolicy,
+  DEFAULT_OPTIONS,
+  DEFAULT_POLICY,
+  EFFECTS,
+  IDEMPOTENCY_NAMES,
+  OPTION_NAMES,
   TOOL_IDEMPOTENCY_NAMES,
   TOOL_POLICY_NAMES,
-} from "./policy.js";
+} from "./defaults.js";
+import type { RetryReflectOptions } from "./options.js";
+import { type IdempotencySettings, ownBreakerSetting, type ResolvedPolicy, resolvePolicy } from "./policy.js";
 
-/** The documented defaults, in one place. */
-export const DEFAULT_OPTIONS = {
-  maxRetries: 3,
-  initialBackoffMs: 500,
-  backoffMultiplier: 2,
-  maxBackoffMs: 30_000,
-  circuitBreakerThreshold: 5,
-  circuitBreakerResetMs: 60_000,
-  circuitBreakerCountsInvalidArguments: false,
-  circuitBreakerFailureRate: undefined,
-  circuitBreakerMinimumCalls: 10,
-  circuitBreakerWindowMs: 60_000,
-  circuitBreakerMaxResetMs: undefined,
-  maxCircuitBreakers: 10_000,
-  circuitBreakerStore: undefined,
-  reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
-  attemptTimeoutMs: undefined,
-  maxConcurrent: undefined,
-  repeatedCallLimit: undefined,
-  includeTools: [] as readonly string[],
-  excludeTools: [] as readonly string[],
-  jitter: "none",
-  tools: {},
-  toolEffects: {} as Readonly<Record<string, ToolEffect>>,
-  defaultEffect: "read",
-  trackingScope: "scope",
-  maxAttemptCounters: 10_000,
-  onExhausted: "return",
-  maxErrorLength: 1000,
-  idempotency: {
-    keyField: "idempotency_key",
-    ttlMs: 86_400_000,
-    leaseMs: 30_000,
-    requireKey: true,
-    derive: "never",
-    maxResultBytes: 1_048_576,
-  },
-} as const;
-
-// The option names, checked against the options type by the compiler: a new option that is not
-// listed (or a name that is not an option) fails the build.
-const PLUGIN_ONLY_NAMES = Object.keys({
-  tools: true,
-  circuitBreakerKey: true,
-  maxCircuitBreakers: true,
-  circuitBreakerStore: true,
-  includeTools: true,
-  excludeTools: true,
-  toolEffects: true,
-  defaultEffect: true,
-  idempotency: true,
-  trackingScope: true,
-  maxAttemptCounters: true,
-  onExhausted: true,
-  maxErrorLength: true,
-  redact: true,
-  observers: true,
-  clock: true,
-  random: true,
-} satisfies Record<Exclude<keyof RetryReflectOptions, (typeof POLICY_NAMES)[number]>, true>);
-const OPTION_NAMES: ReadonlySet<string> = new Set<string>([...POLICY_NAMES, ...PLUGIN_ONLY_NAMES]);
-/** The plugin's idempotency names: a tool's, and the store (checked against the type by the compiler). */
-const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set<string>([
-  ...TOOL_IDEMPOTENCY_NAMES,
-  ...Object.keys({ store: true } satisfies Record<Exclude<keyof IdempotencyOptions, keyof NonNullable<ToolPolicy["idempotency"]>>, true>),
-]);
-const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
-
-/** The policy every option starts from: the documented defaults. */
-const DEFAULT_POLICY: ResolvedPolicy = {
-  maxRetries: DEFAULT_OPTIONS.maxRetries,
-  initialBackoffMs: DEFAULT_OPTIONS.initialBackoffMs,
-  backoffMultiplier: DEFAULT_OPTIONS.backoffMultiplier,
-  maxBackoffMs: DEFAULT_OPTIONS.maxBackoffMs,
-  jitter: DEFAULT_OPTIONS.jitter,
-  circuitBreakerThreshold: DEFAULT_OPTIONS.circuitBreakerThreshold,
-  circuitBreakerResetMs: DEFAULT_OPTIONS.circuitBreakerResetMs,
-  circuitBreakerCountsInvalidArguments: DEFAULT_OPTIONS.circuitBreakerCountsInvalidArguments,
-  circuitBreakerFailureRate: DEFAULT_OPTIONS.circuitBreakerFailureRate,
-  circuitBreakerMinimumCalls: DEFAULT_OPTIONS.circuitBreakerMinimumCalls,
-  circuitBreakerWindowMs: DEFAULT_OPTIONS.circuitBreakerWindowMs,
-  circuitBreakerMaxResetMs: DEFAULT_OPTIONS.circuitBreakerMaxResetMs,
-  reflectionPrompt: DEFAULT_OPTIONS.reflectionPrompt,
-  template: compileReflectionTemplate(DEFAULT_OPTIONS.reflectionPrompt),
-  exhaustedTemplate: undefined,
-  notRecoverableTemplate: undefined,
-  circuitOpenTemplate: undefined,
-  attemptTimeoutMs: undefined,
-  shouldRetry: undefined,
-  isFailure: undefined,
-  maxConcurrent: undefined,
-  fallback: undefined,
-  repeatedCallLimit: undefined,
-  classifyError: undefined,
-  idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
-  slowOnly: false,
-};
+export { DEFAULT_OPTIONS } from "./defaults.js";
 
 /** Options after defaults and validation: the plugin's policy (its fields, and as `policy`), each tool's, and the plugin-wide settings. */
 export interface ResolvedOptions extends ResolvedPolicy {
@@ -140,61 +45,9 @@ export interface ResolvedOptions extends ResolvedPolicy {
   readonly random: () => number;
 }
 
-function integer(name: string, value: unknown, min: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min)
-    throw new InvalidOptionError(name, value, `an integer >= ${min}`);
-  return value;
-}
-
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (typeof value !== "string" || !allowed.includes(value as T)) {
-    throw new InvalidOptionError(name, value, `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
-  }
-  return value as T;
-}
-
-function fn<T>(name: string, value: unknown): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "function") throw new InvalidOptionError(name, value, "a function");
-  return value as T;
-}
-
-function toolNames(name: string, value: unknown): ReadonlySet<string> {
-  if (value === undefined) return new Set();
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0)) {
-    throw new InvalidOptionError(name, value, "an array of non-empty tool names");
-  }
-  return new Set(value as string[]);
-}
-
-function plainObject(name: string, value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InvalidOptionError(name, value, "an object");
-  return value as Record<string, unknown>;
-}
-
-function knownKeys(name: string, input: Record<string, unknown>, known: ReadonlySet<string>): void {
-  for (const key of Object.keys(input)) {
-    if (!known.has(key))
-      throw new InvalidOptionError(`${name}${key}`, input[key], `a known option (unknown option; valid ones: ${[...known].join(", ")})`);
-  }
-}
-
-const OBSERVER_HOOKS = ["onEvent", "onCallStart", "runInContext", "onCallEnd"] as const;
-
-function isObserver(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  return OBSERVER_HOOKS.every((hook) => {
-    const member = (value as Record<string, unknown>)[hook];
-    return member === undefined || typeof member === "function";
-  });
-}
-
 /** Applies defaults and checks every option; throws `InvalidOptionError` naming the option and the value. */
 export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptions {
-  const input = plainObject("options", options) ?? {};
+  const input = plainObject(options, "options") ?? {};
   knownKeys("", input, OPTION_NAMES);
   // `=== undefined`, not `??`: an explicit null is an invalid value, not "use the default".
   const clock = options.clock === undefined ? systemClock : options.clock;
@@ -212,11 +65,11 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   // Copied (with no prototype, so that a tool named "toString" is not mistaken for an effect):
   // changing the caller's object after create() does not change the plugin.
   const toolEffects: Record<string, ToolEffect> = Object.create(null) as Record<string, ToolEffect>;
-  for (const [tool, effect] of Object.entries(plainObject("toolEffects", options.toolEffects) ?? {})) {
-    toolEffects[tool] = oneOf(`toolEffects.${tool}`, effect, EFFECTS, "read");
+  for (const [tool, effect] of Object.entries(plainObject(options.toolEffects, "toolEffects") ?? {})) {
+    toolEffects[tool] = oneOf(EFFECTS)(effect, `toolEffects.${tool}`);
   }
 
-  const idempotencyInput = plainObject("idempotency", options.idempotency) ?? {};
+  const idempotencyInput = plainObject(options.idempotency, "idempotency") ?? {};
   knownKeys("idempotency.", idempotencyInput, IDEMPOTENCY_NAMES);
   const store =
     idempotencyInput.store === undefined ? new InMemoryIdempotencyStore({ clock }) : (idempotencyInput.store as IdempotencyStore);
@@ -232,14 +85,14 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
 
   const policy = resolvePolicy(input, idempotencyInput, DEFAULT_POLICY, "");
   const tools = new Map<string, ResolvedPolicy>();
-  for (const [toolName, raw] of Object.entries(plainObject("tools", options.tools) ?? {})) {
+  for (const [toolName, raw] of Object.entries(plainObject(options.tools, "tools") ?? {})) {
     const prefix = `tools.${toolName}.`;
-    const toolInput = plainObject(`tools.${toolName}`, raw) ?? {};
+    const toolInput = plainObject(raw, `tools.${toolName}`) ?? {};
     knownKeys(prefix, toolInput, TOOL_POLICY_NAMES);
-    const toolIdempotency = plainObject(`${prefix}idempotency`, toolInput.idempotency) ?? {};
+    const toolIdempotency = plainObject(toolInput.idempotency, `${prefix}idempotency`) ?? {};
     knownKeys(`${prefix}idempotency.`, toolIdempotency, TOOL_IDEMPOTENCY_NAMES);
     if (toolInput.effect !== undefined) {
-      const effect = oneOf(`${prefix}effect`, toolInput.effect, EFFECTS, "read");
+      const effect = oneOf(EFFECTS)(toolInput.effect, `${prefix}effect`);
       const declared = toolEffects[toolName];
       if (declared !== undefined && declared !== effect) {
         throw new InvalidOptionError(
@@ -269,22 +122,22 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     ...policy,
     policy,
     tools,
-    circuitBreakerKey: fn("circuitBreakerKey", options.circuitBreakerKey),
-    maxCircuitBreakers: integer("maxCircuitBreakers", options.maxCircuitBreakers, 1, DEFAULT_OPTIONS.maxCircuitBreakers),
+    circuitBreakerKey: optional(options.circuitBreakerKey, "circuitBreakerKey", fn, undefined) as ResolvedOptions["circuitBreakerKey"],
+    maxCircuitBreakers: optional(options.maxCircuitBreakers, "maxCircuitBreakers", integer(1), DEFAULT_OPTIONS.maxCircuitBreakers),
     circuitBreakerStore,
-    includeTools: toolNames("includeTools", options.includeTools),
-    excludeTools: toolNames("excludeTools", options.excludeTools),
+    includeTools: optional(options.includeTools, "includeTools", toolNames, new Set<string>()),
+    excludeTools: optional(options.excludeTools, "excludeTools", toolNames, new Set<string>()),
     toolEffects,
-    defaultEffect: oneOf("defaultEffect", options.defaultEffect, EFFECTS, DEFAULT_OPTIONS.defaultEffect),
+    defaultEffect: optional(options.defaultEffect, "defaultEffect", oneOf(EFFECTS), DEFAULT_OPTIONS.defaultEffect),
     idempotency: { ...policy.idempotency, store },
-    trackingScope: oneOf("trackingScope", options.trackingScope, ["scope", "global"], DEFAULT_OPTIONS.trackingScope),
-    maxAttemptCounters: integer("maxAttemptCounters", options.maxAttemptCounters, 1, DEFAULT_OPTIONS.maxAttemptCounters),
-    onExhausted: oneOf("onExhausted", options.onExhausted, ["return", "throw"], DEFAULT_OPTIONS.onExhausted),
-    maxErrorLength: integer("maxErrorLength", options.maxErrorLength, 32, DEFAULT_OPTIONS.maxErrorLength),
-    redact: fn("redact", options.redact) ?? defaultRedactor,
+    trackingScope: optional(options.trackingScope, "trackingScope", oneOf(["scope", "global"] as const), DEFAULT_OPTIONS.trackingScope),
+    maxAttemptCounters: optional(options.maxAttemptCounters, "maxAttemptCounters", integer(1), DEFAULT_OPTIONS.maxAttemptCounters),
+    onExhausted: optional(options.onExhausted, "onExhausted", oneOf(["return", "throw"] as const), DEFAULT_OPTIONS.onExhausted),
+    maxErrorLength: optional(options.maxErrorLength, "maxErrorLength", integer(32), DEFAULT_OPTIONS.maxErrorLength),
+    redact: optional(options.redact, "redact", fn, defaultRedactor) as (text: string) => string,
     observers: [...(observers as readonly RetryReflectObserver[])],
     clock,
-    random: fn("random", options.random) ?? Math.random,
+    random: optional(options.random, "random", fn, Math.random) as () => number,
   };
 }
 

@@ -1,0 +1,160 @@
+import type { Jitter } from "../backoff/backoff.js";
+import type { ToolEffect } from "../events/events.js";
+import { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
+import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS } from "../texts/templater.js";
+import type { IdempotencyDerive, IdempotencyOptions, PolicyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
+import type { ResolvedPolicy } from "./policy.js";
+
+// The documented defaults and the option names, in one place.
+
+export const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
+
+/** The placeholders of the stop texts: the reflection's, and the wait in seconds. */
+export const STOP_PLACEHOLDERS = [...REFLECTION_PLACEHOLDERS, "retry_after_s"] as const;
+
+export const JITTERS: readonly Jitter[] = ["none", "full", "equal", "decorrelated"];
+export const DERIVES: readonly IdempotencyDerive[] = ["never", "when-missing", "always"];
+
+// The policy option names, checked against the type by the compiler.
+export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
+  maxRetries: true,
+  initialBackoffMs: true,
+  backoffMultiplier: true,
+  maxBackoffMs: true,
+  jitter: true,
+  circuitBreakerThreshold: true,
+  circuitBreakerResetMs: true,
+  circuitBreakerCountsInvalidArguments: true,
+  circuitBreakerFailureRate: true,
+  circuitBreakerMinimumCalls: true,
+  circuitBreakerWindowMs: true,
+  circuitBreakerMaxResetMs: true,
+  reflectionPrompt: true,
+  exhaustedPrompt: true,
+  notRecoverablePrompt: true,
+  circuitOpenPrompt: true,
+  attemptTimeoutMs: true,
+  shouldRetry: true,
+  isFailure: true,
+  maxConcurrent: true,
+  fallback: true,
+  repeatedCallLimit: true,
+  classifyError: true,
+} satisfies Record<keyof PolicyOptions, true>) as (keyof PolicyOptions)[];
+
+/** The names a tool's policy may hold: the policy options, its effect and its idempotency settings. */
+export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set<string>([
+  ...POLICY_NAMES,
+  "effect",
+  "idempotency",
+] satisfies (keyof ToolPolicy)[]);
+
+/** The idempotency names of a tool's policy (the store is the plugin's). */
+export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    keyField: true,
+    key: true,
+    ttlMs: true,
+    leaseMs: true,
+    requireKey: true,
+    derive: true,
+    maxResultBytes: true,
+  } satisfies Record<keyof NonNullable<ToolPolicy["idempotency"]>, true>),
+);
+
+/** The documented defaults, in one place. */
+export const DEFAULT_OPTIONS = {
+  maxRetries: 3,
+  initialBackoffMs: 500,
+  backoffMultiplier: 2,
+  maxBackoffMs: 30_000,
+  circuitBreakerThreshold: 5,
+  circuitBreakerResetMs: 60_000,
+  circuitBreakerCountsInvalidArguments: false,
+  circuitBreakerFailureRate: undefined,
+  circuitBreakerMinimumCalls: 10,
+  circuitBreakerWindowMs: 60_000,
+  circuitBreakerMaxResetMs: undefined,
+  maxCircuitBreakers: 10_000,
+  circuitBreakerStore: undefined,
+  reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
+  attemptTimeoutMs: undefined,
+  maxConcurrent: undefined,
+  repeatedCallLimit: undefined,
+  includeTools: [] as readonly string[],
+  excludeTools: [] as readonly string[],
+  jitter: "none",
+  tools: {},
+  toolEffects: {} as Readonly<Record<string, ToolEffect>>,
+  defaultEffect: "read",
+  trackingScope: "scope",
+  maxAttemptCounters: 10_000,
+  onExhausted: "return",
+  maxErrorLength: 1000,
+  idempotency: {
+    keyField: "idempotency_key",
+    ttlMs: 86_400_000,
+    leaseMs: 30_000,
+    requireKey: true,
+    derive: "never",
+    maxResultBytes: 1_048_576,
+  },
+} as const;
+
+// The option names, checked against the options type by the compiler: a new option that is not
+// listed (or a name that is not an option) fails the build.
+const PLUGIN_ONLY_NAMES = Object.keys({
+  tools: true,
+  circuitBreakerKey: true,
+  maxCircuitBreakers: true,
+  circuitBreakerStore: true,
+  includeTools: true,
+  excludeTools: true,
+  toolEffects: true,
+  defaultEffect: true,
+  idempotency: true,
+  trackingScope: true,
+  maxAttemptCounters: true,
+  onExhausted: true,
+  maxErrorLength: true,
+  redact: true,
+  observers: true,
+  clock: true,
+  random: true,
+} satisfies Record<Exclude<keyof RetryReflectOptions, (typeof POLICY_NAMES)[number]>, true>);
+export const OPTION_NAMES: ReadonlySet<string> = new Set<string>([...POLICY_NAMES, ...PLUGIN_ONLY_NAMES]);
+/** The plugin's idempotency names: a tool's, and the store (checked against the type by the compiler). */
+export const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set<string>([
+  ...TOOL_IDEMPOTENCY_NAMES,
+  ...Object.keys({ store: true } satisfies Record<Exclude<keyof IdempotencyOptions, keyof NonNullable<ToolPolicy["idempotency"]>>, true>),
+]);
+
+/** The policy every option starts from: the documented defaults. */
+export const DEFAULT_POLICY: ResolvedPolicy = {
+  maxRetries: DEFAULT_OPTIONS.maxRetries,
+  initialBackoffMs: DEFAULT_OPTIONS.initialBackoffMs,
+  backoffMultiplier: DEFAULT_OPTIONS.backoffMultiplier,
+  maxBackoffMs: DEFAULT_OPTIONS.maxBackoffMs,
+  jitter: DEFAULT_OPTIONS.jitter,
+  circuitBreakerThreshold: DEFAULT_OPTIONS.circuitBreakerThreshold,
+  circuitBreakerResetMs: DEFAULT_OPTIONS.circuitBreakerResetMs,
+  circuitBreakerCountsInvalidArguments: DEFAULT_OPTIONS.circuitBreakerCountsInvalidArguments,
+  circuitBreakerFailureRate: DEFAULT_OPTIONS.circuitBreakerFailureRate,
+  circuitBreakerMinimumCalls: DEFAULT_OPTIONS.circuitBreakerMinimumCalls,
+  circuitBreakerWindowMs: DEFAULT_OPTIONS.circuitBreakerWindowMs,
+  circuitBreakerMaxResetMs: DEFAULT_OPTIONS.circuitBreakerMaxResetMs,
+  reflectionPrompt: DEFAULT_OPTIONS.reflectionPrompt,
+  template: compileReflectionTemplate(DEFAULT_OPTIONS.reflectionPrompt),
+  exhaustedTemplate: undefined,
+  notRecoverableTemplate: undefined,
+  circuitOpenTemplate: undefined,
+  attemptTimeoutMs: undefined,
+  shouldRetry: undefined,
+  isFailure: undefined,
+  maxConcurrent: undefined,
+  fallback: undefined,
+  repeatedCallLimit: undefined,
+  classifyError: undefined,
+  idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
+  slowOnly: false,
+};
