@@ -147,3 +147,14 @@ describe("the wrapped ToolSet", () => {
     ]);
   });
 });
+
+describe("toolEffects is a map of tool names, nothing more", () => {
+  it("a tool named toString gets the default effect, not Object.prototype's member", async () => {
+    const effects: unknown[] = [];
+    const plugin = RetryReflectPlugin.create({ observers: [{ onCallStart: (call) => void effects.push(call.effect) }] });
+    const tools = withRetryReflect({ toString: noop, send: noop }, plugin, { toolEffects: { send: "idempotent" } });
+    await (tools.toString.execute as (input: unknown, options: unknown) => Promise<unknown>)({}, { toolCallId: "c1", messages: [] });
+    await (tools.send.execute as (input: unknown, options: unknown) => Promise<unknown>)({}, { toolCallId: "c2", messages: [] });
+    expect(effects).toEqual(["read", "idempotent"]);
+  });
+});

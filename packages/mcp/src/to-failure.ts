@@ -28,8 +28,8 @@ export class ToolResultError extends ReturnedFailureError<unknown> {
 /** `MCP error -32602: ...`: what `McpError` makes of its message, and what `McpServer` returns for an `McpError` a tool threw. */
 const MCP_ERROR_TEXT = /^MCP error (-?\d+): ([\s\S]*)$/;
 
-/** The client's own checks of a result against the tool's output schema (reported as -32602 too), and the server's. */
-const OUTPUT_CHECK = /output schema|structured content|output validation/i;
+/** The client's own checks of a result against the tool's output schema (reported as -32602 too), and the server's of its own result (`Invalid tools/call result`). */
+const OUTPUT_CHECK = /output schema|structured content|output validation|tools\/call result/i;
 
 function serverFault(message: string, cause: unknown): ToolError {
   return new ToolError({ code: ErrorCodes.TOOL_FAILED, message, recoverable: false, suggestedAction: SERVER_FAULT_ACTION, cause });
