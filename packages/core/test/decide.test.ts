@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Decision, decide, type FailureFacts } from "../src/call/decide.js";
+import { type Decision, decide, type FailureFacts } from "../src/call/decision.js";
 
 const policy = { maxRetries: 3, maxBackoffMs: 30_000 };
 

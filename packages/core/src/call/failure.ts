@@ -7,10 +7,9 @@ import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
-import { applyDecision } from "./apply-decision.js";
 import { lateOf } from "./attempt.js";
 import type { CallRun, Engine } from "./call-state.js";
-import { decide } from "./decide.js";
+import { applyDecision, decide } from "./decision.js";
 import { rememberFailedCall } from "./repeated-calls.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
