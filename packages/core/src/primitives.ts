@@ -13,7 +13,9 @@ export {
 } from "./breaker/circuit-breaker.js";
 export { CIRCUIT_BREAKER_DEFAULTS } from "./breaker/circuit-breaker-options.js";
 export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./classify/classify-error.js";
-export { type CleanOptions, cleanErrorText, defaultRedactor, errorMessageOf } from "./cleaning/clean-text.js";
+export { type CleanOptions, cleanErrorText } from "./cleaning/clean-text.js";
+export { errorMessageOf } from "./cleaning/error-message-of.js";
+export { defaultRedactor } from "./cleaning/redactor.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
 export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
 export {

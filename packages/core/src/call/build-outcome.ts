@@ -1,5 +1,7 @@
-import { cleanText, cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/clean-error.js";
-import { errorMessageOf } from "../cleaning/clean-text.js";
+import { cleanText } from "../cleaning/cleaner.js";
+import { errorMessageOf } from "../cleaning/error-message-of.js";
+import { fitDetails } from "../cleaning/fit-details.js";
+import { cutEscaped, cutText, shareBudget } from "../cleaning/text-budget.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";

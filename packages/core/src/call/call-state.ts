@@ -1,5 +1,5 @@
 import type { Breaker } from "../breaker/store-breaker.js";
-import type { Cleaner } from "../cleaning/clean-error.js";
+import type { Cleaner } from "../cleaning/cleaner.js";
 import type { ToolCall, ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";

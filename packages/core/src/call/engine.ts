@@ -1,7 +1,7 @@
 import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-breaker.js";
 import { type Breaker, StoreBreaker } from "../breaker/store-breaker.js";
-import { Cleaner } from "../cleaning/clean-error.js";
-import { errorMessageOf } from "../cleaning/clean-text.js";
+import { Cleaner } from "../cleaning/cleaner.js";
+import { errorMessageOf } from "../cleaning/error-message-of.js";
 import { ownBreakerSetting, type ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";

@@ -1,4 +1,4 @@
-import { errorMessageOf } from "../cleaning/clean-text.js";
+import { errorMessageOf } from "../cleaning/error-message-of.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, isToolErrorShape, readToolErrorShape, ToolError, unreadableErrorInit } from "../errors/tool-error.js";
 import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";

@@ -1,5 +1,5 @@
 import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
-import { defaultRedactor } from "../cleaning/clean-text.js";
+import { defaultRedactor } from "../cleaning/redactor.js";
 import { systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver, ToolEffect } from "../events/events.js";

@@ -1,4 +1,4 @@
-import { safeJson } from "../cleaning/clean-text.js";
+import { safeJson } from "../cleaning/safe-json.js";
 import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
 
 // Every text the model reads that the engine writes itself: the default reflection prompt, stop
