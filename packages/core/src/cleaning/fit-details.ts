@@ -3,16 +3,7 @@ import { cutEscaped, cutText, escapedLength, shareBudget } from "./text-budget.j
 
 /** A copy of a plain JSON value whose strings longer than `max` are cut and marked. */
 export function capStrings(value: unknown, max: number, depth: number): unknown {
-  if (typeof value === "string") return value.length > max ? cutText(value, max) : value;
-  if (typeof value !== "object" || value === null || depth > MAX_DETAILS_DEPTH + 1) return value;
-  if (Array.isArray(value)) return value.map((item) => capStrings(item, max, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [name, item] of Object.entries(value)) {
-    const capped = capStrings(item, max, depth + 1);
-    if (name === "__proto__") Object.defineProperty(out, name, { value: capped, enumerable: true, writable: true, configurable: true });
-    else out[name] = capped;
-  }
-  return out;
+  return mapStrings(value, (text) => (text.length > max ? cutText(text, max) : text), depth);
 }
 
 /** The `{ truncated }` form's own characters: `{"truncated":""}`. */
