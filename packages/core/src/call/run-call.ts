@@ -88,6 +88,9 @@ async function fast<T>(
   // Observers of events see this call from its failure on (its `CallInfo` starts there).
   const info = engine.notifier.observed ? callInfo(engine, call, scope, effect, setup) : undefined;
   const run = newRun(call, scope, effect, breakerKey, setup, info);
+  // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
+  run.attempt = 1;
+  run.attempts = 1;
   const next = continueAfterFailure(engine, run, fn, failure);
   return finish(engine, run, next instanceof Promise ? await next : next);
 }
