@@ -1,0 +1,128 @@
+// What a failure says about itself, for the classifier: its HTTP status and system code (read
+// field by field, never throwing), whether it can be read at all, and the rules its name and
+// message are matched against (network codes, validation names, status, credential and bad-input
+// wording, an engine's words for a programming mistake).
+
+export const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENOTCONN",
+  "ESOCKETTIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+export const VALIDATION_NAMES = new Set([
+  "ZodError",
+  "ValidationError",
+  "ToolInputParsingException",
+  "InputValidationError",
+  "SchemaError",
+]);
+
+/** Messages that name bad input. */
+export const BAD_INPUT =
+  /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
+
+/**
+ * An HTTP status said to be one: after `HTTP`, `HTTP/1.1`, `status`, `status code`, `statusCode`
+ * (`HTTP 503`, `status: 502`, axios' `Request failed with status code 500`), or before its reason
+ * phrase (`503 Service Unavailable`, got's `Response code 429 (Too Many Requests)`). A bare number
+ * (`order 503 not found`) is not one.
+ */
+export const STATUS_IN_TEXT =
+  /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _-]?code)?(?: of)?)\s*[:=]?\s*([1-5]\d\d)\b|\b([1-5]\d\d)\s*[-:(]?\s*(?:Service Unavailable|Too Many Requests|Bad Gateway|Gateway Time-?out|Internal Server Error|Unauthori[sz]ed|Forbidden|Bad Request|Unprocessable (?:Entity|Content)|Request Time-?out)\b/i;
+
+/** Messages of missing, invalid or insufficient credentials: the model cannot fix them. */
+export const CREDENTIALS =
+  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|forbidden|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|invalid[ _-]?credentials|authentication (?:failed|required|error)|permission[ _-]denied|access[ _-]denied)\b/i;
+
+/**
+ * `STATUS_IN_TEXT`, `CREDENTIALS` and `BAD_INPUT` in one scan: most messages hold none of them, and
+ * this runs on every failure that no status field or system code explains. Groups 1–2: a status;
+ * 3: credentials; 4: bad input. Only on a hit are the others looked for (one of each kind may follow).
+ */
+export const TEXT_HINTS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})|${BAD_INPUT.source}`, "i");
+
+/** A status or credentials (group 3), after a bad-input hint. */
+export const STATUS_OR_CREDENTIALS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})`, "i");
+
+/**
+ * How engines word a programming mistake in a `TypeError` (V8, SpiderMonkey, JavaScriptCore): a
+ * property of `undefined`, a call of a non-function, a bad destructuring, a circular `JSON.stringify`...
+ */
+const CODE_TYPE_ERROR =
+  /^Cannot (?:read|set|create|add|define|redefine|delete|assign to read only) propert|^Cannot destructure|^Cannot convert undefined or null|^Cannot mix BigInt|^Assignment to constant|^Converting circular structure|^Do not know how to serialize a BigInt|is not (?:a function|a constructor|iterable|an object)|cannot be invoked without 'new'|called on incompatible receiver|\bis (?:undefined|null)$/;
+
+type Bag = Record<string, unknown>;
+
+export function field(value: unknown, key: string): unknown {
+  if (typeof value !== "object" || value === null) return undefined;
+  try {
+    return (value as Bag)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function asStatus(candidate: unknown): number | undefined {
+  return typeof candidate === "number" && candidate >= 100 && candidate <= 599 ? candidate : undefined;
+}
+
+// Read field by field, without building arrays: this runs on every failure.
+export function httpStatus(error: unknown): number | undefined {
+  return asStatus(field(error, "status")) ?? asStatus(field(error, "statusCode")) ?? asStatus(field(field(error, "response"), "status"));
+}
+
+export function systemCode(error: unknown): string | undefined {
+  const own = field(error, "code");
+  if (typeof own === "string") return own;
+  const ofCause = field(field(error, "cause"), "code");
+  return typeof ofCause === "string" ? ofCause : undefined;
+}
+
+/** False for an object whose `message` cannot even be read (a throwing getter, a proxy trap, a revoked proxy). */
+export function readable(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return true;
+  try {
+    void (error as Bag).message;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A fault in the tool's own code, which other arguments cannot fix: a `ReferenceError`, an
+ * `EvalError`, a stack overflow, a `SyntaxError` of code (not of JSON data, nor one that names bad
+ * input such as an invalid regular expression), and a `TypeError` in an engine's words for a
+ * programming mistake (`CODE_TYPE_ERROR`, without a system code). Any other `TypeError` (a tool's
+ * own "units should be a string") is left to the other rules.
+ */
+export function isToolCodeFault(name: string, text: string, code: string | undefined): boolean {
+  switch (name) {
+    case "ReferenceError":
+    case "EvalError":
+      return true;
+    case "RangeError":
+    case "InternalError": // SpiderMonkey's "too much recursion"
+      return text.includes("call stack size exceeded") || text.includes("too much recursion");
+    case "SyntaxError":
+      return !text.includes("JSON") && !BAD_INPUT.test(text);
+    case "TypeError":
+      return code === undefined && CODE_TYPE_ERROR.test(text);
+    default:
+      return false;
+  }
+}
