@@ -1,4 +1,6 @@
+import { writeBuiltIn } from "./built-in-values.js";
 import { Hash64 } from "./hash64.js";
+import { type Sink, TextSink, type Walk, writeNumber } from "./value-walk.js";
 
 /** How deeply arguments may nest (objects, arrays, Maps, Sets, toJSON replacements) before they are refused. */
 export const MAX_ARGUMENT_DEPTH = 1000;
@@ -16,48 +18,6 @@ export class ArgumentDepthError extends TypeError {
     this.name = "ArgumentDepthError";
     this.maxDepth = maxDepth;
   }
-}
-
-type TypedArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
-
-/** Where a walk writes its text: joined into a string (display), or fed to a hash (the fingerprint). */
-interface Sink {
-  add(text: string): void;
-}
-
-class TextSink implements Sink {
-  text = "";
-
-  add(text: string): void {
-    this.text += text;
-  }
-}
-
-/**
- * One walk over a value. `tagged: false` writes JSON for display; `tagged: true` writes the text that
- * is hashed: JSON data exactly as for display, every other kind of value as a `!`-tagged token
- * (`!bigint(1)`, `!Date(0)`, `!Map[...]`, `!NaN`, ...). A `!` never starts a JSON value, and every
- * token ends unambiguously, so two different values never give the same tagged text. The text goes
- * to `sink` piece by piece: the fingerprint hashes it without building it.
- */
-interface Walk {
-  readonly tagged: boolean;
-  /** The containers being written, outermost first: meeting one again is a circular reference. */
-  readonly ancestors: object[];
-  /** A top-level member left out (the idempotency key), or undefined. */
-  readonly omit: string | undefined;
-  readonly sink: Sink;
 }
 
 /** Writes the text of `item`, found `depth` containers deep (0: the top level). */
@@ -111,13 +71,6 @@ function writeQuoted(sink: Sink, text: string): void {
   sink.add('"');
 }
 
-function writeNumber(walk: Walk, value: number): string {
-  if (Number.isFinite(value)) return String(value);
-  if (!walk.tagged) return "null";
-  if (Number.isNaN(value)) return "!NaN";
-  return value > 0 ? "!Infinity" : "!-Infinity";
-}
-
 function writeObject(walk: Walk, item: object, depth: number): void {
   // An array, not a Map: arguments are shallow, and a push and a pop cost less than a set and a delete.
   const ancestors = walk.ancestors;
@@ -138,7 +91,7 @@ function writeContainer(walk: Walk, item: object, depth: number): void {
     const prototype: unknown = Object.getPrototypeOf(item);
     // Plain objects (the usual arguments) skip the built-in type checks.
     if (prototype !== Object.prototype && prototype !== null) {
-      const builtIn = writeBuiltIn(walk, item, depth);
+      const builtIn = writeBuiltIn(walk, item, depth, textOf);
       if (builtIn !== undefined) {
         walk.sink.add(builtIn);
         return;
@@ -202,65 +155,6 @@ function sortedKeys(item: object): string[] {
     keys[at + 1] = key;
   }
   return keys;
-}
-
-/** Dates, Maps, Sets, typed arrays, DataViews and ArrayBuffers, as one text; `undefined` for anything else. */
-function writeBuiltIn(walk: Walk, item: object, depth: number): string | undefined {
-  if (item instanceof Date) return writeDate(walk, item);
-  if (item instanceof Map) return writeMap(walk, item, depth);
-  if (item instanceof Set) return writeSet(walk, item, depth);
-  if (ArrayBuffer.isView(item)) {
-    if (item instanceof DataView) return writeBytes(walk, "DataView", new Uint8Array(item.buffer, item.byteOffset, item.byteLength));
-    return writeTypedArray(walk, item as TypedArray);
-  }
-  if (item instanceof ArrayBuffer) return writeBytes(walk, "ArrayBuffer", new Uint8Array(item));
-  if (typeof SharedArrayBuffer === "function" && item instanceof SharedArrayBuffer) {
-    return writeBytes(walk, "SharedArrayBuffer", new Uint8Array(item));
-  }
-  return undefined;
-}
-
-function writeDate(walk: Walk, date: Date): string {
-  const time = date.getTime();
-  if (walk.tagged) return `!Date(${time})`;
-  return Number.isNaN(time) ? "null" : JSON.stringify(date.toISOString());
-}
-
-function writeMap(walk: Walk, map: ReadonlyMap<unknown, unknown>, depth: number): string {
-  const entries: Array<readonly [key: string, value: string]> = [];
-  let allKeysAreStrings = true;
-  for (const [key, value] of map) {
-    if (typeof key !== "string") allKeysAreStrings = false;
-    entries.push([textOf(walk, key, depth), textOf(walk, value, depth)]);
-  }
-  entries.sort(compareEntries);
-  if (walk.tagged) return `!Map[${entries.map(([key, value]) => `${key}:${value}`).join(",")}]`;
-  if (allKeysAreStrings) return `{${entries.map(([key, value]) => `${key}:${value}`).join(",")}}`;
-  return `[${entries.map(([key, value]) => `[${key},${value}]`).join(",")}]`;
-}
-
-function compareEntries(left: readonly [string, string], right: readonly [string, string]): number {
-  if (left[0] !== right[0]) return left[0] < right[0] ? -1 : 1;
-  if (left[1] !== right[1]) return left[1] < right[1] ? -1 : 1;
-  return 0;
-}
-
-function writeSet(walk: Walk, set: ReadonlySet<unknown>, depth: number): string {
-  const elements: string[] = [];
-  for (const element of set) elements.push(textOf(walk, element, depth));
-  elements.sort();
-  return walk.tagged ? `!Set[${elements.join(",")}]` : `[${elements.join(",")}]`;
-}
-
-function writeTypedArray(walk: Walk, typed: TypedArray): string {
-  if (walk.tagged) return `!${Object.prototype.toString.call(typed).slice(8, -1)}[${typed.join(",")}]`;
-  const elements: string[] = [];
-  for (const element of typed) elements.push(typeof element === "bigint" ? `"${element}"` : writeNumber(walk, element));
-  return `[${elements.join(",")}]`;
-}
-
-function writeBytes(walk: Walk, typeName: string, bytes: Uint8Array): string {
-  return walk.tagged ? `!${typeName}[${bytes.join(",")}]` : `[${bytes.join(",")}]`;
 }
 
 /**
