@@ -2,7 +2,7 @@ import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
-import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";

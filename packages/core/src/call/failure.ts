@@ -4,7 +4,7 @@ import { classifyError } from "../classify/classify-error.js";
 import { sanitizeError, withText } from "../cleaning/clean-error.js";
 import { abortReason } from "../clock.js";
 import { ToolError } from "../errors/tool-error.js";
-import type { GuardRefusal } from "../idempotency/idempotency-guard.js";
+import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";

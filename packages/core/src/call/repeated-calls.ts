@@ -1,7 +1,8 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
 import { argumentsFingerprint } from "../idempotency/fingerprint.js";
-import { type GuardRefusal, omittedField } from "../idempotency/idempotency-guard.js";
+import type { GuardRefusal } from "../idempotency/guarded-call.js";
+import { omittedField } from "../idempotency/idempotency-guard.js";
 import { REPEATED_CALL_ACTION, repeatedCallMessage } from "../texts/model-texts.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";

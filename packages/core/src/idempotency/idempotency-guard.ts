@@ -1,76 +1,22 @@
-import { abortReason, type Clock } from "../clock.js";
-import type { ToolCall } from "../config/options.js";
+import type { Clock } from "../clock.js";
 import type { IdempotencySettings } from "../config/policy.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
-import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import type { ExecuteOutcome } from "../outcome.js";
 import {
   ARGUMENTS_TOO_DEEP_ACTION,
   argumentsTooDeepMessage,
-  IN_PROGRESS_ACTION,
-  inProgressMessage,
-  KEY_REUSED_ACTION,
   keyRequiredAction,
   keyRequiredMessage,
-  keyReusedMessage,
-  STORE_BUSY_ACTION,
-  STORE_UNAVAILABLE_ACTION,
-  storeBusyMessage,
-  storeUnavailableMessage,
   UNREADABLE_ARGUMENTS_MESSAGE,
 } from "../texts/model-texts.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
+import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
 import { hash128 } from "./hash64.js";
-import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
-import { checkBegin, describeValue, readKey, refusal } from "./store-protocol.js";
-
-/** What the guard reads and writes of one logical call. */
-export interface GuardedCall {
-  readonly call: ToolCall;
-  readonly toolName: string;
-  readonly scope: string;
-  readonly signal: AbortSignal | undefined;
-  /** The tool's idempotency settings (the plugin's, or its policy's). */
-  readonly idempotency: IdempotencySettings;
-  /** Set by `prepare` for a guarded write: the user's key, the store key, the fingerprint. */
-  idempotencyKey: string | undefined;
-  storeKey: string | undefined;
-  fingerprint: string | undefined;
-  /** What `prepare` found, kept so that it runs once per call. */
-  prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
-}
-
-/**
- * The call is turned away before the tool runs: `conflict` names an idempotency conflict, `refused`
- * a refusal of the call itself (for their events).
- */
-export interface GuardRefusal {
-  readonly refusal: ToolError;
-  readonly conflict?: "key_required" | "key_reused" | "in_progress";
-  readonly refused?: "overloaded" | "repeated_call";
-}
-
-/** A call in flight in this process: later calls with its key join it. */
-export interface Flight {
-  /** The leader is done (`undefined`: it ended without an outcome, an abort): joiners go on. */
-  finish(outcome: ExecuteOutcome<unknown> | undefined): void;
-}
-
-interface InFlight {
-  readonly fingerprint: string;
-  readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
-  /** `clock.now()` when the leader took the key: its lease runs from there. */
-  readonly startedAt: number;
-  /** Resolves when the leader's lease is over; one timer per leader, made when a first call joins. */
-  lease?: Promise<"expired">;
-  stopLease?: AbortController;
-}
-
-/** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
-const IN_PROGRESS_RETRY_MS = 1000;
-const LEASE_LOST =
-  "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
+import type { IdempotencyStore } from "./idempotency-store.js";
+import { type Flight, SingleFlight } from "./single-flight.js";
+import { type StoreErrorReport, StoreLock } from "./store-lock.js";
+import { readKey, refusal } from "./store-protocol.js";
 
 /**
  * The argument a write's fingerprint leaves out: the key argument (`keyField`), unless the key comes
@@ -83,18 +29,23 @@ export function omittedField(settings: IdempotencySettings): string | undefined 
 }
 
 /**
- * The idempotency guard of `write` tools, one unit: the key and fingerprint, single flight in this
- * process (joins, bounded by the leader's lease and the joiner's own abort), and the store
- * protocol (`begin` / `complete` / `release`), whose faults never become a rejection.
+ * The idempotency guard of `write` tools, one unit: the key and fingerprint (here), single flight in
+ * this process (`SingleFlight`: joins, bounded by the leader's lease and the joiner's own abort),
+ * and the store protocol (`StoreLock`: `begin` / `extend` / `complete` / `release`), whose faults
+ * never become a rejection.
  */
 export class IdempotencyGuard {
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly flights: SingleFlight;
+  private readonly storeLock: StoreLock;
 
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly clock: Clock,
-    private readonly onStoreError: (call: GuardedCall, operation: StoreOperation, error: unknown, reason?: StoreErrorReason) => void,
-  ) {}
+    clock: Clock,
+    onStoreError: StoreErrorReport,
+  ) {
+    this.flights = new SingleFlight(clock);
+    this.storeLock = new StoreLock(store, clock, onStoreError);
+  }
 
   /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
   prepare(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
@@ -108,7 +59,7 @@ export class IdempotencyGuard {
    */
   replayNow(run: GuardedCall): { readonly value: unknown } | undefined {
     const peek = this.store.peekCompleted;
-    if (peek === undefined || this.prepare(run) !== "guarded" || this.inFlight.has(run.storeKey as string)) return undefined;
+    if (peek === undefined || this.prepare(run) !== "guarded" || this.flights.has(run.storeKey as string)) return undefined;
     try {
       const record = peek.call(this.store, run.storeKey as string);
       return record !== undefined && record.fingerprint === run.fingerprint ? record : undefined;
@@ -148,170 +99,29 @@ export class IdempotencyGuard {
     return "guarded";
   }
 
-  /** Joins a call with the same key in flight here (its outcome), or leads. */
-  async enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
-    const storeKey = run.storeKey as string;
-    for (;;) {
-      const leader = this.inFlight.get(storeKey);
-      if (leader === undefined) break;
-      if (leader.fingerprint !== run.fingerprint) return this.keyReused(run);
-      const shared = await this.waitForLeader(leader, run.signal, run.idempotency.leaseMs);
-      if (shared === "expired") break; // a hung leader: its lease is over, the store lets this call take the key
-      if (shared === undefined) continue; // the leader ended without an outcome: try again, maybe as the leader
-      return { shared: shared as ExecuteOutcome<T> };
-    }
-    let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
-    const done = new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve));
-    const entry: InFlight = { fingerprint: run.fingerprint as string, done, startedAt: this.clock.now() };
-    this.inFlight.set(storeKey, entry);
-    return {
-      flight: {
-        finish: (outcome) => {
-          if (this.inFlight.get(storeKey) === entry) this.inFlight.delete(storeKey);
-          entry.stopLease?.abort();
-          finish(outcome);
-        },
-      },
-    };
+  /** Joins a call with the same key in flight here (its outcome), or leads (`SingleFlight`). */
+  enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
+    return this.flights.enter(run);
   }
 
-  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal. */
-  async lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
-    const { store } = this;
-    const { leaseMs } = run.idempotency;
-    const storeKey = run.storeKey as string;
-    const fingerprint = run.fingerprint as string;
-    let begun: IdempotencyBeginResult | undefined;
-    try {
-      const answer: unknown = await store.begin(storeKey, fingerprint, leaseMs);
-      begun = checkBegin(answer);
-      if (begun === undefined) this.onStoreError(run, "begin", new TypeError(`begin returned ${describeValue(answer)}`));
-    } catch (error) {
-      this.onStoreError(run, "begin", error);
-    }
-    if (begun === undefined) {
-      return { refusal: refusal(ErrorCodes.STORE_UNAVAILABLE, storeUnavailableMessage(run.toolName), STORE_UNAVAILABLE_ACTION) };
-    }
-    switch (begun.status) {
-      case "acquired":
-        return { token: begun.token };
-      case "busy":
-        return {
-          conflict: "in_progress",
-          refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs),
-        };
-      case "completed":
-        return begun.fingerprint === fingerprint ? { replay: begun.value } : this.keyReused(run);
-      default:
-        if (begun.fingerprint !== fingerprint) return this.keyReused(run);
-        return {
-          conflict: "in_progress",
-          // The holder may finish any moment (its lease is only the longest it may take): ask again soon.
-          refusal: refusal(
-            ErrorCodes.IN_PROGRESS,
-            inProgressMessage(run.toolName),
-            IN_PROGRESS_ACTION,
-            Math.min(begun.retryAfterMs, IN_PROGRESS_RETRY_MS),
-          ),
-        };
-    }
+  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`StoreLock`). */
+  lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
+    return this.storeLock.lock(run);
   }
 
-  /**
-   * Renews the lease of a write while its attempt runs, every half lease, for stores with `extend`:
-   * a write slower than its lease keeps its key (no other process runs it meanwhile), and a killed
-   * process stops renewing, so its key frees within one lease. The returned function stops it.
-   */
+  /** Renews the write's lease while its attempt runs, for stores with `extend` (`StoreLock`); the returned function stops it. */
   keepLease(run: GuardedCall, token: string): (() => void) | undefined {
-    const store = this.store;
-    if (typeof store.extend !== "function") return undefined;
-    const stop = new AbortController();
-    const { leaseMs } = run.idempotency;
-    const storeKey = run.storeKey as string;
-    const renew = (): void => {
-      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stop.signal).then(
-        async () => {
-          try {
-            if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
-          } catch {
-            // A store fault: the next renewal tries again, within the lease.
-          }
-          if (!stop.signal.aborted) renew();
-        },
-        () => {}, // stopped
-      );
-    };
-    renew();
-    return () => stop.abort();
+    return this.storeLock.keepLease(run, token);
   }
 
-  /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
-  async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
-    const { maxResultBytes } = run.idempotency;
-    if (exceedsBytes(value, maxResultBytes)) {
-      // Returned to the caller, never stored: the key is released so that a retry runs again.
-      this.onStoreError(
-        run,
-        "complete",
-        new Error(`the result is larger than idempotency.maxResultBytes (${maxResultBytes} bytes): not stored for replay`),
-        "too_large",
-      );
-      await this.release(run, token);
-      return;
-    }
-    try {
-      const held = await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
-      if (held === false) this.onStoreError(run, "complete", new Error(LEASE_LOST));
-    } catch (error) {
-      this.onStoreError(run, "complete", error);
-    }
+  /** Stores the write's result, or only reports why not (`StoreLock`). */
+  complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
+    return this.storeLock.complete(run, token, value);
   }
 
-  /** Drops the lock after a failed attempt, so that a retry may run. */
-  async release(run: GuardedCall, token: string): Promise<void> {
-    try {
-      const held = await this.store.release(run.storeKey as string, token);
-      if (held === false) this.onStoreError(run, "release", new Error(LEASE_LOST));
-    } catch (error) {
-      this.onStoreError(run, "release", error);
-    }
-  }
-
-  private keyReused(run: GuardedCall): GuardRefusal {
-    return {
-      conflict: "key_reused",
-      refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION),
-    };
-  }
-
-  /**
-   * A joiner waits for the leader's outcome, but no longer than the leader's lease, and never past
-   * its own abort. The lease timer is one per leader, shared by every call that joins it.
-   */
-  private waitForLeader(
-    leader: InFlight,
-    signal: AbortSignal | undefined,
-    leaseMs: number,
-  ): Promise<ExecuteOutcome<unknown> | undefined | "expired"> {
-    if (leader.lease === undefined) {
-      const stop = new AbortController();
-      leader.stopLease = stop;
-      const remaining = Math.max(0, leader.startedAt + leaseMs - this.clock.now());
-      // Stopped when the leader finishes: never settles then, and `done` wins the race.
-      leader.lease = this.clock.sleep(remaining, stop.signal).then(
-        () => "expired" as const,
-        () => new Promise<never>(() => {}),
-      );
-    }
-    const waits: Array<Promise<ExecuteOutcome<unknown> | undefined | "expired">> = [leader.done, leader.lease];
-    if (signal === undefined) return Promise.race(waits);
-    if (signal.aborted) return Promise.reject(abortReason(signal));
-    let onAbort!: () => void;
-    const aborted = new Promise<never>((_resolve, reject) => {
-      onAbort = () => reject(abortReason(signal));
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    return Promise.race([...waits, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+  /** Drops the lock after a failed attempt, so that a retry may run (`StoreLock`). */
+  release(run: GuardedCall, token: string): Promise<void> {
+    return this.storeLock.release(run, token);
   }
 }
 
@@ -330,32 +140,4 @@ function unreadableArguments(error: unknown): ToolError {
     suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
     kind: "invalid_arguments",
   });
-}
-
-/**
- * Is the JSON text of `value` longer than `maxBytes` in UTF-8? Counted exactly only when the answer
- * is not plain from its UTF-16 length (each unit is 1 to 3 bytes). A value that has no JSON text
- * (a cycle, a BigInt, a getter that throws) is left to the store, as before the limit.
- */
-function exceedsBytes(value: unknown, maxBytes: number): boolean {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch {
-    return false;
-  }
-  if (json === undefined || json.length * 3 <= maxBytes) return false;
-  if (json.length > maxBytes) return true;
-  let bytes = 0;
-  for (let index = 0; index < json.length; index++) {
-    const code = json.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4; // a surrogate pair: 4 bytes for both units
-      index++;
-    } else bytes += 3;
-    if (bytes > maxBytes) return true;
-  }
-  return false;
 }

@@ -1,4 +1,7 @@
+import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { KEY_REUSED_ACTION, keyReusedMessage } from "../texts/model-texts.js";
+import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
 import type { IdempotencyBeginResult } from "./idempotency-store.js";
 
 // The guard's side of the store protocol: reading the key, checking what a store answered, and
@@ -9,6 +12,14 @@ const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"])
 /** A recoverable refusal: the write did not run. */
 export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number): ToolError {
   return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+}
+
+/** The key is held, here or in the store, for other arguments: `key_reused`, the write does not run. */
+export function keyReused(run: GuardedCall): GuardRefusal {
+  return {
+    conflict: "key_reused",
+    refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION),
+  };
 }
 
 export function readKey(args: unknown, field: string): string | undefined {
