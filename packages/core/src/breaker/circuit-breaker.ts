@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from "../clock.js";
 import type { CircuitState } from "../events/events.js";
 import { LruMap } from "../internal/lru-map.js";
+import type { Breaker } from "./breaker.js";
 import {
   type BreakerSettings,
   breakerSettings,
@@ -10,15 +11,10 @@ import {
 } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
-import { bucketOf, FailureWindow } from "./failure-window.js";
-import type { Breaker } from "./store-breaker.js";
+import { CircuitTransitions } from "./circuit-transitions.js";
 
 export type { CircuitBreakerOptions, CircuitDecision, CircuitPermit, CircuitSnapshot, CircuitTransition };
 export { CIRCUIT_BREAKER_DEFAULTS };
-
-type ClosedEntry = Extract<Entry, { state: "closed" }>;
-type OpenEntry = Extract<Entry, { state: "open" }>;
-type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
 
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
@@ -46,9 +42,8 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   readonly windowMs: number;
   readonly maxKeys: number;
   private readonly clock: Clock;
-  private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined;
   private readonly entries: LruMap<string, Entry>;
-  private generation = 0;
+  private readonly transitions: CircuitTransitions<C>;
 
   constructor(options: CircuitBreakerOptions<C> = {}) {
     const settings = breakerSettings(options);
@@ -60,8 +55,8 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     this.windowMs = settings.windowMs;
     this.maxKeys = settings.maxKeys;
     this.clock = options.clock ?? systemClock;
-    this.onTransition = options.onTransition;
     this.entries = new LruMap(this.maxKeys);
+    this.transitions = new CircuitTransitions(this.entries, this, this.clock, options.onTransition);
   }
 
   /**
@@ -119,12 +114,12 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     if (entry.state === "open") {
       const remaining = entry.openedAt + entry.openMs - now;
       if (remaining > 0) return { admitted: false, retryAfterMs: remaining, state: "open" };
-      return this.takeProbe(key, this.halfOpen(key, entry, context), now);
+      return this.transitions.takeProbe(key, this.transitions.halfOpen(key, entry, context), now);
     }
     if (entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs) {
       return { admitted: false, retryAfterMs: Math.max(1, entry.probeStartedAt + this.resetMs - now), state: "half-open" };
     }
-    return this.takeProbe(key, entry, now);
+    return this.transitions.takeProbe(key, entry, now);
   }
 
   /**
@@ -135,17 +130,17 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   onSuccess(key: string, permit: CircuitPermit, context?: C): void {
     const entry = this.entries.peek(key);
     if (entry === undefined) {
-      if (this.failureRate !== undefined && permit.probe === 0) this.record(key, undefined, false, context);
+      if (this.failureRate !== undefined && permit.probe === 0) this.transitions.record(key, undefined, false, context);
       return;
     }
     if (entry.state === "closed") {
       if (permit.probe !== 0) return; // a stale probe's late result
       // Reset in place: a tool that fails and recovers does not add and delete an entry per call.
       if (entry.window === undefined) entry.failures = 0;
-      else this.record(key, entry, false, context);
-    } else if (this.isLiveProbe(entry, permit)) {
+      else this.transitions.record(key, entry, false, context);
+    } else if (this.transitions.isLiveProbe(entry, permit)) {
       this.entries.delete(key);
-      this.emit(key, "half-open", "closed", entry.failures, this.resetMs, context);
+      this.transitions.emit(key, "half-open", "closed", entry.failures, this.resetMs, context);
     }
   }
 
@@ -159,26 +154,26 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     if (entry === undefined || entry.state === "closed") {
       if (permit.probe !== 0) return; // a stale probe's late result
       if (this.failureRate !== undefined) {
-        this.record(key, entry, true, context);
+        this.transitions.record(key, entry, true, context);
         return;
       }
       const failures = (entry?.failures ?? 0) + 1;
       if (failures >= this.threshold) {
-        this.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs });
-        this.emit(key, "closed", "open", failures, this.resetMs, context);
+        this.transitions.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs });
+        this.transitions.emit(key, "closed", "open", failures, this.resetMs, context);
       } else if (entry) {
         entry.failures = failures;
-        this.touch(key, entry);
+        this.transitions.touch(key, entry);
       } else {
         this.entries.add(key, { state: "closed", failures });
       }
       return;
     }
-    if (this.isLiveProbe(entry, permit)) {
+    if (this.transitions.isLiveProbe(entry, permit)) {
       const failures = entry.failures + 1;
       const openMs = this.maxResetMs === undefined ? this.resetMs : Math.min(entry.openMs * 2, this.maxResetMs);
-      this.set(key, { state: "open", failures, openedAt: now, openMs });
-      this.emit(key, "half-open", "open", failures, openMs, context);
+      this.transitions.set(key, { state: "open", failures, openedAt: now, openMs });
+      this.transitions.emit(key, "half-open", "open", failures, openMs, context);
     }
   }
 
@@ -186,15 +181,15 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   onNeutral(key: string, permit: CircuitPermit): void {
     if (permit.probe === 0) return;
     const entry = this.entries.peek(key);
-    if (entry !== undefined && this.isLiveProbe(entry, permit)) entry.probe = 0;
+    if (entry !== undefined && this.transitions.isLiveProbe(entry, permit)) entry.probe = 0;
   }
 
   /** Holds the circuit open until `reset(key)`: calls are rejected with no promised time. */
   isolate(key: string, context?: C): void {
     const from = this.state(key);
-    const failures = this.failuresOf(this.entries.peek(key));
-    this.set(key, { state: "isolated", failures });
-    if (from !== "open") this.emit(key, from, "open", failures, this.resetMs, context);
+    const failures = this.transitions.failuresOf(this.entries.peek(key));
+    this.transitions.set(key, { state: "isolated", failures });
+    if (from !== "open") this.transitions.emit(key, from, "open", failures, this.resetMs, context);
   }
 
   /** Closes `key` (or every circuit) and forgets its failures. */
@@ -202,9 +197,9 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     const keys = key === undefined ? [...this.entries.keys()] : [key];
     for (const each of keys) {
       const from = this.state(each);
-      const failures = this.failuresOf(this.entries.peek(each));
+      const failures = this.transitions.failuresOf(this.entries.peek(each));
       this.entries.delete(each);
-      if (from !== "closed") this.emit(each, from, "closed", failures, this.resetMs, context);
+      if (from !== "closed") this.transitions.emit(each, from, "closed", failures, this.resetMs, context);
     }
   }
 
@@ -226,74 +221,6 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   restore(snapshot: CircuitSnapshot): void {
     const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this);
     this.entries.clear();
-    for (const [key, entry] of restored) this.set(key, entry);
-  }
-
-  /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
-  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
-    return (
-      entry.state === "half-open" &&
-      permit.probe !== 0 &&
-      entry.probe === permit.probe &&
-      this.clock.now() - entry.probeStartedAt < this.resetMs
-    );
-  }
-
-  private halfOpen(key: string, open: OpenEntry, context: C | undefined): HalfOpenEntry {
-    const { failures, openMs } = open;
-    const entry: HalfOpenEntry = { state: "half-open", failures, probe: 0, probeStartedAt: 0, openMs };
-    this.set(key, entry);
-    this.emit(key, "open", "half-open", failures, openMs, context);
-    return entry;
-  }
-
-  /**
-   * Records a call admitted while closed in the failure-rate window (made on the key's first call)
-   * and judges the rate once the window holds `minimumCalls` calls. Opening drops the window.
-   */
-  private record(key: string, entry: ClosedEntry | undefined, failed: boolean, context: C | undefined): void {
-    const now = this.clock.now();
-    const bucket = bucketOf(now, this.windowMs);
-    const window = entry?.window ?? new FailureWindow(bucket);
-    window.record(bucket, failed);
-    if (window.calls >= this.minimumCalls && window.failures / window.calls >= (this.failureRate ?? 1)) {
-      this.set(key, { state: "open", failures: window.failures, openedAt: now, openMs: this.resetMs });
-      this.emit(key, "closed", "open", window.failures, this.resetMs, context);
-    } else if (entry !== undefined && entry.window === window) {
-      this.touch(key, entry);
-    } else {
-      this.set(key, { state: "closed", failures: 0, window });
-    }
-  }
-
-  /** Failures an entry holds now: consecutive ones, or those in its window. */
-  private failuresOf(entry: Entry | undefined): number {
-    if (entry === undefined) return 0;
-    if (entry.state === "closed" && entry.window !== undefined) return entry.window.failuresAt(bucketOf(this.clock.now(), this.windowMs));
-    return entry.failures;
-  }
-
-  private takeProbe(key: string, entry: HalfOpenEntry, now: number): CircuitDecision {
-    entry.probe = ++this.generation;
-    entry.probeStartedAt = now;
-    this.touch(key, entry);
-    return { admitted: true, permit: { probe: entry.probe } };
-  }
-
-  private set(key: string, entry: Entry): void {
-    this.entries.set(key, entry);
-  }
-
-  private touch(key: string, entry: Entry): void {
-    this.entries.touch(key, entry);
-  }
-
-  private emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
-    if (this.onTransition === undefined) return;
-    try {
-      this.onTransition({ key, from, to, failures, resetMs }, context);
-    } catch {
-      // An observer's error never changes the breaker.
-    }
+    for (const [key, entry] of restored) this.transitions.set(key, entry);
   }
 }

@@ -1,7 +1,7 @@
 import type { CallInfo, CircuitState } from "../events/events.js";
+import type { Breaker } from "./breaker.js";
 import type { CircuitSnapshot } from "./circuit-breaker.js";
 import { parseSnapshot } from "./circuit-snapshot.js";
-import type { Breaker } from "./store-breaker.js";
 
 /**
  * The plugin's circuits, as operators use them (`plugin.circuits`): read a state, isolate or reset

@@ -1,4 +1,4 @@
-import type { Breaker } from "../breaker/store-breaker.js";
+import type { Breaker } from "../breaker/breaker.js";
 import type { Cleaner } from "../cleaning/cleaner.js";
 import type { ToolCall, ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";

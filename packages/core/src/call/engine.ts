@@ -1,5 +1,6 @@
+import type { Breaker } from "../breaker/breaker.js";
 import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-breaker.js";
-import { type Breaker, StoreBreaker } from "../breaker/store-breaker.js";
+import { StoreBreaker } from "../breaker/store-breaker.js";
 import { Cleaner } from "../cleaning/cleaner.js";
 import { errorMessageOf } from "../cleaning/error-message-of.js";
 import { ownBreakerSetting, type ResolvedPolicy } from "../config/policy.js";

@@ -1,0 +1,97 @@
+import type { Clock } from "../clock.js";
+import type { CircuitState } from "../events/events.js";
+import type { LruMap } from "../internal/lru-map.js";
+import type { BreakerSettings, CircuitTransition } from "./circuit-breaker-options.js";
+import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
+import type { Entry } from "./circuit-snapshot.js";
+import { bucketOf, FailureWindow } from "./failure-window.js";
+
+type ClosedEntry = Extract<Entry, { state: "closed" }>;
+type OpenEntry = Extract<Entry, { state: "open" }>;
+type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
+
+/**
+ * The moves of a `CircuitBreaker`'s keys between states, on its LRU-bounded entries: open to
+ * half-open, the probe's slot (a generation counter), the failure-rate record, each write of an
+ * entry, and the report of every change of state to `onTransition`. The breaker decides when a
+ * move happens; these make it.
+ */
+export class CircuitTransitions<C> {
+  private generation = 0;
+
+  constructor(
+    private readonly entries: LruMap<string, Entry>,
+    private readonly settings: BreakerSettings,
+    private readonly clock: Clock,
+    private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
+  ) {}
+
+  /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
+  isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
+    return (
+      entry.state === "half-open" &&
+      permit.probe !== 0 &&
+      entry.probe === permit.probe &&
+      this.clock.now() - entry.probeStartedAt < this.settings.resetMs
+    );
+  }
+
+  halfOpen(key: string, open: OpenEntry, context: C | undefined): HalfOpenEntry {
+    const { failures, openMs } = open;
+    const entry: HalfOpenEntry = { state: "half-open", failures, probe: 0, probeStartedAt: 0, openMs };
+    this.set(key, entry);
+    this.emit(key, "open", "half-open", failures, openMs, context);
+    return entry;
+  }
+
+  /**
+   * Records a call admitted while closed in the failure-rate window (made on the key's first call)
+   * and judges the rate once the window holds `minimumCalls` calls. Opening drops the window.
+   */
+  record(key: string, entry: ClosedEntry | undefined, failed: boolean, context: C | undefined): void {
+    const now = this.clock.now();
+    const bucket = bucketOf(now, this.settings.windowMs);
+    const window = entry?.window ?? new FailureWindow(bucket);
+    window.record(bucket, failed);
+    if (window.calls >= this.settings.minimumCalls && window.failures / window.calls >= (this.settings.failureRate ?? 1)) {
+      this.set(key, { state: "open", failures: window.failures, openedAt: now, openMs: this.settings.resetMs });
+      this.emit(key, "closed", "open", window.failures, this.settings.resetMs, context);
+    } else if (entry !== undefined && entry.window === window) {
+      this.touch(key, entry);
+    } else {
+      this.set(key, { state: "closed", failures: 0, window });
+    }
+  }
+
+  /** Failures an entry holds now: consecutive ones, or those in its window. */
+  failuresOf(entry: Entry | undefined): number {
+    if (entry === undefined) return 0;
+    if (entry.state === "closed" && entry.window !== undefined)
+      return entry.window.failuresAt(bucketOf(this.clock.now(), this.settings.windowMs));
+    return entry.failures;
+  }
+
+  takeProbe(key: string, entry: HalfOpenEntry, now: number): CircuitDecision {
+    entry.probe = ++this.generation;
+    entry.probeStartedAt = now;
+    this.touch(key, entry);
+    return { admitted: true, permit: { probe: entry.probe } };
+  }
+
+  set(key: string, entry: Entry): void {
+    this.entries.set(key, entry);
+  }
+
+  touch(key: string, entry: Entry): void {
+    this.entries.touch(key, entry);
+  }
+
+  emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
+    if (this.onTransition === undefined) return;
+    try {
+      this.onTransition({ key, from, to, failures, resetMs }, context);
+    } catch {
+      // An observer's error never changes the breaker.
+    }
+  }
+}
