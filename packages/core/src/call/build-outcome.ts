@@ -1,30 +1,23 @@
-import { cleanText } from "../cleaning/cleaner.js";
-import { errorMessageOf } from "../cleaning/error-message-of.js";
-import { fitDetails } from "../cleaning/fit-details.js";
-import { cutEscaped, cutText, shareBudget } from "../cleaning/text-budget.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
-import { canonicalJson } from "../idempotency/fingerprint.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import {
   circuitOpenAction,
   circuitOpenMessage,
   circuitOpenTemplate,
   circuitOpenText,
-  detailsJson,
   exhaustedAction,
   exhaustedText,
-  isOwnText,
   isolatedAction,
   isolatedMessage,
   isolatedText,
   notRecoverableAction,
   notRecoverableText,
-  structuredJsonOf,
 } from "../texts/model-texts.js";
-import type { ReflectionTemplate, ReflectionValues } from "../texts/templater.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun, Engine } from "./call-state.js";
+
+import { type Composed, compose, ERROR_ONCE, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
 
 // The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
 // stops, and the rejections of an open or isolated circuit.
@@ -34,147 +27,6 @@ export type OpeningFailure = {
   readonly last_error_code: string;
   readonly last_error: string;
 };
-
-/** The values of the placeholders that come from a failure: `error` and `suggested_action` quoted (JSON strings). */
-interface FailureValues {
-  readonly error: string;
-  readonly suggested_action: string;
-  readonly error_code: string;
-  readonly args: string;
-}
-
-/** How often a text shows each value that comes from a failure. */
-interface Uses {
-  readonly error: number;
-  readonly suggested_action: number;
-  readonly error_code: number;
-  readonly args: number;
-}
-
-const NO_USES: Uses = { error: 0, suggested_action: 0, error_code: 0, args: 0 };
-/** The built-in stop texts that quote the error once. */
-const ERROR_ONCE: Uses = { error: 1, suggested_action: 0, error_code: 0, args: 0 };
-
-function usesOf(template: ReflectionTemplate): Uses {
-  return {
-    error: template.count("error"),
-    suggested_action: template.count("suggested_action"),
-    error_code: template.count("error_code"),
-    args: template.count("args"),
-  };
-}
-
-const STANDARD_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
-
-/** An `error_code`'s characters that count against `maxErrorLength`: a standard code is the library's own word. */
-function codeCost(code: string): number {
-  return STANDARD_CODES.has(code) ? 0 : code.length;
-}
-
-/** A composed message: the text (prompt or stop instruction), the whole message, and the error it shows. */
-interface Composed {
-  readonly text: string;
-  readonly message: string;
-  readonly error: ToolError;
-}
-
-/**
- * The text (`render` given the failure's values) and the structured error JSON after it, within
- * `maxErrorLength` beyond the fixed template (as the option documents it): the failure's message,
- * suggested action, `details`, `{args}` and an unknown `error_code` count, escaped, each time they
- * appear. When they do not fit, the longest are cut (shared by `shareBudget`) and the error is
- * rebuilt with what was shown, so that `outcome.error` (an adapter's `structuredContent`) is what
- * the model read. The usual failure fits, and costs no more than the text and the JSON.
- */
-function compose(
-  engine: Engine,
-  run: CallRun,
-  error: ToolError,
-  render: (values: FailureValues) => string,
-  uses: Uses,
-  promptError: string,
-  promptCode: string,
-  own = false,
-): Composed {
-  const budget = engine.cleaner.maxErrorLength;
-  const { attempt, toolName } = run;
-  const { maxRetries } = run.policy;
-  const args = uses.args > 0 ? cleanText(engine.cleaner, safeCanonical(run.call.args)) : "";
-  let quotedMessage = JSON.stringify(error.message);
-  let quotedAction = JSON.stringify(error.suggestedAction);
-  const samePromptError = promptError === error.message;
-  let quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(promptError);
-  let details = error.details === undefined ? undefined : detailsJson(error.details);
-  const messageTimes = 1 + (samePromptError ? uses.error : 0);
-  const actionTimes = 1 + uses.suggested_action;
-  // The library's own texts (a refusal's, a default action, a circuit's) are part of the fixed template.
-  const ownMessage = own || isOwnText(error.message, toolName);
-  const ownPromptError = samePromptError ? ownMessage : own || isOwnText(promptError, toolName);
-  const ownAction = own || isOwnText(error.suggestedAction, toolName);
-  const needs = [
-    ownMessage ? 0 : (quotedMessage.length - 2) * messageTimes,
-    samePromptError || ownPromptError ? 0 : (quotedPromptError.length - 2) * uses.error,
-    ownAction ? 0 : (quotedAction.length - 2) * actionTimes,
-    details?.length ?? 0,
-    args.length * uses.args,
-  ] as const;
-  let reserved = codeCost(error.code) + codeCost(promptCode) * uses.error_code;
-  let shown = error;
-  let shownArgs = args;
-  let shownCode = promptCode;
-  if (needs[0] + needs[1] + needs[2] + needs[3] + needs[4] + reserved > budget) {
-    let code = error.code;
-    if (reserved > budget / 2) {
-      // An unknown code this long would leave the texts nothing: it becomes the standard one.
-      if (codeCost(code) > 0) code = ErrorCodes.TOOL_FAILED;
-      if (codeCost(shownCode) > 0) shownCode = ErrorCodes.TOOL_FAILED;
-      reserved = 0;
-    }
-    const given = shareBudget(needs, budget - reserved);
-    /** A text cut to what it was given, `times` places sharing it; left whole when it got what it needs. */
-    const fit = (text: string, index: 0 | 1 | 2, times: number) =>
-      (given[index] as number) < needs[index] ? cutEscaped(text, Math.floor((given[index] as number) / times)) : text;
-    const message = fit(error.message, 0, messageTimes);
-    const suggestedAction = fit(error.suggestedAction, 2, actionTimes);
-    const fittedDetails =
-      details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[3] as number);
-    shown = createToolError({
-      code,
-      message,
-      recoverable: error.recoverable,
-      suggestedAction,
-      retryAfterMs: error.retryAfterMs,
-      details: fittedDetails,
-      kind: error.kind,
-      cause: error.cause ?? error,
-    });
-    quotedMessage = JSON.stringify(message);
-    quotedAction = JSON.stringify(suggestedAction);
-    quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(fit(promptError, 1, Math.max(1, uses.error)));
-    details = fittedDetails === undefined ? undefined : detailsJson(fittedDetails);
-    shownArgs = (given[4] as number) < needs[4] ? cutText(args, Math.floor((given[4] as number) / uses.args)) : args;
-  }
-  const text = render({ error: quotedPromptError, suggested_action: quotedAction, error_code: shownCode, args: shownArgs });
-  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, maxRetries);
-  return { text, message: `${text}\n\n${json}`, error: shown };
-}
-
-/**
- * Every placeholder's value: the library's own (the tool's name, the counters, `retry_after_s`)
- * and the failure's. One object literal of one shape (a spread of two objects is many times slower).
- */
-function placeholderValues(run: CallRun, values: FailureValues, retryAfterS = "0"): ReflectionValues {
-  return {
-    tool_name: run.toolName,
-    error: values.error,
-    error_code: values.error_code,
-    attempt: String(run.attempt),
-    max_retries: String(run.policy.maxRetries),
-    suggested_action: values.suggested_action,
-    args: values.args,
-    retry_after_s: retryAfterS,
-  };
-}
 
 /** `reflect`: the rendered reflection prompt and the structured error; `refusal`: the error is the library's own (a call turned away). */
 export function reflectOutcome(engine: Engine, run: CallRun, error: ToolError, refusal = false): ReflectOutcome {
@@ -315,12 +167,4 @@ export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: n
     reason: "circuit_open",
     attempt: run.attempt,
   };
-}
-
-function safeCanonical(args: unknown): string {
-  try {
-    return canonicalJson(args);
-  } catch (error) {
-    return `(arguments could not be shown: ${errorMessageOf(error)})`;
-  }
 }

@@ -1,9 +1,8 @@
-import { safeJson } from "../cleaning/safe-json.js";
-import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
+export { detailsJson, type StructuredErrorJSON, structuredErrorJson, structuredJsonOf } from "./structured-error-json.js";
 
 // Every text the model reads that the engine writes itself: the default reflection prompt, stop
-// instructions, rejections, conflicts, suggested actions. (`reflection/templater.ts` renders the
-// reflection template; `classify/` picks the default action of a code.)
+// instructions, rejections, conflicts, suggested actions. (`texts/templater.ts` renders the
+// reflection template, `texts/structured-error-json.ts` writes the structured error; `classify/` picks the default action of a code.)
 
 /** The default reflection prompt (the original Retry & Reflect design's). */
 export const DEFAULT_REFLECTION_PROMPT =
@@ -23,53 +22,6 @@ export const DEFAULT_SUGGESTED_ACTIONS = {
 /** The suggested action of a fault in the tool's own code (a `ReferenceError`, a `TypeError` of a programming mistake). */
 export const TOOL_CODE_FAULT_ACTION =
   "The tool itself failed because of a bug in its code, not because of your arguments. Do not call it again for this task; tell the user that the tool is broken.";
-
-/** What the structured error JSON in every `reflect`/`failed` message holds. */
-export interface StructuredErrorJSON extends ToolErrorJSON {
-  attempt: number;
-  max_retries: number;
-}
-
-/** The structured error as the model sees it, with the attempt counters. */
-export function structuredErrorJson(error: ToolError, attempt: number, maxRetries: number): string {
-  return structuredJsonOf(
-    error,
-    JSON.stringify(error.message),
-    JSON.stringify(error.suggestedAction),
-    detailsJson(error.details),
-    attempt,
-    maxRetries,
-  );
-}
-
-/**
- * The structured error JSON from its parts, the texts already quoted (the outcome builder has them):
- * `{"error_code","message","recoverable","suggested_action","attempt","max_retries","retry_after_ms"?,"details"?}`,
- * byte for byte what `JSON.stringify` writes of {@link StructuredErrorJSON}.
- */
-export function structuredJsonOf(
-  error: ToolError,
-  quotedMessage: string,
-  quotedAction: string,
-  details: string | undefined,
-  attempt: number,
-  maxRetries: number,
-): string {
-  let json = `{"error_code":${JSON.stringify(error.code)},"message":${quotedMessage},"recoverable":${error.recoverable === true},"suggested_action":${quotedAction},"attempt":${attempt},"max_retries":${maxRetries}`;
-  if (error.retryAfterMs !== undefined) json += `,"retry_after_ms":${JSON.stringify(error.retryAfterMs)}`;
-  if (details !== undefined) json += `,"details":${details}`;
-  return `${json}}`;
-}
-
-/** `details` as JSON (a clean error's are a plain copy; anything else still gives a valid document). */
-export function detailsJson(details: Record<string, unknown> | undefined): string | undefined {
-  if (details === undefined) return undefined;
-  try {
-    return JSON.stringify(details) ?? "{}";
-  } catch {
-    return safeJson(details); // BigInt or circular details: still a valid document
-  }
-}
 
 /** What a value in `details` that cannot be serialized (too deep, a getter or proxy trap that throws) is shown as. */
 export const UNSERIALIZABLE = "[unserializable]";
