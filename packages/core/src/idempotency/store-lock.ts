@@ -40,15 +40,25 @@ export class StoreLock {
     const storeKey = run.storeKey as string;
     const fingerprint = run.fingerprint as string;
     let begun: IdempotencyBeginResult | undefined;
+    let fault: unknown;
     try {
       const answer: unknown = await store.begin(storeKey, fingerprint, leaseMs);
       begun = checkBegin(answer);
-      if (begun === undefined) this.onStoreError(run, "begin", new TypeError(`begin returned ${describeValue(answer)}`));
+      if (begun === undefined) fault = new TypeError(`begin returned ${describeValue(answer)}`);
     } catch (error) {
-      this.onStoreError(run, "begin", error);
+      fault = error;
     }
     if (begun === undefined) {
-      return { refusal: refusal(ErrorCodes.STORE_UNAVAILABLE, storeUnavailableMessage(run.toolName), STORE_UNAVAILABLE_ACTION) };
+      this.onStoreError(run, "begin", fault);
+      // The store's own error is the refusal's `cause`, for the caller and the logs: never in the model's text.
+      const unavailable = refusal(
+        ErrorCodes.STORE_UNAVAILABLE,
+        storeUnavailableMessage(run.toolName),
+        STORE_UNAVAILABLE_ACTION,
+        undefined,
+        fault,
+      );
+      return { refusal: unavailable };
     }
     switch (begun.status) {
       case "acquired":

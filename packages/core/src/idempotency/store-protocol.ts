@@ -10,8 +10,8 @@ import type { IdempotencyBeginResult } from "./idempotency-store.js";
 const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
 
 /** A recoverable refusal: the write did not run. */
-export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number): ToolError {
-  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs });
+export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number, cause?: unknown): ToolError {
+  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs, cause });
 }
 
 /** The key is held, here or in the store, for other arguments: `key_reused`, the write does not run. */
