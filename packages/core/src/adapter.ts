@@ -18,14 +18,7 @@ export {
 } from "./adapter/host-options.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
-export {
-  canCallDirectly,
-  type DirectAttempt,
-  type HostOutcome,
-  type HostToolCall,
-  recordDirectSuccess,
-  runToolCall,
-} from "./adapter/run-tool-call.js";
+export { canCallDirectly, type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
 export {
   type ArgumentProblem,
   describeProblem,

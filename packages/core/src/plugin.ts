@@ -2,9 +2,9 @@ import { Circuits } from "./breaker/circuits.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./builder.js";
 import { ENGINE, type Engine, setupOf, type ToolFunction } from "./call/call-state.js";
 import { breakersOf, createEngine } from "./call/engine.js";
-import { effectOf, isInScope, runCall } from "./call/run-call.js";
+import { runCall } from "./call/run-call.js";
 import type { RetryReflectOptions, ToolCall } from "./config/options.js";
-import { type ResolvedOptions, resolveOptions } from "./config/resolve.js";
+import { effectOf, isInScope, type ResolvedOptions, resolveOptions } from "./config/resolve.js";
 import type { CircuitState, ToolEffect } from "./events/events.js";
 import type { ExecuteOutcome } from "./outcome.js";
 

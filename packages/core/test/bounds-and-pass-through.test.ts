@@ -106,10 +106,11 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(canCallDirectly(plugin, "get_weather")).toBe(true); // another tool's failure changes nothing here
     plugin.resetScope("run");
     expect(canCallDirectly(plugin, "api_call")).toBe(true);
-    // An observer that follows calls needs every call; one of events alone (consoleLogger) does not.
-    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onCallEnd() {} }] }), "get_weather")).toBe(false);
-    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ runInContext: (_call, run) => run() }] }), "get_weather")).toBe(false);
+    // Observers are told of a direct call too: they change nothing here; per-attempt limits do.
+    expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onCallEnd() {} }] }), "get_weather")).toBe(true);
     expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onEvent() {} }] }), "get_weather")).toBe(true);
+    expect(canCallDirectly(RetryReflectPlugin.create({ attemptTimeoutMs: 1000 }), "get_weather")).toBe(false);
+    expect(canCallDirectly(RetryReflectPlugin.create({ circuitBreakerKey: () => "shared" }), "get_weather")).toBe(false);
   });
 
   it("a direct success resets a closed circuit's consecutive failures", async () => {

@@ -2,21 +2,12 @@ import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { type Command, getConfig } from "@langchain/langgraph";
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import {
-  abortReason,
-  canCallDirectly,
-  type DirectAttempt,
-  isPlugin,
-  isRecord,
-  pluginOf,
-  recordDirectSuccess,
-} from "@retry-reflect/core/adapter";
+import { isPlugin, isRecord, pluginOf } from "@retry-reflect/core/adapter";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
-import { isControlFlow, LangChainHostCall, type ToolContextMode } from "./run-tool.js";
+import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
-import { failureOfResult } from "./to-failure.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
 /** What a custom `scope` function sees of a tool call. */
@@ -127,28 +118,10 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
     // Off (the default): no hook, so that LangChain does not even wrap the model call.
     wrapModelCall:
       adapter.hideOpenCircuitTools === true ? (request, handler) => handler(withoutOpenCircuitTools(plugin, request)) : undefined,
-    wrapToolCall: async (request, handler): Promise<ToolMessage | Command> => {
+    wrapToolCall: (request, handler): Promise<ToolMessage | Command> => {
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown; description?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
       const effect = effectOf(toolName, tool, plugin.options.toolEffects);
-      let first: DirectAttempt<ToolMessage | Command> | undefined;
-      if (adapter.toolContext !== "all" && canCallDirectly(plugin, toolName, effect)) {
-        // The hottest path, in this one frame: nothing for the policy to do, the handler is awaited
-        // as a bare middleware would. A failure goes to the seam as attempt 1 (`first`).
-        try {
-          const direct = await handler(request);
-          if (failureOfResult(direct) === undefined) {
-            recordDirectSuccess(plugin, toolName);
-            const signal = request.runtime.signal;
-            if (signal?.aborted) throw abortReason(signal);
-            return direct;
-          }
-          first = { returned: direct };
-        } catch (error) {
-          if (isControlFlow(error) || request.runtime.signal?.aborted) throw error;
-          first = { thrown: error };
-        }
-      }
       const call = new MiddlewareToolCall(
         plugin,
         toolName,
@@ -161,8 +134,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
         adapter.namespace,
       );
       call.description = typeof tool?.description === "string" ? tool.description : undefined;
-      call.first = first;
-      return (await call.result(true)) as ToolMessage | Command;
+      return call.result(true) as Promise<ToolMessage | Command>;
     },
   });
   return Object.assign(middleware, { plugin });

@@ -1,7 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type DirectAttempt, type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
+import { type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
 import { failureOfResult, retryableMark, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -31,14 +31,12 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
  * find the scope.
  */
 export abstract class LangChainHostCall<R> implements HostToolCall<R> {
-  readonly isControlFlow = isControlFlow;
+  readonly passThrough = isControlFlow;
   readonly failureOfResult = failureOfResult;
   /** LangChain tools are functions the model calls (`gen_ai.tool.type`). */
   readonly toolType = "function";
   /** The tool's description, for telemetry (`gen_ai.tool.description`). */
   description: string | undefined = undefined;
-  /** A direct attempt the middleware already made, which failed (attempt 1). */
-  first: DirectAttempt<R> | undefined = undefined;
   private readonly withContext: boolean;
 
   constructor(

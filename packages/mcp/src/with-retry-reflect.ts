@@ -142,7 +142,7 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   readonly toolName: string;
   readonly args: unknown;
   readonly signal: AbortSignal | undefined;
-  readonly isControlFlow = isControlFlow;
+  readonly passThrough = isControlFlow;
   readonly failureOfResult = failureOfResult;
   readonly failureOfThrown = failureOfThrown;
 

@@ -1,5 +1,6 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
+import type { FailureContext } from "../config/options.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
@@ -7,9 +8,9 @@ import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
+import { returnedFailure, thrownFailure } from "./attempt-failure.js";
 import type { CallRun, Engine, ToolFunction } from "./call-state.js";
 import { afterFailure, refuse } from "./failure.js";
-import { returnedFailure } from "./returned-failure.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
@@ -68,9 +69,10 @@ export function continueAfterFailure<T>(
   run: CallRun,
   fn: ToolFunction<unknown, T>,
   failure: unknown,
+  thrown: unknown,
 ): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
   run.attempts = 1;
-  const next = afterFailure(engine, run, CLOSED_PERMIT, failure);
+  const next = afterFailure(engine, run, CLOSED_PERMIT, failure, thrown);
   if (next instanceof Promise) return next.then((after) => (typeof after === "number" ? attempts(engine, run, fn, false, after) : after));
   return typeof next === "number" ? attempts(engine, run, fn, false, next) : next;
 }
@@ -115,6 +117,7 @@ async function attempts<T>(
     let token: string | undefined;
     let value: T | undefined;
     let failure: unknown;
+    let thrown: unknown;
     let failed = false;
     try {
       if (guarded) {
@@ -133,16 +136,14 @@ async function attempts<T>(
       const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
       try {
         value = await runAttempt(engine, run, fn);
-        failure = returnedFailure(run.policy, value, () => ({
-          toolName: run.toolName,
-          args: run.call.args,
-          attempt: run.attempt,
-          scope: run.scope,
-        }));
+        failure = returnedFailure(run.policy, run.host, value, () => failureContext(run));
         failed = failure !== undefined;
+        thrown = failure;
       } catch (error) {
         failed = true;
-        failure = error;
+        thrown = failure = error;
+        const host = run.host;
+        if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, run.signal, error, run.call.args)).failure;
       } finally {
         stopLease?.();
       }
@@ -167,7 +168,7 @@ async function attempts<T>(
       if (late === undefined) await guard.release(run, token);
       else settleLate(engine, run, token, late);
     }
-    let next = afterFailure(engine, run, permit, failure);
+    let next = afterFailure(engine, run, permit, failure, thrown);
     if (next instanceof Promise) next = await next; // the failure recorded in a shared store first
     if (typeof next !== "number") return next;
     const waiting = backoff(engine, run, next);
@@ -199,12 +200,7 @@ function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<u
   late
     .then(
       (value) => {
-        const failed = returnedFailure(run.policy, value, () => ({
-          toolName: run.toolName,
-          args: run.call.args,
-          attempt: run.attempt,
-          scope: run.scope,
-        }));
+        const failed = returnedFailure(run.policy, run.host, value, () => failureContext(run));
         return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
       },
       () => engine.guard.release(run, token),
@@ -218,6 +214,11 @@ function backoff(engine: Engine, run: CallRun, delayMs: number): Promise<void> |
   if (delayMs > 0) return engine.options.clock.sleep(delayMs, run.signal);
   throwIfAborted(run.signal);
   return undefined;
+}
+
+/** What `isFailure` sees of the call. */
+export function failureContext(run: CallRun): FailureContext {
+  return { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope };
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

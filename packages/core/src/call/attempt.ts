@@ -20,8 +20,8 @@ export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unk
   const timeoutMs = run.policy.attemptTimeoutMs;
   if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
   const context = contextOf(run, run.signal);
-  if (run.info === undefined) return callTool(fn, run.call.args, context);
-  return engine.notifier.inContext(run.info, () => callTool(fn, run.call.args, context));
+  if (run.info === undefined) return callTool(fn, run.host, run.call.args, context);
+  return engine.notifier.inContext(run.info, () => callTool(fn, run.host, run.call.args, context));
 }
 
 /** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
@@ -57,7 +57,7 @@ async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T
           else outer.addEventListener("abort", onOuterAbort, { once: true });
         });
   aborted?.catch(noop);
-  const tool = callTool(fn, run.call.args, contextOf(run, own.signal));
+  const tool = callTool(fn, run.host, run.call.args, contextOf(run, own.signal));
   const stopTimer = new AbortController();
   const timer = engine.options.clock.sleep(timeoutMs, stopTimer.signal).then(
     () => TIMED_OUT,
@@ -103,9 +103,10 @@ function contextOf(run: CallRun, signal: AbortSignal | undefined): ToolContext {
     : { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
 }
 
-function callTool<T>(fn: ToolFunction<unknown, T>, args: unknown, context: ToolContext): Promise<T> {
+/** The tool, once: a host adapter's call is its `this` (its `run` method). */
+export function callTool<T>(fn: ToolFunction<unknown, T>, self: unknown, args: unknown, context: ToolContext): Promise<T> {
   try {
-    return Promise.resolve(fn(args, context));
+    return Promise.resolve(fn.call(self, args, context));
   } catch (error) {
     return Promise.reject(error);
   }

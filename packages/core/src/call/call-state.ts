@@ -5,11 +5,13 @@ import type { ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo, ToolEffect } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
+import { withoutField } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { type AttemptTracker, counterKey } from "./attempt-tracker.js";
+import type { EngineCall } from "./tool-call.js";
 
 // The types every stage shares: what one logical call carries, and the engine's parts each stage
 // is given. Stages import this file and the parts below them, never the plugin class.
@@ -19,7 +21,10 @@ export type ToolFunction<Args, T> = (args: Args, context: ToolContext) => T | Pr
 
 /** Everything one logical call carries through its attempts. */
 export interface CallRun {
+  /** The call as hooks and the guard see it (scope and namespace resolved). */
   readonly call: ToolCall;
+  /** A host adapter's call (`runToolCall`): the tool's `this`, and its own reading of what the tool did. */
+  readonly host: EngineCall | undefined;
   readonly toolName: string;
   readonly scope: string;
   readonly effect: ToolEffect;
@@ -75,9 +80,18 @@ export function setupOf(engine: Engine, toolName: string): ToolSetup {
   return engine.setups.size === 0 ? engine.defaults : (engine.setups.get(toolName) ?? engine.defaults);
 }
 
-export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breakerKey: string, setup: ToolSetup, info?: CallInfo): CallRun {
+export function newRun(
+  call: ToolCall,
+  host: EngineCall | undefined,
+  scope: string,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+  info?: CallInfo,
+): CallRun {
   return {
     call,
+    host,
     toolName: call.toolName,
     scope,
     effect,
@@ -94,6 +108,50 @@ export function newRun(call: ToolCall, scope: string, effect: ToolEffect, breake
     storeKey: undefined,
     fingerprint: undefined,
     prepared: undefined,
+  };
+}
+
+/** The observers' view of a call (for a `write`, its arguments without its key field). */
+export function callInfo(engine: Engine, call: ToolCall, scope: string, effect: ToolEffect, setup: ToolSetup): CallInfo {
+  const { options } = engine;
+  // The tool's own key field (a policy may name another than the plugin's).
+  const args = effect === "write" ? withoutField(call.args, setup.policy.idempotency.keyField) : call.args;
+  return {
+    toolName: call.toolName,
+    callId: call.callId,
+    scope,
+    effect,
+    args,
+    startTime: options.clock.now(),
+    description: call.description,
+    toolType: call.toolType,
+  };
+}
+
+/** The attempt-tracking scope of a call. */
+export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): string {
+  return options.trackingScope === "global" ? "global" : (call.scope ?? "default");
+}
+
+/**
+ * The call as hooks, observers and the guard see it: `execute`'s as it is; a host call's with its
+ * scope asked for, and its namespace for a write.
+ */
+export function resolvedCall(call: EngineCall, host: EngineCall | undefined, effect: ToolEffect): ToolCall {
+  if (host === undefined) return call as ToolCall;
+  const { retryable } = host;
+  return {
+    toolName: host.toolName,
+    args: host.args,
+    callId: host.callId,
+    scope: typeof host.scope === "function" ? host.scope() : host.scope,
+    namespace: effect !== "write" ? undefined : typeof host.namespace === "function" ? host.namespace() : host.namespace,
+    signal: host.signal,
+    effect: host.effect,
+    passThrough: host.passThrough,
+    description: host.description,
+    toolType: host.toolType,
+    retryable: retryable === undefined ? undefined : (thrown) => host.retryable?.(thrown),
   };
 }
 

@@ -16,12 +16,18 @@ import { rememberFailedCall } from "./repeated-calls.js";
 // other failure is classified, recorded (breaker, then the next attempt number of its scope),
 // cleaned, decided (`decide`, pure) and applied (`applyDecision`).
 
-/** An outcome, or the delay before an in-place retry. Throws the abort reason, or a pass-through failure. */
+/**
+ * An outcome, or the delay before an in-place retry. Throws the abort reason, or a pass-through
+ * error. `failure` is what gets classified; `thrown` what the tool threw or returned (they differ
+ * for a host adapter's call, which reads a thrown error its own way): control flow and the host's
+ * retryable mark are asked about `thrown`.
+ */
 export function afterFailure(
   engine: Engine,
   run: CallRun,
   permit: CircuitPermit,
   failure: unknown,
+  thrown: unknown,
 ): ReflectOutcome | FailedOutcome | number | Promise<ReflectOutcome | FailedOutcome | number> {
   const { breaker, policy } = run;
   if (run.signal?.aborted) {
@@ -29,9 +35,9 @@ export function afterFailure(
     breaker.onNeutral(run.breakerKey, permit);
     throw abortReason(run.signal);
   }
-  if (passesThrough(run, failure)) {
+  if (passesThrough(run, thrown)) {
     breaker.onNeutral(run.breakerKey, permit);
-    throw failure;
+    throw thrown;
   }
   // Cleaned at once: every field of the tool's error read once, into a plain error nothing reads the tool's object through again.
   const classified = sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey);
@@ -39,13 +45,19 @@ export function afterFailure(
   else {
     const recorded = breaker.onFailure(run.breakerKey, permit, run.info);
     // A shared store answers first: whether this failure opened the circuit decides the outcome.
-    if (recorded !== undefined) return recorded.then(() => decideFailure(engine, run, classified, failure));
+    if (recorded !== undefined) return recorded.then(() => decideFailure(engine, run, classified, failure, thrown));
   }
-  return decideFailure(engine, run, classified, failure);
+  return decideFailure(engine, run, classified, failure, thrown);
 }
 
 /** The failure recorded: its attempt number, the decision and its effects (`cleaned`: the classified error, sanitized). */
-function decideFailure(engine: Engine, run: CallRun, cleaned: ToolError, failure: unknown): ReflectOutcome | FailedOutcome | number {
+function decideFailure(
+  engine: Engine,
+  run: CallRun,
+  cleaned: ToolError,
+  failure: unknown,
+  thrown: unknown,
+): ReflectOutcome | FailedOutcome | number {
   const { breaker, policy } = run;
   const { tracker } = engine;
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
@@ -54,7 +66,7 @@ function decideFailure(engine: Engine, run: CallRun, cleaned: ToolError, failure
   run.attempt = tracked.failures;
   let error = cleaned;
   // `shouldRetry` (or the host's own mark) may override whether this failure may be retried at all.
-  const verdict = retryVerdict(run, error, failure);
+  const verdict = retryVerdict(run, error, thrown);
   if (verdict !== undefined && verdict !== error.recoverable) {
     // The suggested action was written for the other verdict ("call the tool again" for a stop,
     // "do not call it again" for a retry): the model is told what this verdict means instead.
@@ -115,7 +127,7 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
  * decision. A hook that throws (or returns anything but a boolean) decides nothing: a throwing
  * `shouldRetry` leaves the decision to the mark, a throwing mark to the default.
  */
-function retryVerdict(run: CallRun, error: ToolError, failure: unknown): boolean | undefined {
+function retryVerdict(run: CallRun, error: ToolError, thrown: unknown): boolean | undefined {
   const shouldRetry = run.policy.shouldRetry;
   if (shouldRetry !== undefined) {
     try {
@@ -128,7 +140,7 @@ function retryVerdict(run: CallRun, error: ToolError, failure: unknown): boolean
   const retryable = run.call.retryable;
   if (retryable === undefined) return undefined;
   try {
-    const mark = retryable(failure);
+    const mark = retryable(thrown);
     return typeof mark === "boolean" ? mark : undefined;
   } catch {
     return undefined;

@@ -1,214 +1,263 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
-import type { ToolCall } from "../config/options.js";
-import type { ResolvedOptions } from "../config/resolve.js";
+import type { FailureContext, ToolCall } from "../config/options.js";
+import { effectOf, isInScope } from "../config/resolve.js";
 import type { CallInfo, ToolEffect } from "../events/events.js";
-import { withoutField } from "../idempotency/fingerprint.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { admission } from "./admission.js";
 import { runAttempt } from "./attempt.js";
+import { returnedFailure, thrownFailure } from "./attempt-failure.js";
 import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
 import { counterKey } from "./attempt-tracker.js";
 import { endCall, finish, throwIfExhausted, withFallback } from "./call-end.js";
-import { type CallRun, type Engine, newRun, setupOf, type ToolFunction, type ToolSetup } from "./call-state.js";
-import { returnedFailure } from "./returned-failure.js";
+import {
+  type CallRun,
+  callInfo,
+  type Engine,
+  newRun,
+  resolvedCall,
+  setupOf,
+  type ToolFunction,
+  type ToolSetup,
+  trackingScopeOf,
+} from "./call-state.js";
+import { checkCall, type EngineCall } from "./tool-call.js";
 
-// The one entry of a call: the synchronous pre-dispatch (scope, the healthy predicate, replays and
-// refusals decided without an async frame), the healthy fast path, and the observed path.
-
-/** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
-export function isInScope(options: ResolvedOptions, toolName: string): boolean {
-  const { includeTools, excludeTools } = options;
-  if (excludeTools.has(toolName)) return false;
-  return includeTools.size === 0 || includeTools.has(toolName);
-}
-
-/** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
-export function effectOf(options: ResolvedOptions, toolName: string): ToolEffect {
-  return options.toolEffects[toolName] ?? options.defaultEffect;
-}
+// The one entry of a call (`execute`'s, and a host adapter's): the synchronous pre-dispatch (the
+// one healthy predicate; replays and refusals decided without an async frame), the one direct
+// attempt of a healthy tool, and the observed path of every other call.
 
 /** `plugin.execute`: see its documentation. */
 export function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
   try {
     checkCall(call, fn);
-    const toolName = call.toolName;
-    if (!isInScope(engine.options, toolName)) return plain(call, fn);
-    const { options, tracker, notifier } = engine;
-    const setup = setupOf(engine, toolName);
-    const scope = options.trackingScope === "global" ? "global" : (call.scope ?? "default");
-    const effect = call.effect ?? effectOf(engine.options, toolName);
-    const breakerKey = options.circuitBreakerKey ? String(options.circuitBreakerKey(call as ToolCall)) : toolName;
-    const aborted = call.signal?.aborted === true;
-    // Healthy: no failure of this tool in any scope, its circuit closed, nothing per attempt to enforce.
-    const healthy = !aborted && !setup.policy.slowOnly && !tracker.hasCounters(toolName) && setup.breaker.isClosed(breakerKey);
-    const typedCall = call as ToolCall;
-    const typedFn = fn as ToolFunction<unknown, T>;
-    if (notifier.callHooks || aborted)
-      return observed(engine, typedCall, typedFn, scope, effect, breakerKey, setup, healthy && effect !== "write");
-    // Decided without an async frame where nothing but a plain call, a replay or a rejection can
-    // happen (a success emits no event: observers of events alone keep this path).
-    if (effect !== "write") {
-      if (healthy) return fast(engine, typedCall, typedFn, scope, effect, breakerKey, setup);
-    } else if (healthy && !notifier.observed) {
-      const run = newRun(typedCall, scope, effect, breakerKey, setup);
-      const stored = engine.guard.replayNow(run);
-      if (stored !== undefined) return Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
-      return observed(engine, typedCall, typedFn, scope, effect, breakerKey, setup, false, run);
-    }
-    if (!notifier.observed) {
-      const run = newRun(typedCall, scope, effect, breakerKey, setup);
-      const stop = admission(engine, run);
-      if (stop !== undefined) return Promise.resolve(finish(engine, run, stop));
-    }
-    return observed(engine, typedCall, typedFn, scope, effect, breakerKey, setup, false);
+    if (!isInScope(engine.options, call.toolName)) return plain(call, fn);
+    return dispatch(engine, call as EngineCall, fn as ToolFunction<unknown, T>, undefined, undefined) as Promise<ExecuteOutcome<T>>;
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-/** The success path of a healthy tool with no observer: one async frame, no per-call bookkeeping. */
-async function fast<T>(
+/** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
+export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
+
+/**
+ * A host adapter's call of an in-scope tool (`runToolCall`): `fn` is the host call's `run`, called
+ * with the call as `this`; the call reads what its tool did (`failureOfResult`, `failureOfThrown`).
+ * A success made directly resolves to the tool's own value; every other outcome to `present(outcome)`.
+ */
+export function runHostCall<T, P>(
   engine: Engine,
-  call: ToolCall,
+  call: EngineCall,
   fn: ToolFunction<unknown, T>,
-  scope: string,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-): Promise<ExecuteOutcome<T>> {
-  let failure: unknown;
+  present?: Present<T, P>,
+): Promise<ExecuteOutcome<T> | T | P> {
   try {
-    const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
-    failure = returnedFailure(setup.policy, value, () => ({ toolName: call.toolName, args: call.args, attempt: 1, scope }));
-    if (failure === undefined) return succeeded(engine, call, scope, breakerKey, setup, value, undefined);
+    return dispatch(engine, call, fn, call, present);
   } catch (error) {
-    failure = error;
+    return Promise.reject(error);
   }
-  // Observers of events see this call from its failure on (its `CallInfo` starts there).
-  const info = engine.notifier.observed ? callInfo(engine, call, scope, effect, setup) : undefined;
-  const run = newRun(call, scope, effect, breakerKey, setup, info);
-  // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
-  run.attempt = 1;
-  run.attempts = 1;
-  const next = continueAfterFailure(engine, run, fn, failure);
-  return finish(engine, run, next instanceof Promise ? await next : next);
 }
 
 /**
- * Every other call, and any call with observers (told of its start and end). A `healthy` call
- * makes its first attempt here, in this one frame; `made` is a run the pre-dispatch began.
+ * The pre-dispatch: the one healthy predicate, then the direct attempt, or what is decided without
+ * an async frame (a plain call, a replay or a rejection), or the observed path.
  */
-async function observed<T>(
+function dispatch<T, P>(
   engine: Engine,
-  call: ToolCall,
+  call: EngineCall,
   fn: ToolFunction<unknown, T>,
-  scope: string,
+  host: EngineCall | undefined,
+  present: Present<T, P> | undefined,
+): Promise<ExecuteOutcome<T> | T | P> {
+  const toolName = call.toolName;
+  const { options, notifier } = engine;
+  const setup = setupOf(engine, toolName);
+  const effect = call.effect ?? effectOf(options, toolName);
+  // A host call is resolved (its scope asked for) only when something needs it.
+  let resolved = host === undefined ? (call as ToolCall) : undefined;
+  let breakerKey = toolName;
+  if (options.circuitBreakerKey !== undefined) {
+    resolved ??= resolvedCall(call, host, effect);
+    breakerKey = String(options.circuitBreakerKey(resolved));
+  }
+  const aborted = call.signal?.aborted === true;
+  const healthy = !aborted && isHealthy(engine, setup, toolName, breakerKey);
+  if (healthy && effect !== "write") return direct(engine, call, fn, host, present, effect, breakerKey, setup, resolved);
+  resolved ??= resolvedCall(call, host, effect);
+  const scope = trackingScopeOf(options, resolved);
+  let outcome: Promise<ExecuteOutcome<T>> | undefined;
+  // Decided without an async frame where nothing but a replay or a rejection can happen.
+  if (!notifier.observed && !aborted) {
+    const run = newRun(resolved, host, scope, effect, breakerKey, setup);
+    if (healthy) {
+      const stored = engine.guard.replayNow(run);
+      if (stored !== undefined) outcome = Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
+    } else {
+      const stop = admission(engine, run);
+      if (stop !== undefined) outcome = Promise.resolve(finish(engine, run, stop));
+    }
+    outcome ??= observed(engine, run, fn);
+  } else {
+    const info = notifier.observed ? callInfo(engine, resolved, scope, effect, setup) : undefined;
+    outcome = observed(engine, newRun(resolved, host, scope, effect, breakerKey, setup, info), fn);
+  }
+  return present === undefined ? outcome : outcome.then((settled) => present(settled, host as EngineCall));
+}
+
+/** The one healthy predicate: no failure of this tool tracked in any scope, its circuit closed, nothing per attempt to enforce. */
+function isHealthy(engine: Engine, setup: ToolSetup, toolName: string, breakerKey: string): boolean {
+  return !setup.policy.slowOnly && !engine.tracker.hasCounters(toolName) && setup.breaker.isClosed(breakerKey);
+}
+
+/**
+ * True when a call of `toolName` would be made directly: in scope, not a `write`, healthy, no
+ * `circuitBreakerKey` function (whose key needs the call). Bookkeeping is per tool: a failure of
+ * another tool changes nothing here.
+ */
+export function canRunDirectly(engine: Engine, toolName: string, effect: ToolEffect): boolean {
+  const { options } = engine;
+  return (
+    isInScope(options, toolName) &&
+    effect !== "write" &&
+    options.circuitBreakerKey === undefined &&
+    isHealthy(engine, setupOf(engine, toolName), toolName, toolName)
+  );
+}
+
+/**
+ * The one direct attempt: a healthy tool that is not a write runs at once, in this one frame, as a
+ * bare wrapper would; observers that follow calls are told of its start and end. A failure becomes
+ * attempt 1 of the policy (the gate and the loop are behind it).
+ */
+async function direct<T, P>(
+  engine: Engine,
+  call: EngineCall,
+  fn: ToolFunction<unknown, T>,
+  host: EngineCall | undefined,
+  present: Present<T, P> | undefined,
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
-  healthy: boolean,
-  made?: CallRun,
-): Promise<ExecuteOutcome<T>> {
+  resolved: ToolCall | undefined,
+): Promise<ExecuteOutcome<T> | T | P> {
+  const { notifier, options } = engine;
+  // Observers that follow calls see it from its start; observers of events from its failure on.
+  let run: CallRun | undefined;
+  if (notifier.callHooks) {
+    resolved ??= resolvedCall(call, host, effect);
+    const scope = trackingScopeOf(options, resolved);
+    run = newRun(resolved, host, scope, effect, breakerKey, setup, callInfo(engine, resolved, scope, effect, setup));
+    run.attempt = 1;
+    run.attempts = 1;
+    notifier.callStart(run.info as CallInfo);
+  }
+  try {
+    let failure: unknown;
+    let thrown: unknown;
+    try {
+      const value = await (run === undefined
+        ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
+        : runAttempt(engine, run, fn));
+      const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run, resolved);
+      failure = returnedFailure(setup.policy, host, value, context);
+      if (failure === undefined) {
+        succeeded(engine, call, host, effect, setup, breakerKey, run);
+        if (present !== undefined) return value;
+        const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
+        if (run !== undefined) endCall(engine, run, outcome);
+        return outcome;
+      }
+      thrown = failure;
+    } catch (error) {
+      thrown = failure = error;
+      if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, call.signal, error, call.args)).failure;
+    }
+    if (run === undefined) {
+      resolved ??= resolvedCall(call, host, effect);
+      const scope = trackingScopeOf(options, resolved);
+      const info = notifier.observed ? callInfo(engine, resolved, scope, effect, setup) : undefined;
+      run = newRun(resolved, host, scope, effect, breakerKey, setup, info);
+      // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
+      run.attempt = 1;
+    }
+    const next = continueAfterFailure(engine, run, fn, failure, thrown);
+    const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
+    return present === undefined ? outcome : present(outcome, host as EngineCall);
+  } catch (error) {
+    if (run?.info !== undefined) endCall(engine, run, undefined, error);
+    throw error;
+  }
+}
+
+/** Every call that is not made directly, observed or not: the attempt loop, then the call's end. */
+async function observed<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
   const { notifier } = engine;
-  const info = notifier.observed ? callInfo(engine, call, scope, effect, setup) : undefined;
-  const run = made ?? newRun(call, scope, effect, breakerKey, setup, info);
-  if (info !== undefined && notifier.callHooks) notifier.callStart(info);
+  if (run.info !== undefined && notifier.callHooks) notifier.callStart(run.info);
   let outcome: ExecuteOutcome<T>;
   try {
-    if (healthy) {
-      run.attempt = 1;
-      run.attempts = 1;
-      let value: T | undefined;
-      let failure: unknown;
-      let failed = false;
-      try {
-        value = await runAttempt(engine, run, fn);
-        failure = returnedFailure(setup.policy, value, () => ({ toolName: run.toolName, args: call.args, attempt: 1, scope }));
-        failed = failure !== undefined;
-      } catch (error) {
-        failed = true;
-        failure = error;
-      }
-      if (failed) {
-        const next = continueAfterFailure(engine, run, fn, failure);
-        outcome = next instanceof Promise ? await next : next;
-      } else {
-        outcome = succeeded(engine, call, scope, breakerKey, setup, value as T, info);
-      }
-    } else {
-      outcome = await runGuarded(engine, run, fn);
-    }
-    // A fallback replaces a final failure before the observers are told how the call ended.
-    const settled = withFallback(engine, run, outcome);
-    outcome = settled instanceof Promise ? await settled : settled;
+    outcome = await runGuarded(engine, run, fn);
   } catch (error) {
     endCall(engine, run, undefined, error);
     throw error;
   }
-  endCall(engine, run, outcome);
-  return throwIfExhausted(engine, outcome, run.toolName);
+  return ended(engine, run, outcome);
 }
 
-/** The observers' view of a call (for a `write`, its arguments without its key field). */
-function callInfo(engine: Engine, call: ToolCall, scope: string, effect: ToolEffect, setup: ToolSetup): CallInfo {
-  const { options } = engine;
-  // The tool's own key field (a policy may name another than the plugin's).
-  const args = effect === "write" ? withoutField(call.args, setup.policy.idempotency.keyField) : call.args;
-  return {
-    toolName: call.toolName,
-    callId: call.callId,
-    scope,
-    effect,
-    args,
-    startTime: options.clock.now(),
-    description: call.description,
-    toolType: call.toolType,
+/** A call's end: a fallback replaces a final failure before the observers are told how the call ended; then `onExhausted`. */
+function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+  if (run.info === undefined || !engine.notifier.callHooks) return finish(engine, run, outcome);
+  const settled = withFallback(engine, run, outcome);
+  const tell = (last: ExecuteOutcome<T>): ExecuteOutcome<T> => {
+    endCall(engine, run, last);
+    return throwIfExhausted(engine, last, run.toolName);
   };
+  if (!(settled instanceof Promise)) return tell(settled);
+  return settled.then(tell, (error: unknown) => {
+    endCall(engine, run, undefined, error);
+    throw error;
+  });
 }
 
-/** A first attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
-function succeeded<T>(
+/** What `isFailure` sees of a direct attempt (asked for only for a tool with `isFailure`: no closure per call otherwise). */
+function firstAttemptContext(
   engine: Engine,
-  call: ToolCall,
-  scope: string,
-  breakerKey: string,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  run: CallRun | undefined,
+  resolved: ToolCall | undefined,
+): () => FailureContext {
+  return () => ({
+    toolName: call.toolName,
+    args: call.args,
+    attempt: 1,
+    scope: run?.scope ?? trackingScopeOf(engine.options, resolved ?? resolvedCall(call, host, effect)),
+  });
+}
+
+/** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
+function succeeded(
+  engine: Engine,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
   setup: ToolSetup,
-  value: T,
-  info: CallInfo | undefined,
-): SuccessOutcome<T> {
+  breakerKey: string,
+  run: CallRun | undefined,
+): void {
   const { tracker } = engine;
-  setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, info);
-  if (tracker.hasCounters(call.toolName)) tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
+  setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, run?.info);
+  // A parallel call's failure may have started a row of this tool while this one ran.
+  if (tracker.hasCounters(call.toolName)) {
+    const scope = run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect));
+    tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
+  }
   if (call.signal?.aborted) throw abortReason(call.signal);
-  return { status: "success", value, attempt: 1, replayed: false };
 }
 
 /** An out-of-scope tool: one plain call, its error untouched. */
 async function plain<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
   const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
   return { status: "success", value, attempt: 1, replayed: false };
-}
-
-function checkCall(call: unknown, fn: unknown): void {
-  if (typeof call !== "object" || call === null)
-    throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
-  const { toolName, signal } = call as ToolCall;
-  if (typeof toolName !== "string" || toolName.length === 0)
-    throw new TypeError(
-      `execute: expected \`toolName\` to be a non-empty string, received ${JSON.stringify(toolName) ?? String(toolName)}`,
-    );
-  if (typeof fn !== "function") throw new TypeError(`execute: expected the tool function as the second argument, received ${typeof fn}`);
-  if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
-    throw new TypeError("execute: expected `signal` to be an AbortSignal");
-  }
-  const { description, toolType, namespace } = call as ToolCall;
-  if (namespace !== undefined && (typeof namespace !== "string" || namespace.length === 0))
-    throw new TypeError(
-      `execute: expected \`namespace\` to be a non-empty string, received ${JSON.stringify(namespace) ?? String(namespace)}`,
-    );
-  if (description !== undefined && typeof description !== "string")
-    throw new TypeError(`execute: expected \`description\` to be a string, received ${typeof description}`);
-  if (toolType !== undefined && typeof toolType !== "string")
-    throw new TypeError(`execute: expected \`toolType\` to be a string, received ${typeof toolType}`);
 }

@@ -40,6 +40,20 @@ export interface ToolCall<Args = unknown> {
   readonly retryable?: (failure: unknown) => boolean | undefined;
 }
 
+/**
+ * A call as the engine takes it: `execute`'s, or a host adapter's (`runToolCall`), whose scope and
+ * namespace are asked for only when the plugin needs them, and which reads what its tool did its
+ * own way. The adapter's call is the tool's `this` (its `run` method) and its hooks' too.
+ */
+export interface EngineCall<Args = unknown> extends Omit<ToolCall<Args>, "scope" | "namespace"> {
+  readonly scope?: string | (() => string);
+  readonly namespace?: string | (() => string);
+  /** A returned value that reports a failure: the failure to classify, else undefined. Replaces the built-in shapes' test. */
+  failureOfResult?(result: unknown): unknown;
+  /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
+  failureOfThrown?(error: unknown, args: unknown): unknown;
+}
+
 /** What the tool function receives besides its arguments. */
 export interface ToolContext {
   /** 1 for the first call of this tool in this scope, 2 for the first retry, ... */
@@ -64,4 +78,28 @@ export interface FailureContext {
   /** The attempt's number in its scope (provisional for `isFailure`: the failure would take it). */
   readonly attempt: number;
   readonly scope: string;
+}
+
+/** `execute`'s call, checked before anything reads it. */
+export function checkCall(call: unknown, fn: unknown): void {
+  if (typeof call !== "object" || call === null)
+    throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
+  const { toolName, signal } = call as ToolCall;
+  if (typeof toolName !== "string" || toolName.length === 0)
+    throw new TypeError(
+      `execute: expected \`toolName\` to be a non-empty string, received ${JSON.stringify(toolName) ?? String(toolName)}`,
+    );
+  if (typeof fn !== "function") throw new TypeError(`execute: expected the tool function as the second argument, received ${typeof fn}`);
+  if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
+    throw new TypeError("execute: expected `signal` to be an AbortSignal");
+  }
+  const { description, toolType, namespace } = call as ToolCall;
+  if (namespace !== undefined && (typeof namespace !== "string" || namespace.length === 0))
+    throw new TypeError(
+      `execute: expected \`namespace\` to be a non-empty string, received ${JSON.stringify(namespace) ?? String(namespace)}`,
+    );
+  if (description !== undefined && typeof description !== "string")
+    throw new TypeError(`execute: expected \`description\` to be a string, received ${typeof description}`);
+  if (toolType !== undefined && typeof toolType !== "string")
+    throw new TypeError(`execute: expected \`toolType\` to be a string, received ${typeof toolType}`);
 }

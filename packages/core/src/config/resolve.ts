@@ -167,3 +167,15 @@ function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap
   }
   return value as CircuitBreakerStore;
 }
+
+/** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
+export function isInScope(options: ResolvedOptions, toolName: string): boolean {
+  const { includeTools, excludeTools } = options;
+  if (excludeTools.has(toolName)) return false;
+  return includeTools.size === 0 || includeTools.has(toolName);
+}
+
+/** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
+export function effectOf(options: ResolvedOptions, toolName: string): ToolEffect {
+  return options.toolEffects[toolName] ?? options.defaultEffect;
+}

@@ -1,0 +1,73 @@
+import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
+import type { FailureContext } from "../config/options.js";
+import type { ResolvedPolicy } from "../config/policy.js";
+import { ToolError } from "../errors/tool-error.js";
+import { lateOf } from "./attempt.js";
+import type { EngineCall } from "./tool-call.js";
+
+// What an attempt did, read as a failure: a returned value that reports one, or what a thrown
+// error is to classify. A host adapter's call (`runToolCall`) reads both its own way.
+
+/**
+ * Failure detection for a returned value: the host's own test when the call comes from an adapter
+ * (an error `ToolMessage`), else the built-in shapes (a `ToolError`, the structured error shape,
+ * MCP `isError`); then the policy's `isFailure` (which can only add failures). The failure to
+ * classify, or undefined for a success. Costs nothing more for a tool without `isFailure`.
+ */
+export function returnedFailure(
+  policy: ResolvedPolicy,
+  host: EngineCall | undefined,
+  value: unknown,
+  context: (() => FailureContext) | undefined,
+): unknown {
+  if (host?.failureOfResult !== undefined) {
+    const reported = host.failureOfResult(value);
+    if (reported !== undefined) return reported;
+  } else if (isReturnedFailure(value)) return value;
+  const isFailure = policy.isFailure;
+  if (isFailure === undefined || context === undefined) return undefined;
+  let verdict: boolean | ToolError | undefined;
+  try {
+    verdict = isFailure(value, context());
+  } catch {
+    // A throwing hook adds nothing: the value is judged by the built-in shapes alone (a success
+    // here). Never a crash, and never a failure the tool did not report.
+    return undefined;
+  }
+  // `true`: the value itself is the failure, classified as a thrown one would be (the policy's
+  // `classifyError`, then the built-in rules: a returned `{ status: 503 }` is transient). Undefined
+  // would read as a success: it is classified here.
+  if (verdict === true) return value === undefined ? classifyError(value) : value;
+  return ToolError.isInstance(verdict) ? verdict : undefined;
+}
+
+/**
+ * What a thrown error is to classify, for a host call that reads thrown errors its own way
+ * (`failureOfThrown`: a schema error with its fields named; may be async). The caller's abort,
+ * control flow and the core's own attempt timeout stay as they are (the failure stage rethrows or
+ * reads them), and so does an error when the reader fails. Boxed: what a tool threw may be a
+ * hostile object that must never be read as a thenable.
+ */
+export async function thrownFailure(
+  host: EngineCall,
+  signal: AbortSignal | undefined,
+  error: unknown,
+  args: unknown,
+): Promise<{ failure: unknown }> {
+  if (host.failureOfThrown === undefined || signal?.aborted || lateOf(error) !== undefined) return { failure: error };
+  try {
+    if (host.passThrough?.(error) === true) return { failure: error };
+    const read = host.failureOfThrown(error, args);
+    return { failure: isPromise(read) ? await read : read };
+  } catch {
+    return { failure: error };
+  }
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  try {
+    return value instanceof Promise;
+  } catch {
+    return false; // a revoked Proxy
+  }
+}
