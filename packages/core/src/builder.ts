@@ -3,7 +3,8 @@ import type { CircuitBreakerStore } from "./breaker/circuit-breaker-store.js";
 import type { Clock } from "./clock.js";
 import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall, ToolPolicy } from "./config/options.js";
 import type { ToolError } from "./errors/tool-error.js";
-import type { RetryReflectObserver, ToolEffect } from "./events/events.js";
+import type { RetryReflectObserver } from "./events/events.js";
+import type { ToolEffect } from "./outcome.js";
 import type { RetryReflectPlugin } from "./plugin.js";
 
 /** The builder `RetryReflectPlugin.builder()` starts (its constructor is not public API). */

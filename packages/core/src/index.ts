@@ -28,7 +28,7 @@ export type {
   ToolContext,
   ToolPolicy,
 } from "./config/options.js";
-export type { IdempotencySettings, ResolvedPolicy } from "./config/policy.js";
+export type { ResolvedPolicy } from "./config/policy.js";
 export { DEFAULT_OPTIONS, type ResolvedOptions } from "./config/resolve.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";
 export { InvalidOptionError } from "./errors/invalid-option-error.js";
@@ -45,10 +45,8 @@ export {
   type CircuitClosedEvent,
   type CircuitHalfOpenedEvent,
   type CircuitOpenedEvent,
-  type CircuitState,
   EVENT_MESSAGES,
   type EventLevel,
-  type FailureReason,
   type FallbackUsedEvent,
   type FieldValue,
   type IdempotencyConflictEvent,
@@ -62,11 +60,19 @@ export {
   type StoreErrorEvent,
   type StoreErrorReason,
   type StoreOperation,
-  type ToolEffect,
   type WaitingBeforeRetryEvent,
 } from "./events/events.js";
+export type { IdempotencySettings } from "./idempotency/guarded-call.js";
 export type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency/idempotency-store.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
-export type { ExecuteOutcome, FailedOutcome, ReflectOutcome, SuccessOutcome } from "./outcome.js";
+export type {
+  CircuitState,
+  ExecuteOutcome,
+  FailedOutcome,
+  FailureReason,
+  ReflectOutcome,
+  SuccessOutcome,
+  ToolEffect,
+} from "./outcome.js";
 export { RetryReflectPlugin, type ToolFunction } from "./plugin.js";
 export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";

@@ -1,5 +1,13 @@
 import type { ToolError } from "./errors/tool-error.js";
-import type { FailureReason } from "./events/events.js";
+
+/** `"read"`: no side effect. `"idempotent"`: safe to repeat. `"write"`: must run at most once per key (the idempotency guard). */
+export type ToolEffect = "read" | "idempotent" | "write";
+
+/** A circuit's state. */
+export type CircuitState = "closed" | "open" | "half-open";
+
+/** Why a call ended `failed`. */
+export type FailureReason = "not_recoverable" | "exhausted" | "circuit_open";
 
 /** The tool ran (or its stored result was replayed) and returned a value. */
 export interface SuccessOutcome<T> {

@@ -1,12 +1,11 @@
 import { Circuits } from "./breaker/circuits.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./builder.js";
-import { ENGINE, type Engine, setupOf, type ToolFunction } from "./call/call-state.js";
-import { breakersOf, createEngine } from "./call/engine.js";
+import type { ToolFunction } from "./call/call-state.js";
+import { breakersOf, createEngine, ENGINE, type Engine, setupOf } from "./call/engine.js";
 import { runCall } from "./call/run-call.js";
 import type { RetryReflectOptions, ToolCall } from "./config/options.js";
 import { effectOf, isInScope, type ResolvedOptions, resolveOptions } from "./config/resolve.js";
-import type { CircuitState, ToolEffect } from "./events/events.js";
-import type { ExecuteOutcome } from "./outcome.js";
+import type { CircuitState, ExecuteOutcome, ToolEffect } from "./outcome.js";
 
 export type { ToolFunction } from "./call/call-state.js";
 

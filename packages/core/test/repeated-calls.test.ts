@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { counterKey } from "../src/call/attempt-tracker.js";
-import { ENGINE, type Engine } from "../src/call/call-state.js";
+import { ENGINE, type Engine } from "../src/call/engine.js";
 import { type ExecuteOutcome, type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 

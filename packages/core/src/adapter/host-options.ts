@@ -1,6 +1,6 @@
 import type { RetryReflectOptions } from "../config/options.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
-import type { ToolEffect } from "../events/events.js";
+import type { ToolEffect } from "../outcome.js";
 import { RetryReflectPlugin } from "../plugin.js";
 import { isPlugin } from "./is-plugin.js";
 

@@ -1,10 +1,9 @@
-import { ENGINE, type Engine } from "../call/call-state.js";
+import { ENGINE, type Engine } from "../call/engine.js";
 import { canRunDirectly, runHostCall } from "../call/run-call.js";
 import type { EngineCall } from "../call/tool-call.js";
 import type { ToolContext } from "../config/options.js";
 import { isInScope } from "../config/resolve.js";
-import type { ToolEffect } from "../events/events.js";
-import type { FailedOutcome, ReflectOutcome, SuccessOutcome } from "../outcome.js";
+import type { FailedOutcome, ReflectOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
 
 /** One tool call of a host framework, as an adapter hands it over: the tool's `this` and its hooks'. */

@@ -1,4 +1,4 @@
-import type { CircuitState } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
 

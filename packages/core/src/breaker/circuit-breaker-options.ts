@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
-import type { CircuitState } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 
 export interface CircuitTransition {
   readonly key: string;

@@ -1,4 +1,4 @@
-import type { CircuitState } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 import type { CircuitTransition } from "./circuit-breaker-options.js";
 
 /** Permission to run one call. `probe` is the half-open generation it holds, or 0. */

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from "../clock.js";
-import type { CircuitState } from "../events/events.js";
 import { LruMap } from "../internal/lru-map.js";
+import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import {
   type BreakerSettings,

@@ -1,4 +1,4 @@
-import type { CircuitState } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 import type { BreakerSettings } from "./circuit-breaker-options.js";
 import { bucketOf, FailureWindow, WINDOW_BUCKETS } from "./failure-window.js";
 

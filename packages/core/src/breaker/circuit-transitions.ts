@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
-import type { CircuitState } from "../events/events.js";
 import type { LruMap } from "../internal/lru-map.js";
+import type { CircuitState } from "../outcome.js";
 import type { BreakerSettings, CircuitTransition } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import type { Entry } from "./circuit-snapshot.js";

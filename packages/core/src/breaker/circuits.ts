@@ -1,4 +1,5 @@
-import type { CallInfo, CircuitState } from "../events/events.js";
+import type { CallInfo } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import type { CircuitSnapshot } from "./circuit-breaker.js";
 import { parseSnapshot } from "./circuit-snapshot.js";

@@ -1,4 +1,4 @@
-import type { CircuitState } from "../events/events.js";
+import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import type { CircuitTransition } from "./circuit-breaker-options.js";
 import type {

@@ -1,7 +1,8 @@
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./build-outcome.js";
-import type { CallRun, Engine } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
+import type { Engine } from "./engine.js";
 import { refuse } from "./failure.js";
 import { repeatedCall } from "./repeated-calls.js";
 

@@ -9,7 +9,8 @@ import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
-import type { CallRun, Engine, ToolFunction } from "./call-state.js";
+import type { CallRun, ToolFunction } from "./call-state.js";
+import type { Engine } from "./engine.js";
 import { afterFailure, refuse } from "./failure.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),

@@ -3,7 +3,8 @@ import type { ToolContext } from "../config/options.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
-import type { CallRun, Engine, ToolFunction } from "./call-state.js";
+import type { CallRun, ToolFunction } from "./call-state.js";
+import type { Engine } from "./engine.js";
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
 /** A timeout error of this engine → the tool's own promise, still running after the time limit. */

@@ -15,9 +15,9 @@ import {
   notRecoverableText,
 } from "../texts/model-texts.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
-import type { CallRun, Engine } from "./call-state.js";
-
+import type { CallRun } from "./call-state.js";
 import { type Composed, compose, ERROR_ONCE, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
+import type { Engine } from "./engine.js";
 
 // The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
 // stops, and the rejections of an open or isolated circuit.

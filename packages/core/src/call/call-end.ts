@@ -1,7 +1,8 @@
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import type { CallEnd } from "../events/events.js";
 import type { ExecuteOutcome } from "../outcome.js";
-import type { CallRun, Engine } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
+import type { Engine } from "./engine.js";
 
 // The ends of a logical call: a fallback for a final failure, what observers are told when it
 // ends, and `onExhausted: "throw"`.

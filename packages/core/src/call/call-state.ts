@@ -1,20 +1,17 @@
 import type { Breaker } from "../breaker/breaker.js";
-import type { Cleaner } from "../cleaning/cleaner.js";
 import type { ToolCall, ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";
-import type { CallInfo, ToolEffect } from "../events/events.js";
-import type { Notifier } from "../events/notifier.js";
+import type { CallInfo } from "../events/events.js";
 import { withoutField } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
-import type { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
-import type { LruMap } from "../internal/lru-map.js";
-import type { CircuitOpenTemplate } from "../texts/model-texts.js";
-import { type AttemptTracker, counterKey } from "./attempt-tracker.js";
+import type { ToolEffect } from "../outcome.js";
+import { counterKey } from "./attempt-tracker.js";
+import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
-// The types every stage shares: what one logical call carries, and the engine's parts each stage
-// is given. Stages import this file and the parts below them, never the plugin class.
+// What one logical call carries through its stages (the engine's parts are in engine.ts), made
+// once per call. Stages import this file and the parts below them, never the plugin class.
 
 /** The tool function `execute` runs. */
 export type ToolFunction<Args, T> = (args: Args, context: ToolContext) => T | Promise<T>;
@@ -49,35 +46,6 @@ export interface CallRun {
   fingerprint: string | undefined;
   /** What the idempotency guard found for a write (once per call). */
   prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
-}
-
-/** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
-export interface ToolSetup {
-  readonly policy: ResolvedPolicy;
-  readonly breaker: Breaker<CallInfo>;
-}
-
-/** The parts of one plugin that the stages work with. */
-export interface Engine {
-  readonly options: ResolvedOptions;
-  /** The plugin's settings and breaker. */
-  readonly defaults: ToolSetup;
-  /** The configured tools' (`tools`): their policies, and breakers of their own where their breaker settings differ. */
-  readonly setups: ReadonlyMap<string, ToolSetup>;
-  /** Attempts running now, per tool with a `maxConcurrent` limit. */
-  readonly running: Map<string, number>;
-  readonly tracker: AttemptTracker;
-  readonly notifier: Notifier;
-  readonly guard: IdempotencyGuard;
-  /** Cleans untrusted text for every sink (with a memo of recent texts). */
-  readonly cleaner: Cleaner;
-  /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
-  readonly rejections: LruMap<string, CircuitOpenTemplate>;
-}
-
-/** The settings and breaker of a tool. */
-export function setupOf(engine: Engine, toolName: string): ToolSetup {
-  return engine.setups.size === 0 ? engine.defaults : (engine.setups.get(toolName) ?? engine.defaults);
 }
 
 export function newRun(
@@ -154,9 +122,3 @@ export function resolvedCall(call: EngineCall, host: EngineCall | undefined, eff
     retryable: retryable === undefined ? undefined : (thrown) => host.retryable?.(thrown),
   };
 }
-
-/**
- * Where an adapter entry (`@retry-reflect/core/adapter`) finds a plugin's engine. Not public API:
- * a `Symbol.for` key, so that an adapter built against another copy of this package finds it too.
- */
-export const ENGINE = Symbol.for("retry-reflect.engine");

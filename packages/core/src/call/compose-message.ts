@@ -7,7 +7,8 @@ import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
 import { detailsJson, isOwnText, structuredJsonOf } from "../texts/model-texts.js";
 import type { ReflectionTemplate, ReflectionValues } from "../texts/templater.js";
-import type { CallRun, Engine } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
+import type { Engine } from "./engine.js";
 
 // A reflect/failed message put together under its budget: the failure's own text (message,
 // suggested action, details, arguments, an unknown code) holds at most `maxErrorLength`

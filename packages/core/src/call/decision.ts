@@ -2,12 +2,12 @@ import { withRetryAfter } from "../backoff/backoff.js";
 import { withText } from "../cleaning/clean-error.js";
 import type { ErrorKind } from "../errors/error-codes.js";
 import type { ToolError } from "../errors/tool-error.js";
-import type { FailureReason, ToolEffect } from "../events/events.js";
-import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
+import type { FailedOutcome, FailureReason, ReflectOutcome, ToolEffect } from "../outcome.js";
 import { UNKNOWN_OUTCOME_ACTION } from "../texts/model-texts.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import { circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./build-outcome.js";
-import type { CallRun, Engine } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
+import type { Engine } from "./engine.js";
 
 // What to do about one recorded failure: `decide`, a pure function of the facts (tested from a
 // table), and `applyDecision`, which carries the decision out.

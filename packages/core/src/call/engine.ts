@@ -9,8 +9,44 @@ import type { CallInfo } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import { LruMap } from "../internal/lru-map.js";
+import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { AttemptTracker } from "./attempt-tracker.js";
-import type { CallRun, Engine, ToolSetup } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
+
+/** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
+export interface ToolSetup {
+  readonly policy: ResolvedPolicy;
+  readonly breaker: Breaker<CallInfo>;
+}
+
+/** The parts of one plugin that the stages work with. */
+export interface Engine {
+  readonly options: ResolvedOptions;
+  /** The plugin's settings and breaker. */
+  readonly defaults: ToolSetup;
+  /** The configured tools' (`tools`): their policies, and breakers of their own where their breaker settings differ. */
+  readonly setups: ReadonlyMap<string, ToolSetup>;
+  /** Attempts running now, per tool with a `maxConcurrent` limit. */
+  readonly running: Map<string, number>;
+  readonly tracker: AttemptTracker;
+  readonly notifier: Notifier;
+  readonly guard: IdempotencyGuard;
+  /** Cleans untrusted text for every sink (with a memo of recent texts). */
+  readonly cleaner: Cleaner;
+  /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
+  readonly rejections: LruMap<string, CircuitOpenTemplate>;
+}
+
+/** The settings and breaker of a tool. */
+export function setupOf(engine: Engine, toolName: string): ToolSetup {
+  return engine.setups.size === 0 ? engine.defaults : (engine.setups.get(toolName) ?? engine.defaults);
+}
+
+/**
+ * Where an adapter entry (`@retry-reflect/core/adapter`) finds a plugin's engine. Not public API:
+ * a `Symbol.for` key, so that an adapter built against another copy of this package finds it too.
+ */
+export const ENGINE = Symbol.for("retry-reflect.engine");
 
 /**
  * The parts of one plugin from its resolved options: the notifier, the cleaner, the guard, the

@@ -8,8 +8,9 @@ import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
-import type { CallRun, Engine } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
 import { applyDecision, decide } from "./decision.js";
+import type { Engine } from "./engine.js";
 import { rememberFailedCall } from "./repeated-calls.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any

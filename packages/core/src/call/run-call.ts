@@ -2,25 +2,16 @@ import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import type { FailureContext, ToolCall } from "../config/options.js";
 import { effectOf, isInScope } from "../config/resolve.js";
-import type { CallInfo, ToolEffect } from "../events/events.js";
-import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
+import type { CallInfo } from "../events/events.js";
+import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import { admission } from "./admission.js";
 import { runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
 import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
 import { counterKey } from "./attempt-tracker.js";
 import { endCall, finish, throwIfExhausted, withFallback } from "./call-end.js";
-import {
-  type CallRun,
-  callInfo,
-  type Engine,
-  newRun,
-  resolvedCall,
-  setupOf,
-  type ToolFunction,
-  type ToolSetup,
-  trackingScopeOf,
-} from "./call-state.js";
+import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
+import { type Engine, setupOf, type ToolSetup } from "./engine.js";
 import { checkCall, type EngineCall } from "./tool-call.js";
 
 // The one entry of a call (`execute`'s, and a host adapter's): the synchronous pre-dispatch (the

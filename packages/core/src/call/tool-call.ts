@@ -1,4 +1,4 @@
-import type { ToolEffect } from "../events/events.js";
+import type { ToolEffect } from "../outcome.js";
 
 // What one tool call is, as `execute` receives it, and what the tool and the hooks see of it.
 

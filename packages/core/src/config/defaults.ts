@@ -1,5 +1,5 @@
 import type { Jitter } from "../backoff/backoff.js";
-import type { ToolEffect } from "../events/events.js";
+import type { ToolEffect } from "../outcome.js";
 import { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
 import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS } from "../texts/templater.js";
 import type { IdempotencyDerive, IdempotencyOptions, PolicyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";

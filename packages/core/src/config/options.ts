@@ -3,14 +3,13 @@ import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import type { ClassifyContext, FailureContext, ToolCall } from "../call/tool-call.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
-import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
+import type { RetryReflectObserver } from "../events/events.js";
+import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
+import type { ToolEffect } from "../outcome.js";
 
 export type { ClassifyContext, FailureContext, ToolCall, ToolContext } from "../call/tool-call.js";
-export type { Jitter };
-
-/** How a write's idempotency key is found. */
-export type IdempotencyDerive = "never" | "when-missing" | "always";
+export type { IdempotencyDerive, Jitter };
 
 export interface IdempotencyOptions {
   /** Where completed and in-flight keys live. @default a new `InMemoryIdempotencyStore` per plugin */

@@ -1,21 +1,11 @@
 import type { Jitter } from "../backoff/backoff.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
+import type { IdempotencySettings } from "../idempotency/guarded-call.js";
 import { compileReflectionTemplate, type ReflectionTemplate } from "../texts/templater.js";
 import { boolean, finite, fn, fraction, integer, nonEmptyString, oneOf } from "./checks.js";
 import { DERIVES, JITTERS, STOP_PLACEHOLDERS } from "./defaults.js";
-import type { ClassifyContext, FailureContext, IdempotencyDerive, PolicyOptions, ToolCall } from "./options.js";
-
-/** A write's idempotency settings, as one call uses them (the store is the plugin's). */
-export interface IdempotencySettings {
-  readonly keyField: string;
-  readonly key: ((call: ToolCall) => string | undefined) | undefined;
-  readonly ttlMs: number;
-  readonly leaseMs: number;
-  readonly requireKey: boolean;
-  readonly derive: IdempotencyDerive;
-  readonly maxResultBytes: number;
-}
+import type { ClassifyContext, FailureContext, PolicyOptions, ToolCall } from "./options.js";
 
 /** The settings one tool's calls use: the plugin's options with the tool's policy applied, defaults filled in. */
 export interface ResolvedPolicy {

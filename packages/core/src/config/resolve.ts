@@ -2,9 +2,11 @@ import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import { defaultRedactor } from "../cleaning/redactor.js";
 import { systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
-import type { RetryReflectObserver, ToolEffect } from "../events/events.js";
+import type { RetryReflectObserver } from "../events/events.js";
+import type { IdempotencySettings } from "../idempotency/guarded-call.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
+import type { ToolEffect } from "../outcome.js";
 import { fn, integer, isObserver, knownKeys, oneOf, optional, plainObject, toolNames } from "./checks.js";
 import {
   DEFAULT_OPTIONS,
@@ -16,7 +18,7 @@ import {
   TOOL_POLICY_NAMES,
 } from "./defaults.js";
 import type { RetryReflectOptions } from "./options.js";
-import { type IdempotencySettings, ownBreakerSetting, type ResolvedPolicy, resolvePolicy } from "./policy.js";
+import { ownBreakerSetting, type ResolvedPolicy, resolvePolicy } from "./policy.js";
 
 export { DEFAULT_OPTIONS } from "./defaults.js";
 

@@ -1,9 +1,5 @@
 import type { ToolError } from "../errors/tool-error.js";
-
-/** `"read"`: no side effect. `"idempotent"`: safe to repeat. `"write"`: must run at most once per key. */
-export type ToolEffect = "read" | "idempotent" | "write";
-
-export type CircuitState = "closed" | "open" | "half-open";
+import type { CircuitState, FailureReason, ToolEffect } from "../outcome.js";
 
 export type EventLevel = "WARN" | "INFO";
 
@@ -54,8 +50,6 @@ export interface CallEnd {
   /** For `aborted`/`interrupted`/`error`: what was thrown out of `execute`. */
   readonly thrown?: unknown;
 }
-
-export type FailureReason = "not_recoverable" | "exhausted" | "circuit_open";
 
 export type FieldValue = string | number | boolean;
 

@@ -1,10 +1,35 @@
-import type { ToolCall } from "../config/options.js";
-import type { IdempotencySettings } from "../config/policy.js";
 import type { ToolError } from "../errors/tool-error.js";
+
+// What the guard reads of a call and of its settings: its own types, so that the guard depends on
+// no stage of the call and on no option parsing (the call's `ToolCall` and the resolved policy fit them).
+
+/** What the guard reads of a tool call (a `ToolCall` is one). */
+export interface GuardedToolCall {
+  readonly toolName: string;
+  readonly args: unknown;
+  /** The call's own scope: derived keys are never merged across scopes. */
+  readonly scope?: string;
+  /** Whose writes these are. @default the scope */
+  readonly namespace?: string;
+}
+
+/** How a write's idempotency key is found. */
+export type IdempotencyDerive = "never" | "when-missing" | "always";
+
+/** A write's idempotency settings, as one call uses them (the store is the plugin's). */
+export interface IdempotencySettings {
+  readonly keyField: string;
+  readonly key: ((call: GuardedToolCall) => string | undefined) | undefined;
+  readonly ttlMs: number;
+  readonly leaseMs: number;
+  readonly requireKey: boolean;
+  readonly derive: IdempotencyDerive;
+  readonly maxResultBytes: number;
+}
 
 /** What the guard reads and writes of one logical call. */
 export interface GuardedCall {
-  readonly call: ToolCall;
+  readonly call: GuardedToolCall;
   readonly toolName: string;
   readonly scope: string;
   readonly signal: AbortSignal | undefined;

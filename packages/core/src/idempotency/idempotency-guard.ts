@@ -1,5 +1,4 @@
 import type { Clock } from "../clock.js";
-import type { IdempotencySettings } from "../config/policy.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import type { ExecuteOutcome } from "../outcome.js";
@@ -11,7 +10,7 @@ import {
   UNREADABLE_ARGUMENTS_MESSAGE,
 } from "../texts/model-texts.js";
 import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
-import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
+import type { GuardedCall, GuardRefusal, IdempotencySettings } from "./guarded-call.js";
 import { hash128 } from "./hash64.js";
 import type { IdempotencyStore } from "./idempotency-store.js";
 import { type Flight, SingleFlight } from "./single-flight.js";
