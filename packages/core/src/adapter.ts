@@ -2,7 +2,8 @@
 // glue: run a host's tool call under the plugin (with the healthy fast path), check the options
 // every adapter takes (plugin or options, scope, namespace, effects), tell returned failures from
 // results, read the structured error out of a result's text, render schema failures for the
-// model, and reject an aborted call with the signal's reason.
+// model, write the notes for tools left out while their circuit is open, and reject an aborted
+// call with the signal's reason.
 
 export {
   checkEffect,
@@ -38,3 +39,4 @@ export {
 export { isReturnedFailure } from "./classify/classify-error.js";
 export { abortReason } from "./clock.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
+export { aboutDuration, isolatedCircuitNote, openCircuitNote } from "./texts/circuit-notes.js";

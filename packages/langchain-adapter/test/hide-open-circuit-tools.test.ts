@@ -2,11 +2,12 @@ import { AIMessage, type BaseMessage, SystemMessage, type ToolMessage } from "@l
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { InvalidOptionError, RetryReflectPlugin } from "@retry-reflect/core";
+import { isolatedCircuitNote, openCircuitNote } from "@retry-reflect/core/adapter";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { isolatedCircuitNote, openCircuitNote, withoutOpenCircuitTools } from "../src/hide-open-circuits.js";
+import { withoutOpenCircuitTools } from "../src/hide-open-circuits.js";
 import { type RetryReflectMiddlewareOptions, retryReflectMiddleware } from "../src/index.js";
 import { callTools, drive } from "./helpers.js";
 
