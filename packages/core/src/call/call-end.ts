@@ -53,59 +53,29 @@ export function finish<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<
 
 /**
  * Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. The
- * `CallEnd` is built once, every member in one order (no spread): one object shape for every end.
+ * `CallEnd` is one object literal, every member in one order (no spread): one shape for every end.
  */
 export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<unknown> | undefined, thrown?: unknown): void {
   const info = run.info;
   if (info === undefined || !engine.notifier.callHooks) return;
   const durationMs = engine.options.clock.now() - info.startTime;
   const circuitState = run.breaker.state(run.breakerKey);
-  let end: CallEnd;
-  if (outcome === undefined) {
-    const status = run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error";
-    end = {
-      status,
-      attempts: run.attempts,
-      attempt: run.attempt,
-      replayed: false,
-      fallback: false,
-      durationMs,
-      circuitState,
-      error: undefined,
-      reason: undefined,
-      value: undefined,
-      thrown,
-    };
-  } else if (outcome.status === "success") {
-    end = {
-      status: "success",
-      attempts: run.attempts,
-      attempt: run.attempt,
-      replayed: outcome.replayed,
-      fallback: outcome.fallback === true,
-      durationMs,
-      circuitState,
-      error: undefined,
-      reason: undefined,
-      value: outcome.value,
-      thrown: undefined,
-    };
-  } else {
-    const reason = outcome.status === "failed" ? outcome.reason : undefined;
-    end = {
-      status: outcome.status,
-      attempts: run.attempts,
-      attempt: run.attempt,
-      replayed: false,
-      fallback: false,
-      durationMs,
-      circuitState,
-      error: outcome.error,
-      reason,
-      value: undefined,
-      thrown: undefined,
-    };
-  }
+  const success = outcome?.status === "success" ? outcome : undefined;
+  const failure = outcome !== undefined && outcome.status !== "success" ? outcome : undefined;
+  const end: CallEnd = {
+    status:
+      outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
+    attempts: run.attempts,
+    attempt: run.attempt,
+    replayed: success?.replayed === true,
+    fallback: success?.fallback === true,
+    durationMs,
+    circuitState,
+    error: failure?.error,
+    reason: failure?.status === "failed" ? failure.reason : undefined,
+    value: success?.value,
+    thrown: outcome === undefined ? thrown : undefined,
+  };
   engine.notifier.callEnd(info, end);
 }
 
