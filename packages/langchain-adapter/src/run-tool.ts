@@ -31,13 +31,8 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
  * find the scope.
  */
 export abstract class LangChainHostCall<R> implements HostToolCall<R> {
-  readonly passThrough = isControlFlow;
-  readonly failureOfResult = failureOfResult;
-  /** LangChain tools are functions the model calls (`gen_ai.tool.type`). */
-  readonly toolType = "function";
   /** The tool's description, for telemetry (`gen_ai.tool.description`). */
   description: string | undefined = undefined;
-  private readonly withContext: boolean;
 
   constructor(
     readonly plugin: RetryReflectPlugin,
@@ -48,10 +43,22 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
     readonly effect: ToolEffect | undefined,
     /** The tool's input schema, to name bad fields when the input does not parse. */
     private readonly schema: unknown,
-    toolContext: ToolContextMode | undefined,
-  ) {
-    // A tool with a time limit needs its attempt's signal: LangChain gives the tool the run's, so it is read from getToolContext().
-    this.withContext = toolContext === "all" || (effect ?? plugin.effectOf(toolName)) === "write" || hasAttemptTimeout(plugin, toolName);
+    private readonly toolContext: ToolContextMode | undefined,
+  ) {}
+
+  /** LangChain tools are functions the model calls (`gen_ai.tool.type`). On the prototype: no field per call. */
+  get toolType(): string {
+    return "function";
+  }
+
+  /** LangGraph control flow (interrupts): rethrown as thrown, never a failure. */
+  passThrough(error: unknown): boolean {
+    return isControlFlow(error);
+  }
+
+  /** An error `ToolMessage` (or a structured error in one) is a failure. */
+  failureOfResult(result: R): unknown {
+    return failureOfResult(result);
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it. */
@@ -76,7 +83,13 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   }
 
   run(args: unknown, context: ToolContext): Promise<R> | R {
-    return this.withContext ? runWithToolContext(context, () => this.invoke(args)) : this.invoke(args);
+    return this.withContext() ? runWithToolContext(context, () => this.invoke(args)) : this.invoke(args);
+  }
+
+  /** Write tools and tools with a time limit read `getToolContext()` (its key, its attempt's signal: LangChain gives the tool the run's), or all with `toolContext: "all"`. */
+  private withContext(): boolean {
+    const { plugin, toolName } = this;
+    return this.toolContext === "all" || (this.effect ?? plugin.effectOf(toolName)) === "write" || hasAttemptTimeout(plugin, toolName);
   }
 
   /** The outcome, for tests and hosts that branch on it. */

@@ -107,7 +107,7 @@ export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): strin
  */
 export function resolvedCall(call: EngineCall, host: EngineCall | undefined, effect: ToolEffect): ToolCall {
   if (host === undefined) return call as ToolCall;
-  const { retryable } = host;
+  const { retryable, passThrough } = host;
   return {
     toolName: host.toolName,
     args: host.args,
@@ -116,7 +116,7 @@ export function resolvedCall(call: EngineCall, host: EngineCall | undefined, eff
     namespace: effect !== "write" ? undefined : typeof host.namespace === "function" ? host.namespace() : host.namespace,
     signal: host.signal,
     effect: host.effect,
-    passThrough: host.passThrough,
+    passThrough: passThrough === undefined ? undefined : (error) => host.passThrough?.(error) === true,
     description: host.description,
     toolType: host.toolType,
     retryable: retryable === undefined ? undefined : (thrown) => host.retryable?.(thrown),
