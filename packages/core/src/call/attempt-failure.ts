@@ -1,8 +1,11 @@
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
-import type { FailureContext } from "../config/options.js";
+import type { FailureContext, ToolCall } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
+import type { ToolEffect } from "../outcome.js";
 import { lateOf } from "./attempt.js";
+import { type CallRun, resolvedCall, trackingScopeOf } from "./call-state.js";
+import type { Engine } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
 // What an attempt did, read as a failure: a returned value that reports one, or what a thrown
@@ -70,4 +73,21 @@ function isPromise(value: unknown): value is Promise<unknown> {
   } catch {
     return false; // a revoked Proxy
   }
+}
+
+/** What `isFailure` sees of a direct attempt (asked for only for a tool with `isFailure`: no closure per call otherwise). */
+export function firstAttemptContext(
+  engine: Engine,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  run: CallRun | undefined,
+  resolved: ToolCall | undefined,
+): () => FailureContext {
+  return () => ({
+    toolName: call.toolName,
+    args: call.args,
+    attempt: 1,
+    scope: run?.scope ?? trackingScopeOf(engine.options, resolved ?? resolvedCall(call, host, effect)),
+  });
 }

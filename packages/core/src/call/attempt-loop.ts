@@ -9,6 +9,7 @@ import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
+import { endCall, ended } from "./call-end.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
 import type { Engine } from "./engine.js";
 import { afterFailure, refuse } from "./failure.js";
@@ -59,6 +60,20 @@ export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFuncti
   } finally {
     entered.flight.finish(result);
   }
+}
+
+/** Every call that is not made directly, observed or not: the attempt loop, then the call's end. */
+export async function observed<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
+  const { notifier } = engine;
+  if (run.info !== undefined && notifier.callHooks) notifier.callStart(run.info);
+  let outcome: ExecuteOutcome<T>;
+  try {
+    outcome = await runGuarded(engine, run, fn);
+  } catch (error) {
+    endCall(engine, run, undefined, error);
+    throw error;
+  }
+  return ended(engine, run, outcome);
 }
 
 /**

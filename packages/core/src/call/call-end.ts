@@ -63,8 +63,7 @@ export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<un
   const success = outcome?.status === "success" ? outcome : undefined;
   const failure = outcome !== undefined && outcome.status !== "success" ? outcome : undefined;
   const end: CallEnd = {
-    status:
-      outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
+    status: outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
     attempts: run.attempts,
     attempt: run.attempt,
     replayed: success?.replayed === true,
@@ -85,4 +84,19 @@ function passesThrough(run: CallRun, thrown: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** A call's end: a fallback replaces a final failure before the observers are told how the call ended; then `onExhausted`. */
+export function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+  if (run.info === undefined || !engine.notifier.callHooks) return finish(engine, run, outcome);
+  const settled = withFallback(engine, run, outcome);
+  const tell = (last: ExecuteOutcome<T>): ExecuteOutcome<T> => {
+    endCall(engine, run, last);
+    return throwIfExhausted(engine, last, run.toolName);
+  };
+  if (!(settled instanceof Promise)) return tell(settled);
+  return settled.then(tell, (error: unknown) => {
+    endCall(engine, run, undefined, error);
+    throw error;
+  });
 }

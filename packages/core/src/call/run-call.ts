@@ -1,15 +1,15 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
-import type { FailureContext, ToolCall } from "../config/options.js";
+import type { ToolCall } from "../config/options.js";
 import { effectOf, isInScope } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import { admission } from "./admission.js";
 import { runAttempt } from "./attempt.js";
-import { returnedFailure, thrownFailure } from "./attempt-failure.js";
-import { continueAfterFailure, runGuarded } from "./attempt-loop.js";
+import { firstAttemptContext, returnedFailure, thrownFailure } from "./attempt-failure.js";
+import { continueAfterFailure, observed } from "./attempt-loop.js";
 import { counterKey } from "./attempt-tracker.js";
-import { endCall, finish, throwIfExhausted, withFallback } from "./call-end.js";
+import { endCall, ended, finish } from "./call-end.js";
 import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
 import { type Engine, setupOf, type ToolSetup } from "./engine.js";
 import { checkCall, type EngineCall } from "./tool-call.js";
@@ -119,7 +119,8 @@ export function canRunDirectly(engine: Engine, toolName: string, effect: ToolEff
 /**
  * The one direct attempt: a healthy tool that is not a write runs at once, in this one frame, as a
  * bare wrapper would; observers that follow calls are told of its start and end. A failure becomes
- * attempt 1 of the policy (the gate and the loop are behind it).
+ * attempt 1 of the policy (`afterDirect`: the gate and the loop are behind it). The frame holds
+ * only what a success needs: an async function's locals are saved at every await.
  */
 async function direct<T, P>(
   engine: Engine,
@@ -132,43 +133,75 @@ async function direct<T, P>(
   setup: ToolSetup,
   resolved: ToolCall | undefined,
 ): Promise<ExecuteOutcome<T> | T | P> {
-  const { notifier, options } = engine;
   // Observers that follow calls see it from its start; observers of events from its failure on.
-  let run: CallRun | undefined;
-  if (notifier.callHooks) {
-    resolved ??= resolvedCall(call, host, effect);
-    const scope = trackingScopeOf(options, resolved);
-    run = newRun(resolved, host, scope, effect, breakerKey, setup, callInfo(engine, resolved, scope, effect, setup));
-    run.attempt = 1;
-    run.attempts = 1;
-    notifier.callStart(run.info as CallInfo);
+  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup, resolved) : undefined;
+  let value: T;
+  try {
+    value = await (run === undefined
+      ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
+      : runAttempt(engine, run, fn));
+  } catch (error) {
+    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, resolved, run, error, true);
   }
   try {
-    let failure: unknown;
-    let thrown: unknown;
-    try {
-      const value = await (run === undefined
-        ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
-        : runAttempt(engine, run, fn));
-      const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run, resolved);
-      failure = returnedFailure(setup.policy, host, value, context);
-      if (failure === undefined) {
-        succeeded(engine, call, host, effect, setup, breakerKey, run);
-        if (present !== undefined) return value;
-        const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
-        if (run !== undefined) endCall(engine, run, outcome);
-        return outcome;
-      }
-      thrown = failure;
-    } catch (error) {
-      thrown = failure = error;
-      if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, call.signal, error, call.args)).failure;
-    }
+    const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run, resolved);
+    const failure = returnedFailure(setup.policy, host, value, context);
+    if (failure !== undefined)
+      return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, resolved, run, failure, false);
+    succeeded(engine, call, host, effect, setup, breakerKey, run);
+  } catch (error) {
+    if (run !== undefined) endCall(engine, run, undefined, error);
+    throw error;
+  }
+  if (present !== undefined) return value;
+  const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
+  if (run !== undefined) endCall(engine, run, outcome);
+  return outcome;
+}
+
+/** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
+function observedRun(
+  engine: Engine,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+  resolved: ToolCall | undefined,
+): CallRun {
+  const call_ = resolved ?? resolvedCall(call, host, effect);
+  const scope = trackingScopeOf(engine.options, call_);
+  const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
+  run.attempt = 1;
+  run.attempts = 1;
+  engine.notifier.callStart(run.info as CallInfo);
+  return run;
+}
+
+/** The direct attempt failed (`thrown`: what the tool threw, or the failure its result reports): attempt 1 of the policy, then the call's end. */
+async function afterDirect<T, P>(
+  engine: Engine,
+  call: EngineCall,
+  fn: ToolFunction<unknown, T>,
+  host: EngineCall | undefined,
+  present: Present<T, P> | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+  resolved: ToolCall | undefined,
+  observedRun: CallRun | undefined,
+  thrown: unknown,
+  threw: boolean,
+): Promise<ExecuteOutcome<T> | P> {
+  let run = observedRun;
+  try {
+    let failure = thrown;
+    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, call.signal, thrown, call.args)).failure;
     if (run === undefined) {
-      resolved ??= resolvedCall(call, host, effect);
-      const scope = trackingScopeOf(options, resolved);
-      const info = notifier.observed ? callInfo(engine, resolved, scope, effect, setup) : undefined;
-      run = newRun(resolved, host, scope, effect, breakerKey, setup, info);
+      const call_ = resolved ?? resolvedCall(call, host, effect);
+      const scope = trackingScopeOf(engine.options, call_);
+      const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
+      run = newRun(call_, host, scope, effect, breakerKey, setup, info);
       // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
       run.attempt = 1;
     }
@@ -179,52 +212,6 @@ async function direct<T, P>(
     if (run?.info !== undefined) endCall(engine, run, undefined, error);
     throw error;
   }
-}
-
-/** Every call that is not made directly, observed or not: the attempt loop, then the call's end. */
-async function observed<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
-  const { notifier } = engine;
-  if (run.info !== undefined && notifier.callHooks) notifier.callStart(run.info);
-  let outcome: ExecuteOutcome<T>;
-  try {
-    outcome = await runGuarded(engine, run, fn);
-  } catch (error) {
-    endCall(engine, run, undefined, error);
-    throw error;
-  }
-  return ended(engine, run, outcome);
-}
-
-/** A call's end: a fallback replaces a final failure before the observers are told how the call ended; then `onExhausted`. */
-function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
-  if (run.info === undefined || !engine.notifier.callHooks) return finish(engine, run, outcome);
-  const settled = withFallback(engine, run, outcome);
-  const tell = (last: ExecuteOutcome<T>): ExecuteOutcome<T> => {
-    endCall(engine, run, last);
-    return throwIfExhausted(engine, last, run.toolName);
-  };
-  if (!(settled instanceof Promise)) return tell(settled);
-  return settled.then(tell, (error: unknown) => {
-    endCall(engine, run, undefined, error);
-    throw error;
-  });
-}
-
-/** What `isFailure` sees of a direct attempt (asked for only for a tool with `isFailure`: no closure per call otherwise). */
-function firstAttemptContext(
-  engine: Engine,
-  call: EngineCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
-  run: CallRun | undefined,
-  resolved: ToolCall | undefined,
-): () => FailureContext {
-  return () => ({
-    toolName: call.toolName,
-    args: call.args,
-    attempt: 1,
-    scope: run?.scope ?? trackingScopeOf(engine.options, resolved ?? resolvedCall(call, host, effect)),
-  });
 }
 
 /** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
