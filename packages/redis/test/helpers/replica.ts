@@ -3,8 +3,6 @@
 // messages from the parent. Each message `{ id, op, ...args }` gets one reply `{ id, result }` or
 // `{ id, error }`. Side effects are counted here and reported back.
 import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
-import Redis from "ioredis";
-import { createClient } from "redis";
 import { redisStores } from "../../src/index.js";
 
 interface Init {
@@ -44,13 +42,17 @@ function summary(outcomes: ExecuteOutcome<unknown>[]): Record<string, number> {
   return counts;
 }
 
+// Each client library is imported when a replica first uses it, not both at start: a replica uses
+// one, and loading the other took ~0.3-0.9 s of CPU in each of the ~30 replicas the tests start.
 async function connect(init: Init): Promise<unknown> {
   if (init.client === "ioredis") {
+    const { default: Redis } = await import("ioredis");
     const client = new Redis(init.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
     client.on("error", () => {});
     await client.connect();
     return client;
   }
+  const { createClient } = await import("redis");
   const client = createClient({ url: init.url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
   client.on("error", () => {});
   await client.connect();
