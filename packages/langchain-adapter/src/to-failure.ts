@@ -99,6 +99,8 @@ export class ToolMessageError extends ReturnedFailureError<ToolMessage> {
  */
 export function failureOfResult(result: unknown): Error | undefined {
   if (!ToolMessage.isInstance(result)) return undefined;
+  // The usual success, decided at once: not an error, no artifact, text that cannot be a JSON report.
+  if (result.status !== "error" && result.artifact === undefined && cannotBeJson(result.content)) return undefined;
   const text = textOfContent(result.content);
   const json = errorJsonOfText(text);
   const reported = structuredErrorOf(result.artifact, json, result);
@@ -106,4 +108,12 @@ export function failureOfResult(result: unknown): Error | undefined {
   if (json?.isError === true) return new ToolMessageError(result, textOfContent(json.content) || text);
   if (result.status === "error") return new ToolMessageError(result, text || "The tool call failed.");
   return undefined;
+}
+
+/** Text content that starts with a printable ASCII character other than `{`: `errorJsonOfText` would not read it as an object. */
+function cannotBeJson(content: unknown): boolean {
+  if (typeof content !== "string") return false;
+  if (content.length === 0) return true;
+  const first = content.charCodeAt(0);
+  return first > 0x20 && first < 0x7f && first !== 0x7b;
 }

@@ -167,3 +167,24 @@ describe("runLangChainTool", () => {
     expect(seen).toEqual([undefined, expect.objectContaining({ attempt: 1, toolName: "tool", callId: "call_1" })]);
   });
 });
+
+describe("a returned ToolMessage read as a success or a failure", () => {
+  const report = JSON.stringify({ error_code: "UPSTREAM_DOWN", message: "down", recoverable: false, suggested_action: "stop" });
+  const outcomeOf = (content: string) => {
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock() });
+    const fields = { args: {}, signal: undefined, effect: undefined, toolContext: undefined };
+    return runLangChainTool(new TestCall(plugin, fields, async () => new ToolMessage({ content, tool_call_id: "call_1" })));
+  };
+
+  it("a structured error report in the text is a failure wherever the JSON starts after white space", async () => {
+    for (const content of [report, ` ${report}`, `\n\t${report}`, `\u00a0${report}`, `\u3000${report}`]) {
+      const outcome = await outcomeOf(content);
+      expect(outcome.status, JSON.stringify(content.slice(0, 3))).toBe("failed");
+      expect(outcome.status === "failed" && outcome.error.code).toBe("UPSTREAM_DOWN");
+    }
+  });
+
+  it("plain text, empty text and non-ASCII text are successes", async () => {
+    for (const content of ["ok", "", "été 22 °C", `say ${report}`]) expect((await outcomeOf(content)).status).toBe("success");
+  });
+});

@@ -9,7 +9,8 @@ export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idemp
 
 /** Is `value` a tool effect (`"read"`, `"idempotent"` or `"write"`)? */
 export function isToolEffect(value: unknown): value is ToolEffect {
-  return TOOL_EFFECTS.includes(value as ToolEffect);
+  // Compared in place (not `TOOL_EFFECTS.includes`): adapters ask it on every call of a tool without one.
+  return value === "read" || value === "idempotent" || value === "write";
 }
 
 /** An object (not `null`): a value whose members can be read. Arrays and class instances count; functions do not. */
