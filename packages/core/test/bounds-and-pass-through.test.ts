@@ -130,6 +130,22 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     await plugin.execute({ toolName: "t", args: {}, scope: "b" }, down);
     expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
   });
+
+  it("observers that follow calls are told of a direct host call's start and end, with the host's own value returned", async () => {
+    const seen: string[] = [];
+    const plugin = RetryReflectPlugin.create({
+      observers: [
+        {
+          onCallStart: (call) => void seen.push(`start ${call.toolName}`),
+          onCallEnd: (call, end) => void seen.push(`end ${call.toolName} ${end.status}`),
+        },
+      ],
+    });
+    const present = () => "presented";
+    expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" }, present)).toBe("ok");
+    expect(await runToolCall(plugin, { toolName: "t", args: {}, run: () => "ok" })).toMatchObject({ status: "success", value: "ok" });
+    expect(seen).toEqual(["start t", "end t success", "start t", "end t success"]);
+  });
 });
 
 describe("observers of events alone", () => {

@@ -153,10 +153,10 @@ async function direct<T, P>(
     if (run !== undefined) endCall(engine, run, undefined, error);
     throw error;
   }
-  if (present !== undefined) return value;
+  if (run === undefined && present !== undefined) return value;
   const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
   if (run !== undefined) endCall(engine, run, outcome);
-  return outcome;
+  return present === undefined ? outcome : value;
 }
 
 /** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
