@@ -189,6 +189,10 @@ export class RetryReflectPluginBuilder {
   repeatedCallLimit(value: number) {
     return this.with("repeatedCallLimit", value);
   }
+  /** @see RetryReflectOptions.exhaustedResetMs (default 60_000; 0: the scope's life) */
+  exhaustedResetMs(value: number) {
+    return this.with("exhaustedResetMs", value);
+  }
   /** @see RetryReflectOptions.tools (default {}) — replaces every tool's policy */
   tools(value: Readonly<Record<string, ToolPolicy>>) {
     return this.with("tools", value);

@@ -80,7 +80,12 @@ describe("transient failures are retried in place", () => {
       recoverable: false,
       details: { last_error_code: "TRANSIENT" },
     });
-    expect(events.at(-1)?.fields).toEqual({ tool_name: "api_call", attempts: 4, error: "connect ECONNREFUSED 127.0.0.1:9" });
+    expect(events.at(-1)?.fields).toEqual({
+      tool_name: "api_call",
+      attempts: 4,
+      error: "connect ECONNREFUSED 127.0.0.1:9",
+      retry_after_ms: 60_000, // exhaustedResetMs: the tool runs again in this scope after it
+    });
 
     // The same task calling again is stopped without running the tool.
     const again = await plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, () => {

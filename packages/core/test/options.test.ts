@@ -409,6 +409,7 @@ describe("builder", () => {
       maxConcurrent: 3,
       fallback,
       repeatedCallLimit: 2,
+      exhaustedResetMs: 120_000,
       tools: { search: { maxRetries: 5, attemptTimeoutMs: 500 } },
       // A failure-rate breaker is not for a shared store: the store has a test of its own.
     } as const satisfies Omit<Required<RetryReflectOptions>, "circuitBreakerStore">;
@@ -452,6 +453,7 @@ describe("builder", () => {
       .maxConcurrent(fields.maxConcurrent)
       .fallback(fields.fallback)
       .repeatedCallLimit(fields.repeatedCallLimit)
+      .exhaustedResetMs(fields.exhaustedResetMs)
       .tool("search", fields.tools.search)
       .build();
     const created = RetryReflectPlugin.create(fields);
@@ -502,6 +504,7 @@ describe("builder", () => {
     expect(options.maxConcurrent).toBe(3);
     expect(options.fallback).toBe(fallback);
     expect(options.repeatedCallLimit).toBe(2);
+    expect(options.exhaustedResetMs).toBe(120_000);
     const search = options.tools.get("search");
     expect(search?.maxRetries).toBe(5);
     expect(search?.attemptTimeoutMs).toBe(500);
@@ -550,6 +553,7 @@ describe("builder", () => {
       maxConcurrent: 13,
       fallback: () => "f",
       repeatedCallLimit: 14,
+      exhaustedResetMs: 15,
       tools: { d: { maxRetries: 0 } },
       circuitBreakerStore: { isClosed: () => true } as never,
     };

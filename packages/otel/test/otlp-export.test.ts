@@ -173,6 +173,7 @@ function expectJaegerView(received: ReceivedSpan[]) {
     "gen_ai.tool.name": "api_call",
     "retry_reflect.attempts": 4,
     "retry_reflect.error": "upstream 503",
+    "retry_reflect.retry_after_ms": 60_000,
   });
   expect(exhausted.tags).toMatchObject({
     error: true,

@@ -159,6 +159,7 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
         "gen_ai.tool.name": "api_call",
         "retry_reflect.attempts": 5,
         "retry_reflect.error": "upstream 503 Service Unavailable",
+        "retry_reflect.retry_after_ms": 60_000,
       },
     });
     expect(first?.attributes).toMatchObject({

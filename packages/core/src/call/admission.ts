@@ -13,11 +13,23 @@ import { repeatedCall } from "./repeated-calls.js";
 /** The call's stop before it runs (or its refusal, as an exact call that keeps failing), or undefined when it may go on. */
 export function admission(engine: Engine, run: CallRun): ReflectOutcome | FailedOutcome | undefined {
   const tracked = engine.tracker.get(run.counterKey, run.toolName);
-  if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
+  if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
   const repeated = repeatedCall(run, tracked);
   if (repeated !== undefined) return refuse(engine, run, repeated);
   const openFor = run.breaker.peek(run.breakerKey);
   return openFor === undefined ? undefined : rejected(engine, run, openFor);
+}
+
+/**
+ * A spent budget ends `exhaustedResetMs` after the failure that spent it: the row starts afresh
+ * (the exact calls that failed are still remembered) and this call goes on. False while it holds.
+ */
+export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempts): boolean {
+  const resetMs = run.policy.exhaustedResetMs;
+  const mark = tracked.exhausted;
+  if (mark === undefined || resetMs === 0 || engine.options.clock.now() - mark.at < resetMs) return false;
+  engine.tracker.clear(run.counterKey, run.toolName);
+  return true;
 }
 
 /** A call of a tool whose budget is spent in this scope: stopped without running. */

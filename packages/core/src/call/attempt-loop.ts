@@ -6,7 +6,7 @@ import { createToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
-import { admission, rejected, stopExhausted } from "./admission.js";
+import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
 import { endCall, ended } from "./call-end.js";
@@ -110,7 +110,7 @@ async function attempts<T>(
   for (;;) {
     const tracked = tracker.get(run.counterKey, run.toolName);
     // No attempt, first or in place, starts once the budget is spent (by this call or a parallel one).
-    if (tracked?.exhausted) return stopExhausted(engine, run, tracked);
+    if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
     // Provisional: the number this attempt's failure would take, were it recorded next.
     run.attempt = (tracked?.failures ?? 0) + 1;
     let admitted = breaker.acquire(run.breakerKey, run.info);

@@ -17,6 +17,8 @@ export interface TrackedAttempts {
 
 /** What a scope whose budget is spent remembers: the failure that spent it (kept as `cause`). */
 export interface ExhaustedMark {
+  /** When the budget was spent (the clock's time of the failure that spent it). */
+  readonly at: number;
   readonly message: string;
   readonly lastErrorCode: string;
   readonly lastError: unknown;

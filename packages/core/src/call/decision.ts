@@ -91,10 +91,18 @@ export function applyDecision(
         return circuitOpenOutcome(engine, run, decision.retryAfterMs ?? 0, { last_error_code: error.code, last_error: error.message });
       }
       // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
-      const mark = { message: error.message, lastErrorCode: error.code, lastError: error };
+      const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
       if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
       else tracked.exhausted = mark;
-      notifier.emit("retries_exhausted", run.toolName, run.info, { tool_name: run.toolName, attempts: run.attempt, error: error.message });
+      const resetMs = run.policy.exhaustedResetMs;
+      notifier.emit(
+        "retries_exhausted",
+        run.toolName,
+        run.info,
+        options.trackingScope === "global" || resetMs === 0
+          ? { tool_name: run.toolName, attempts: run.attempt, error: error.message }
+          : { tool_name: run.toolName, attempts: run.attempt, error: error.message, retry_after_ms: resetMs },
+      );
       return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
     }
     case "retry":

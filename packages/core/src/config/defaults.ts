@@ -39,6 +39,7 @@ export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
   maxConcurrent: true,
   fallback: true,
   repeatedCallLimit: true,
+  exhaustedResetMs: true,
   classifyError: true,
 } satisfies Record<keyof PolicyOptions, true>) as (keyof PolicyOptions)[];
 
@@ -81,6 +82,7 @@ export const DEFAULT_OPTIONS = {
   attemptTimeoutMs: undefined,
   maxConcurrent: undefined,
   repeatedCallLimit: undefined,
+  exhaustedResetMs: 60_000,
   includeTools: [] as readonly string[],
   excludeTools: [] as readonly string[],
   jitter: "none",
@@ -154,6 +156,7 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   maxConcurrent: undefined,
   fallback: undefined,
   repeatedCallLimit: undefined,
+  exhaustedResetMs: DEFAULT_OPTIONS.exhaustedResetMs,
   classifyError: undefined,
   idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
   slowOnly: false,

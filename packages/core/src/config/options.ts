@@ -114,6 +114,13 @@ export interface PolicyOptions {
    * @default undefined (no limit)
    */
   readonly repeatedCallLimit?: number;
+  /**
+   * How long a tool whose retry budget is spent in a scope stays refused there (`RETRIES_EXHAUSTED`,
+   * without running), counted from the failure that spent it; then the next call runs and its row
+   * starts afresh. A long-lived scope (an MCP client or an AI SDK tool set wrapped once) so never
+   * locks a tool for good. `0` keeps the stop for the scope's life. @default 60_000
+   */
+  readonly exhaustedResetMs?: number;
   /** Overrides classification. Return undefined to keep the default. */
   readonly classifyError?: (error: unknown, context: ClassifyContext) => ToolError | undefined;
 }

@@ -33,6 +33,8 @@ export interface ResolvedPolicy {
   readonly maxConcurrent: number | undefined;
   readonly fallback: ((call: ToolCall, error: ToolError) => unknown) | undefined;
   readonly repeatedCallLimit: number | undefined;
+  /** 0: an exhausted stop lasts the scope's life. */
+  readonly exhaustedResetMs: number;
   readonly classifyError: ((error: unknown, context: ClassifyContext) => ToolError | undefined) | undefined;
   readonly idempotency: IdempotencySettings;
   /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
@@ -91,6 +93,7 @@ export function resolvePolicy(
     maxConcurrent: pick("maxConcurrent", integer(1), base.maxConcurrent),
     fallback: pick("fallback", fn, base.fallback) as ResolvedPolicy["fallback"],
     repeatedCallLimit: pick("repeatedCallLimit", integer(1), base.repeatedCallLimit),
+    exhaustedResetMs: pick("exhaustedResetMs", finite(0), base.exhaustedResetMs),
     classifyError: pick("classifyError", fn, base.classifyError) as ResolvedPolicy["classifyError"],
     idempotency: resolveIdempotency(idempotency, base.idempotency, `${prefix}idempotency.`),
   };

@@ -101,7 +101,7 @@ export type RetriesExhaustedEvent = EventOf<
   "retries_exhausted",
   "WARN",
   "retries exhausted",
-  { tool_name: string; attempts: number; error: string }
+  { tool_name: string; attempts: number; error: string; retry_after_ms?: number }
 >;
 /** A call waits at the backoff gate before it runs (after a reflection: the corrected call). */
 export type WaitingBeforeRetryEvent = EventOf<
