@@ -83,12 +83,12 @@ export function runToolCall<R, P>(
   } catch (error) {
     return Promise.reject(error);
   }
-  if (!isInScope(engine.options, call.toolName)) return passThrough(call, present);
+  if (!isInScope(engine.options, call.toolName)) return outOfScope(call, present);
   return runHostCall(engine, call as EngineCall, call.run as never, present as never) as Promise<HostOutcome<R> | R | P>;
 }
 
 /** A tool the plugin does not handle: one plain call, its result as it is, its error untouched. */
-async function passThrough<R, P>(
+async function outOfScope<R, P>(
   call: HostToolCall<R>,
   present: ((outcome: HostOutcome<R>, call: HostToolCall<R>) => P) | undefined,
 ): Promise<HostOutcome<R> | P> {
