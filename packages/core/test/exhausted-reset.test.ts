@@ -25,7 +25,17 @@ function setup(options: { exhaustedResetMs?: number } = {}) {
     const spent = await call();
     expect(spent.status === "failed" && spent.reason).toBe("exhausted");
   };
-  return { clock, events, plugin, call, spend, runs: () => runs, heal: () => void (healthy = true) };
+  return {
+    clock,
+    events,
+    plugin,
+    call,
+    spend,
+    runs: () => runs,
+    heal: () => {
+      healthy = true;
+    },
+  };
 }
 
 describe("exhaustedResetMs: a spent budget ends", () => {

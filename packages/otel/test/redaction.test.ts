@@ -262,7 +262,11 @@ describe('errorText: "code-only"', () => {
     expect(span.status).toEqual({ code: SpanStatusCode.ERROR });
     expect(span.attributes).toMatchObject({ "error.type": "RETRIES_EXHAUSTED", "retry_reflect.error_code": "RETRIES_EXHAUSTED" });
     const exhausted = span.events.find((event) => event.name === "retries exhausted");
-    expect(exhausted?.attributes).toEqual({ "gen_ai.tool.name": "call_api", "retry_reflect.attempts": 1, "retry_reflect.retry_after_ms": 60_000 });
+    expect(exhausted?.attributes).toEqual({
+      "gen_ai.tool.name": "call_api",
+      "retry_reflect.attempts": 1,
+      "retry_reflect.retry_after_ms": 60_000,
+    });
     const records = telemetry.logExporter.getFinishedLogRecords();
     expect(records.map((record) => [record.body, { ...record.attributes }])).toEqual([
       ["retries exhausted", { "gen_ai.tool.name": "call_api", "retry_reflect.attempts": 1, "retry_reflect.retry_after_ms": 60_000 }],
