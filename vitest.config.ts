@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -27,15 +27,16 @@ const packages = [
   "bench",
 ].filter((dir) => existsSync(here(`${dir}/test`)));
 
-/**
- * Projects run one after another, each package's files longest first (Vitest's order), except that
- * `redis` goes first: its multi-process test (replicas in child processes, ~35 s) is the longest file
- * by far, and started first it runs beside the other packages' files instead of alone at the end.
- */
-class LongestPackageFirst extends BaseSequencer {
+// The one file that runs replicas in child processes (up to 8 at once, ~35 s, more than a core's
+// worth of CPU) is a project of its own that starts first, beside other packages' files. The other
+// Redis files (whose stores give each command 100 ms) run at the end, after it, not beside it.
+const PROCESSES = "packages/redis/test/multi-process.test.ts";
+
+/** Projects run one after another, each one's files longest first (Vitest's order), `redis-processes` first. */
+class ProcessesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const first = (file: TestSpecification) => (file.project.name === "redis" ? 0 : 1);
+    const first = (file: TestSpecification) => (file.project.name === "redis-processes" ? 0 : 1);
     return sorted.sort((a, b) => first(a) - first(b));
   }
 }
@@ -53,10 +54,17 @@ export default defineConfig({
     // importing them again). Each file still gets fresh mocks, config and its own module; the
     // package's sources are shared within the worker, as they are in one process of a user's.
     isolate: false,
-    sequence: { sequencer: LongestPackageFirst },
-    projects: packages.map((dir) => ({
-      extends: true,
-      test: { name: dir.slice(dir.lastIndexOf("/") + 1), include: [`${dir}/test/**/*.test.ts`] },
-    })),
+    sequence: { sequencer: ProcessesFirst },
+    projects: [
+      ...packages.map((dir) => ({
+        extends: true,
+        test: {
+          name: dir.slice(dir.lastIndexOf("/") + 1),
+          include: [`${dir}/test/**/*.test.ts`],
+          exclude: [...configDefaults.exclude, PROCESSES],
+        },
+      })),
+      { extends: true, test: { name: "redis-processes", include: [PROCESSES] } },
+    ],
   },
 });
