@@ -5,11 +5,11 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const PNPM = ["npx", "--yes", "pnpm@12.4.2"];
+const PNPM_VERSION = "12.4.2";
 const [command, ...rest] = process.argv.slice(2);
 
 // Colours only on a terminal: when the output goes to a pipe, a file or a CI log, every child
@@ -17,7 +17,31 @@ const [command, ...rest] = process.argv.slice(2);
 // on by themselves when `CI` is set (picocolors, tinyrainbow) or always (attw), so NO_COLOR alone
 // or FORCE_COLOR alone is not enough: both are set.
 const plain = process.stdout.isTTY !== true;
-const childEnv = plain ? { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } : process.env;
+const plainEnv = plain ? { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } : process.env;
+
+/**
+ * The pinned pnpm, found once. `npx --yes pnpm@12.4.2` takes ~2 s a call (npx checks its cache every
+ * time), while pnpm 12 itself, a native binary, starts in ~0.1 s; `npm test` calls pnpm ~25 times
+ * (install, turbo, biome, vitest, and pack/publint/attw per package). So npx is asked once where
+ * its pnpm@12.4.2 is, and that binary runs from then on; when it cannot be found or is not exactly
+ * that version, every call goes through npx as before. Its folder goes first on the children's PATH, as
+ * npx puts it: turbo looks for the package manager's binary there.
+ */
+function pinnedPnpm() {
+  const viaNpx = ["npx", "--yes", `pnpm@${PNPM_VERSION}`];
+  const found = spawnSync("npx", ["--yes", "-p", `pnpm@${PNPM_VERSION}`, "sh", "-c", "command -v pnpm"], {
+    cwd: root,
+    env: plainEnv,
+    encoding: "utf8",
+  });
+  const binary = found.status === 0 ? found.stdout.trim() : "";
+  if (binary === "") return viaNpx;
+  const version = spawnSync(binary, ["--version"], { cwd: root, env: plainEnv, encoding: "utf8" });
+  return version.status === 0 && version.stdout.trim() === PNPM_VERSION ? [binary] : viaNpx;
+}
+
+const PNPM = pinnedPnpm();
+const childEnv = PNPM.length === 1 ? { ...plainEnv, PATH: `${dirname(PNPM[0])}${delimiter}${plainEnv.PATH ?? ""}` } : plainEnv;
 
 function run(argv, options = {}) {
   const result = spawnSync(argv[0], argv.slice(1), { cwd: root, stdio: "inherit", env: childEnv, ...options });
@@ -35,6 +59,7 @@ function step(label, argv) {
 }
 
 function install() {
+  console.log(`\npnpm ${PNPM_VERSION}: ${PNPM.join(" ")}`);
   step("install", [...PNPM, "install", "--frozen-lockfile", "--reporter=append-only"]);
 }
 
