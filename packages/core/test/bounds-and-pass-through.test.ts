@@ -131,6 +131,28 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(plugin.circuitState("t")).toBe("closed"); // 1 failure, a success, 1 failure: not 2 in a row
   });
 
+  it("a host call's scope function is asked once per call, whichever stages need the scope", async () => {
+    const scopes: string[] = [];
+    const seen: string[] = [];
+    const plugin = RetryReflectPlugin.create({
+      maxRetries: 0,
+      isFailure: (result, context) => {
+        seen.push(context.scope);
+        return result === "bad";
+      },
+    });
+    const scope = () => {
+      scopes.push(`run-${scopes.length + 1}`);
+      return scopes.at(-1) as string;
+    };
+    const outcome = await runToolCall(plugin, { toolName: "t", args: {}, scope, run: () => "bad" });
+    expect(outcome.status).toBe("failed");
+    expect(scopes).toEqual(["run-1"]);
+    expect(seen).toEqual(["run-1"]);
+    plugin.resetScope("run-1");
+    expect(canCallDirectly(plugin, "t")).toBe(true); // the failure was counted in that one scope
+  });
+
   it("observers that follow calls are told of a direct host call's start and end, with the host's own value returned", async () => {
     const seen: string[] = [];
     const plugin = RetryReflectPlugin.create({

@@ -1,5 +1,5 @@
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
-import type { FailureContext, ToolCall } from "../config/options.js";
+import type { FailureContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { ToolEffect } from "../outcome.js";
@@ -46,20 +46,15 @@ export function returnedFailure(
 
 /**
  * What a thrown error is to classify, for a host call that reads thrown errors its own way
- * (`failureOfThrown`: a schema error with its fields named; may be async). The caller's abort,
- * control flow and the core's own attempt timeout stay as they are (the failure stage rethrows or
- * reads them), and so does an error when the reader fails. Boxed: what a tool threw may be a
- * hostile object that must never be read as a thenable.
+ * (`failureOfThrown`: a schema error with its fields named; may be async). The core's own attempt
+ * timeout stays as it is (a write's may still be running: the failure stage reads that off it), and
+ * so does an error when the reader fails. The caller's abort and control flow need nothing here:
+ * the failure stage asks them of what was thrown, not of this reading. Boxed: what a tool threw
+ * may be a hostile object that must never be read as a thenable.
  */
-export async function thrownFailure(
-  host: EngineCall,
-  signal: AbortSignal | undefined,
-  error: unknown,
-  args: unknown,
-): Promise<{ failure: unknown }> {
-  if (host.failureOfThrown === undefined || signal?.aborted || lateOf(error) !== undefined) return { failure: error };
+export async function thrownFailure(host: EngineCall, error: unknown, args: unknown): Promise<{ failure: unknown }> {
+  if (host.failureOfThrown === undefined || lateOf(error) !== undefined) return { failure: error };
   try {
-    if (host.passThrough?.(error) === true) return { failure: error };
     const read = host.failureOfThrown(error, args);
     return { failure: isPromise(read) ? await read : read };
   } catch {
@@ -82,12 +77,11 @@ export function firstAttemptContext(
   host: EngineCall | undefined,
   effect: ToolEffect,
   run: CallRun | undefined,
-  resolved: ToolCall | undefined,
 ): () => FailureContext {
   return () => ({
     toolName: call.toolName,
     args: call.args,
     attempt: 1,
-    scope: run?.scope ?? trackingScopeOf(engine.options, resolved ?? resolvedCall(call, host, effect)),
+    scope: run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect)),
   });
 }

@@ -159,7 +159,7 @@ async function attempts<T>(
         failed = true;
         thrown = failure = error;
         const host = run.host;
-        if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, run.signal, error, run.call.args)).failure;
+        if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, error, run.call.args)).failure;
       } finally {
         stopLease?.();
       }

@@ -65,17 +65,13 @@ function dispatch<T, P>(
   const { options, notifier } = engine;
   const setup = setupOf(engine, toolName);
   const effect = call.effect ?? effectOf(options, toolName);
-  // A host call is resolved (its scope asked for) only when something needs it.
-  let resolved = host === undefined ? (call as ToolCall) : undefined;
-  let breakerKey = toolName;
-  if (options.circuitBreakerKey !== undefined) {
-    resolved ??= resolvedCall(call, host, effect);
-    breakerKey = String(options.circuitBreakerKey(resolved));
-  }
+  // A host call is resolved (its scope asked for, once) only when something needs it.
+  const breakerKey =
+    options.circuitBreakerKey === undefined ? toolName : String(options.circuitBreakerKey(resolvedCall(call, host, effect)));
   const aborted = call.signal?.aborted === true;
   const healthy = !aborted && isHealthy(engine, setup, toolName, breakerKey);
-  if (healthy && effect !== "write") return direct(engine, call, fn, host, present, effect, breakerKey, setup, resolved);
-  resolved ??= resolvedCall(call, host, effect);
+  if (healthy && effect !== "write") return direct(engine, call, fn, host, present, effect, breakerKey, setup);
+  const resolved = resolvedCall(call, host, effect);
   const scope = trackingScopeOf(options, resolved);
   let outcome: Promise<ExecuteOutcome<T>> | undefined;
   // Decided without an async frame where nothing but a replay or a rejection can happen.
@@ -131,23 +127,21 @@ async function direct<T, P>(
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
-  resolved: ToolCall | undefined,
 ): Promise<ExecuteOutcome<T> | T | P> {
   // Observers that follow calls see it from its start; observers of events from its failure on.
-  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup, resolved) : undefined;
+  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup) : undefined;
   let value: T;
   try {
     value = await (run === undefined
       ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
       : runAttempt(engine, run, fn));
   } catch (error) {
-    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, resolved, run, error, true);
+    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, error, true);
   }
   try {
-    const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run, resolved);
+    const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run);
     const failure = returnedFailure(setup.policy, host, value, context);
-    if (failure !== undefined)
-      return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, resolved, run, failure, false);
+    if (failure !== undefined) return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, failure, false);
     succeeded(engine, call, host, effect, setup, breakerKey, run);
   } catch (error) {
     if (run !== undefined) endCall(engine, run, undefined, error);
@@ -167,9 +161,8 @@ function observedRun(
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
-  resolved: ToolCall | undefined,
 ): CallRun {
-  const call_ = resolved ?? resolvedCall(call, host, effect);
+  const call_ = resolvedCall(call, host, effect);
   const scope = trackingScopeOf(engine.options, call_);
   const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
   run.attempt = 1;
@@ -188,7 +181,6 @@ async function afterDirect<T, P>(
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
-  resolved: ToolCall | undefined,
   observedRun: CallRun | undefined,
   thrown: unknown,
   threw: boolean,
@@ -196,9 +188,9 @@ async function afterDirect<T, P>(
   let run = observedRun;
   try {
     let failure = thrown;
-    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, call.signal, thrown, call.args)).failure;
+    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
     if (run === undefined) {
-      const call_ = resolved ?? resolvedCall(call, host, effect);
+      const call_ = resolvedCall(call, host, effect);
       const scope = trackingScopeOf(engine.options, call_);
       const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
       run = newRun(call_, host, scope, effect, breakerKey, setup, info);
