@@ -121,7 +121,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
     wrapToolCall: (request, handler): Promise<ToolMessage | Command> => {
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown; description?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
-      const effect = effectOf(toolName, tool, plugin.options.toolEffects);
+      const effect = effectOf(toolName, tool, plugin.options.toolEffects) ?? plugin.effectOf(toolName);
       const call = new MiddlewareToolCall(
         plugin,
         toolName,
@@ -149,7 +149,7 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
   constructor(
     plugin: RetryReflectPlugin,
     toolName: string,
-    effect: ToolEffect | undefined,
+    effect: ToolEffect,
     schema: unknown,
     toolContext: ToolContextMode | undefined,
     private readonly request: ToolCallRequest,

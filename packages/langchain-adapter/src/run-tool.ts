@@ -16,7 +16,8 @@ export type ToolContextMode = "writes" | "all";
 /** Does the tool's policy set `attemptTimeoutMs`? */
 function hasAttemptTimeout(plugin: RetryReflectPlugin, toolName: string): boolean {
   const { options } = plugin;
-  return (options.tools.get(toolName) ?? options).attemptTimeoutMs !== undefined;
+  const tool = options.tools.size === 0 ? undefined : options.tools.get(toolName);
+  return (tool ?? options).attemptTimeoutMs !== undefined;
 }
 
 /** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
@@ -40,7 +41,8 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
     readonly args: unknown,
     readonly callId: string | undefined,
     readonly signal: AbortSignal | undefined,
-    readonly effect: ToolEffect | undefined,
+    /** Resolved by the adapter (the plugin's `toolEffects`, the tool's metadata, `defaultEffect`): the core need not ask again. */
+    readonly effect: ToolEffect,
     /** The tool's input schema, to name bad fields when the input does not parse. */
     private readonly schema: unknown,
     private readonly toolContext: ToolContextMode | undefined,
@@ -88,8 +90,7 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
 
   /** Write tools and tools with a time limit read `getToolContext()` (its key, its attempt's signal: LangChain gives the tool the run's), or all with `toolContext: "all"`. */
   private withContext(): boolean {
-    const { plugin, toolName } = this;
-    return this.toolContext === "all" || (this.effect ?? plugin.effectOf(toolName)) === "write" || hasAttemptTimeout(plugin, toolName);
+    return this.toolContext === "all" || this.effect === "write" || hasAttemptTimeout(this.plugin, this.toolName);
   }
 
   /** The outcome, for tests and hosts that branch on it. */

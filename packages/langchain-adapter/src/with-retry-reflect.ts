@@ -167,7 +167,7 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
       args,
       callId,
       config?.signal,
-      owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects),
+      owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects) ?? owner.plugin.effectOf(owner.name),
       owner.tool.schema,
       owner.toolContextOption,
     );

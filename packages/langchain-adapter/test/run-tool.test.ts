@@ -21,7 +21,7 @@ class TestCall<R> extends LangChainHostCall<R> {
     fields: CallFields,
     private readonly tool: (args: unknown) => Promise<R>,
   ) {
-    super(plugin, "tool", fields.args, "call_1", fields.signal, fields.effect, undefined, fields.toolContext);
+    super(plugin, "tool", fields.args, "call_1", fields.signal, fields.effect ?? plugin.effectOf("tool"), undefined, fields.toolContext);
   }
 
   scope(): string {
