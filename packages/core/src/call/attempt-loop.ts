@@ -1,16 +1,13 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import type { FailureContext } from "../config/options.js";
-import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError } from "../errors/tool-error.js";
-import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
-import { OVERLOADED_ACTION, overloadedMessage } from "../texts/model-texts.js";
 import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
 import { endCall, ended } from "./call-end.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
+import { overloaded, releaseSlot, takeSlot } from "./concurrency-slots.js";
 import type { Engine } from "./engine.js";
 import { afterFailure, refuse } from "./failure.js";
 
@@ -121,13 +118,9 @@ async function attempts<T>(
 
     // A `maxConcurrent` slot, held while the attempt runs (not during waits).
     const limit = run.policy.maxConcurrent;
-    if (limit !== undefined) {
-      const running = engine.running.get(run.toolName) ?? 0;
-      if (running >= limit) {
-        breaker.onNeutral(run.breakerKey, permit);
-        return refuse(engine, run, overloaded(run, limit));
-      }
-      engine.running.set(run.toolName, running + 1);
+    if (limit !== undefined && !takeSlot(engine, run.toolName, limit)) {
+      breaker.onNeutral(run.breakerKey, permit);
+      return refuse(engine, run, overloaded(run, limit));
     }
 
     let token: string | undefined;
@@ -165,7 +158,7 @@ async function attempts<T>(
       }
     } finally {
       // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
-      if (limit !== undefined) release(engine, run.toolName);
+      if (limit !== undefined) releaseSlot(engine, run.toolName);
     }
     if (!failed) {
       const recorded = breaker.onSuccess(run.breakerKey, permit, run.info);
@@ -190,25 +183,6 @@ async function attempts<T>(
     const waiting = backoff(engine, run, next);
     if (waiting !== undefined) await waiting;
   }
-}
-
-function overloaded(run: CallRun, limit: number): GuardRefusal {
-  return {
-    refused: "overloaded",
-    refusal: createToolError({
-      code: ErrorCodes.OVERLOADED,
-      message: overloadedMessage(run.toolName, limit),
-      recoverable: true,
-      suggestedAction: OVERLOADED_ACTION,
-      retryAfterMs: Math.max(1, run.policy.initialBackoffMs),
-    }),
-  };
-}
-
-function release(engine: Engine, toolName: string): void {
-  const running = (engine.running.get(toolName) ?? 1) - 1;
-  if (running > 0) engine.running.set(toolName, running);
-  else engine.running.delete(toolName);
 }
 
 /** A timed-out write's late end: its result stored (so that a retry replays it), or its key released. */
