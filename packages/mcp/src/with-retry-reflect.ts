@@ -32,8 +32,10 @@ export interface RetryReflectClient<C extends McpClientLike = Client> {
   /**
    * `Client.callTool`, run under the plugin: a success is the server's result, untouched; a
    * `reflect` / `failed` outcome is an `isError: true` result whose text is the outcome's message
-   * and whose `structuredContent` is the structured error. Rejects only with the caller's abort
-   * reason, errors of tools the plugin does not handle, and control flow (URL elicitation).
+   * and whose `structuredContent` is the structured error, keeping the other content blocks,
+   * `_meta` and `structuredContent` of the server's failed result (see `outcomeResult`). Rejects
+   * only with the caller's abort reason, errors of tools the plugin does not handle, and control
+   * flow (URL elicitation).
    */
   readonly callTool: Client["callTool"];
   /** `Client.listTools`, passed through; what it returns also refreshes the cached tool annotations. */
@@ -128,9 +130,10 @@ function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: C
   return () => scope({ toolName: params.name, args: params.arguments, params } satisfies McpCallInfo);
 }
 
-/** The caller gets the server's result on success, an `isError` result for reflect/failed. */
-function present(outcome: HostOutcome<CallToolResponse>): CallToolResponse {
-  return outcome.status === "success" || outcome.status === "passthrough" ? outcome.value : outcomeResult(outcome);
+/** The caller gets the server's result on success, an `isError` result for reflect/failed (keeping what the server's failed result carried). */
+function present(outcome: HostOutcome<CallToolResponse>, call: HostToolCall<CallToolResponse>): CallToolResponse {
+  if (outcome.status === "success" || outcome.status === "passthrough") return outcome.value;
+  return outcomeResult(outcome, (call as McpToolCall).returned);
 }
 
 function isControlFlow(error: unknown): boolean {
@@ -143,8 +146,9 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   readonly args: unknown;
   readonly signal: AbortSignal | undefined;
   readonly passThrough = isControlFlow;
-  readonly failureOfResult = failureOfResult;
   readonly failureOfThrown = failureOfThrown;
+  /** What the call's last attempt returned (undefined while it runs, or when it threw): the caller keeps its content on a failure. */
+  returned: unknown = undefined;
 
   constructor(
     private readonly client: McpClientLike,
@@ -162,6 +166,7 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
 
   /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */
   run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
+    this.returned = undefined;
     const { requestOptions } = this;
     const signal = context.signal ?? requestOptions?.signal;
     const sent = this.client.callTool(
@@ -171,6 +176,12 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     );
     // No caller's signal to check afterwards: the client's promise as it is, no frame of ours.
     return this.signal === undefined ? sent : this.callerAbortWins(sent, this.signal);
+  }
+
+  /** Every returned value is read here first (before the plugin's `isFailure`): it is remembered as the last attempt's. */
+  failureOfResult(result: CallToolResponse): Error | undefined {
+    this.returned = result;
+    return failureOfResult(result);
   }
 
   /** The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort is checked first. */
