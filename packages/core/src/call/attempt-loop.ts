@@ -5,15 +5,18 @@ import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
 import { returnedFailure, thrownFailure } from "./attempt-failure.js";
+import type { TrackedAttempts } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
 import { overloaded, releaseSlot, takeSlot } from "./concurrency-slots.js";
 import type { Engine } from "./engine.js";
 import { afterFailure, refuse } from "./failure.js";
+import { releaseInRow, reserveInRow, roomInRow } from "./row-reservation.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
-// while failures are transient and safe to repeat.
+// while failures are transient and safe to repeat, each taking a place in the tool's failing row
+// when it has one (row-reservation.ts; admission again after a wait for room).
 
 /** Every call that is not decided synchronously: observers, writes, tools with failures. */
 export async function runGuarded<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
@@ -108,77 +111,94 @@ async function attempts<T>(
     const tracked = tracker.get(run.counterKey, run.toolName);
     // No attempt, first or in place, starts once the budget is spent (by this call or a parallel one).
     if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
-    // Provisional: the number this attempt's failure would take, were it recorded next.
-    run.attempt = (tracked?.failures ?? 0) + 1;
-    let admitted = breaker.acquire(run.breakerKey, run.info);
-    // A shared store's answer (only where its local view cannot answer: an open or half-open circuit).
-    if (admitted instanceof Promise) admitted = await admitted;
-    if (!admitted.admitted) return rejected(engine, run, admitted.retryAfterMs);
-    const permit = admitted.permit;
-
-    // A `maxConcurrent` slot, held while the attempt runs (not during waits).
-    const limit = run.policy.maxConcurrent;
-    if (limit !== undefined && !takeSlot(engine, run.toolName, limit)) {
-      breaker.onNeutral(run.breakerKey, permit);
-      return refuse(engine, run, overloaded(run, limit));
+    // A failing row reserves its budget: the attempt takes a place in it, or waits for one to settle.
+    let reserved: TrackedAttempts | undefined;
+    if (tracked !== undefined && tracked.failures > 0) {
+      if (!reserveInRow(tracked, run.policy.maxRetries)) {
+        await roomInRow(tracked, run.signal);
+        const late = admission(engine, run); // spent, refused or rejected meanwhile; or the row ended
+        if (late !== undefined) return late;
+        continue;
+      }
+      reserved = tracked;
     }
-
-    let token: string | undefined;
-    let value: T | undefined;
-    let failure: unknown;
-    let thrown: unknown;
-    let failed = false;
+    let next: ExecuteOutcome<T> | number;
     try {
-      if (guarded) {
-        const locked = await guard.lock(run);
-        if (!("token" in locked)) {
-          breaker.onNeutral(run.breakerKey, permit);
-          if ("refusal" in locked) return refuse(engine, run, locked);
-          tracker.clearUnlessExhausted(run.counterKey, run.toolName);
-          notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
-          return { status: "success", value: locked.replay as T, attempt: run.attempt, replayed: true };
-        }
-        token = locked.token;
+      // Provisional: the number this attempt's failure would take, were it recorded next.
+      run.attempt = (tracked?.failures ?? 0) + 1;
+      let admitted = breaker.acquire(run.breakerKey, run.info);
+      // A shared store's answer (only where its local view cannot answer: an open or half-open circuit).
+      if (admitted instanceof Promise) admitted = await admitted;
+      if (!admitted.admitted) return rejected(engine, run, admitted.retryAfterMs);
+      const permit = admitted.permit;
+
+      // A `maxConcurrent` slot, held while the attempt runs (not during waits).
+      const limit = run.policy.maxConcurrent;
+      if (limit !== undefined && !takeSlot(engine, run.toolName, limit)) {
+        breaker.onNeutral(run.breakerKey, permit);
+        return refuse(engine, run, overloaded(run, limit));
       }
-      run.attempts++;
-      // A guarded write keeps its lease while it runs (stores with `extend`), until it ends or is cut off.
-      const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
+
+      let token: string | undefined;
+      let value: T | undefined;
+      let failure: unknown;
+      let thrown: unknown;
+      let failed = false;
       try {
-        value = await runAttempt(engine, run, fn);
-        failure = returnedFailure(run.policy, run.host, value, () => failureContext(run));
-        failed = failure !== undefined;
-        thrown = failure;
-      } catch (error) {
-        failed = true;
-        thrown = failure = error;
-        const host = run.host;
-        if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, error, run.call.args)).failure;
+        if (guarded) {
+          const locked = await guard.lock(run);
+          if (!("token" in locked)) {
+            breaker.onNeutral(run.breakerKey, permit);
+            if ("refusal" in locked) return refuse(engine, run, locked);
+            tracker.clearUnlessExhausted(run.counterKey, run.toolName);
+            notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
+            return { status: "success", value: locked.replay as T, attempt: run.attempt, replayed: true };
+          }
+          token = locked.token;
+        }
+        run.attempts++;
+        // A guarded write keeps its lease while it runs (stores with `extend`), until it ends or is cut off.
+        const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
+        try {
+          value = await runAttempt(engine, run, fn);
+          failure = returnedFailure(run.policy, run.host, value, () => failureContext(run));
+          failed = failure !== undefined;
+          thrown = failure;
+        } catch (error) {
+          failed = true;
+          thrown = failure = error;
+          const host = run.host;
+          if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, error, run.call.args)).failure;
+        } finally {
+          stopLease?.();
+        }
       } finally {
-        stopLease?.();
+        // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
+        if (limit !== undefined) releaseSlot(engine, run.toolName);
       }
+      if (!failed) {
+        const recorded = breaker.onSuccess(run.breakerKey, permit, run.info);
+        if (recorded !== undefined) await recorded; // a shared store told (after failures, or a probe)
+        // The write ran: a store fault now loses only the replay, never the result.
+        if (token !== undefined) await guard.complete(run, token, value);
+        tracker.clearUnlessExhausted(run.counterKey, run.toolName);
+        throwIfAborted(run.signal); // the caller's abort wins, even over a late success (stored above)
+        if (run.attempt > 1) notifier.emit("retry_succeeded", run.toolName, run.info, { tool_name: run.toolName, attempt: run.attempt });
+        return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
+      }
+      if (token !== undefined) {
+        const late = lateOf(failure);
+        // A write cut off by its timeout may still take effect: its key stays locked until it ends,
+        // then holds its result (a retry replays it) or is released.
+        if (late === undefined) await guard.release(run, token);
+        else settleLate(engine, run, token, late);
+      }
+      const after = afterFailure(engine, run, permit, failure, thrown);
+      next = after instanceof Promise ? await after : after; // the failure recorded in a shared store first
     } finally {
-      // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
-      if (limit !== undefined) releaseSlot(engine, run.toolName);
+      // Settled: its failure recorded (or the row ended), the calls waiting for a place check again.
+      if (reserved !== undefined) releaseInRow(reserved);
     }
-    if (!failed) {
-      const recorded = breaker.onSuccess(run.breakerKey, permit, run.info);
-      if (recorded !== undefined) await recorded; // a shared store told (after failures, or a probe)
-      // The write ran: a store fault now loses only the replay, never the result.
-      if (token !== undefined) await guard.complete(run, token, value);
-      tracker.clearUnlessExhausted(run.counterKey, run.toolName);
-      throwIfAborted(run.signal); // the caller's abort wins, even over a late success (stored above)
-      if (run.attempt > 1) notifier.emit("retry_succeeded", run.toolName, run.info, { tool_name: run.toolName, attempt: run.attempt });
-      return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
-    }
-    if (token !== undefined) {
-      const late = lateOf(failure);
-      // A write cut off by its timeout may still take effect: its key stays locked until it ends,
-      // then holds its result (a retry replays it) or is released.
-      if (late === undefined) await guard.release(run, token);
-      else settleLate(engine, run, token, late);
-    }
-    let next = afterFailure(engine, run, permit, failure, thrown);
-    if (next instanceof Promise) next = await next; // the failure recorded in a shared store first
     if (typeof next !== "number") return next;
     const waiting = backoff(engine, run, next);
     if (waiting !== undefined) await waiting;

@@ -13,6 +13,10 @@ export interface TrackedAttempts {
   exhausted: ExhaustedMark | undefined;
   /** With `repeatedCallLimit`: how often each exact call (its arguments' fingerprint) failed for a non-transient reason. */
   repeats: Map<string, number> | undefined;
+  /** Attempts that took a place in a failing row and have not settled yet (see row-reservation.ts). */
+  inFlight: number;
+  /** Calls waiting for a place in the row: each is woken once, when an attempt settles or the row ends. */
+  waiters: Set<() => void> | undefined;
 }
 
 /** What a scope whose budget is spent remembers: the failure that spent it (kept as `cause`). */
@@ -86,6 +90,8 @@ export class AttemptTracker {
       lastDelayMs: undefined,
       exhausted: undefined,
       repeats: undefined,
+      inFlight: 0,
+      waiters: undefined,
     };
     const counts = this.perTool.get(toolName);
     if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1 });
@@ -132,10 +138,12 @@ export class AttemptTracker {
     tracked.lastDelayMs = undefined;
     tracked.exhausted = undefined;
     if (!isActive(tracked)) (this.perTool.get(tracked.toolName) as ToolCounters).active--;
+    wakeWaiters(tracked); // the row ended: the calls waiting for a place in it run
   }
 
   /** A counter left the map (evicted, or its scope cleared). */
   private dropped(tracked: TrackedAttempts): void {
+    wakeWaiters(tracked); // they check again, against whatever counter replaces this one
     const counts = this.perTool.get(tracked.toolName);
     if (counts === undefined) return;
     if (isActive(tracked)) counts.active--;
@@ -145,4 +153,12 @@ export class AttemptTracker {
 
 function isActive(tracked: TrackedAttempts): boolean {
   return tracked.failures > 0 || tracked.exhausted !== undefined || tracked.repeats !== undefined;
+}
+
+/** Wakes every call waiting for a place in the row (each checks again); later waiters wait for the next change. */
+export function wakeWaiters(tracked: TrackedAttempts): void {
+  const waiters = tracked.waiters;
+  if (waiters === undefined) return;
+  tracked.waiters = undefined;
+  for (const wake of waiters) wake();
 }
