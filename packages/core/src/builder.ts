@@ -153,6 +153,11 @@ export class RetryReflectPluginBuilder {
   circuitBreakerMaxResetMs(value: number) {
     return this.with("circuitBreakerMaxResetMs", value);
   }
+  /** @see RetryReflectOptions.retryLaterPrompt (default DEFAULT_RETRY_LATER_PROMPT) */
+  retryLaterPrompt(value: string) {
+    return this.with("retryLaterPrompt", value);
+  }
+
   /** @see RetryReflectOptions.exhaustedPrompt (default: the built-in text) */
   exhaustedPrompt(value: string) {
     return this.with("exhaustedPrompt", value);

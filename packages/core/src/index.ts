@@ -75,4 +75,4 @@ export type {
   ToolEffect,
 } from "./outcome.js";
 export { RetryReflectPlugin, type ToolFunction } from "./plugin.js";
-export { DEFAULT_REFLECTION_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";
+export { DEFAULT_REFLECTION_PROMPT, DEFAULT_RETRY_LATER_PROMPT, type StructuredErrorJSON } from "./texts/model-texts.js";

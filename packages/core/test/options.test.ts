@@ -29,10 +29,12 @@ function invalidOption(run: () => unknown): InvalidOptionError {
 /** Options as comparable data: the compiled template and the per-plugin default store left out. */
 // Compiled templates are closures: compared by their source.
 function comparablePolicy(policy: ResolvedPolicy) {
-  const { template, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate, ...rest } = policy;
+  const { template, retryLaterTemplate, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate, ...rest } = policy;
   return {
     ...rest,
-    templates: [template, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate].map((compiled) => compiled?.source),
+    templates: [template, retryLaterTemplate, exhaustedTemplate, notRecoverableTemplate, circuitOpenTemplate].map(
+      (compiled) => compiled?.source,
+    ),
   };
 }
 
@@ -381,6 +383,7 @@ describe("builder", () => {
       circuitBreakerCountsInvalidArguments: true,
       maxCircuitBreakers: 50,
       reflectionPrompt: "{tool_name}: {error} ({error_code}) {{attempt {attempt}/{max_retries}}}",
+      retryLaterPrompt: "{tool_name} again in {retry_after_s} s",
       includeTools: ["api_call", "db_query"],
       excludeTools: ["exit_loop"],
       jitter: "equal",
@@ -425,6 +428,7 @@ describe("builder", () => {
       .circuitBreakerCountsInvalidArguments(fields.circuitBreakerCountsInvalidArguments)
       .maxCircuitBreakers(fields.maxCircuitBreakers)
       .reflectionPrompt(fields.reflectionPrompt)
+      .retryLaterPrompt(fields.retryLaterPrompt)
       .includeTools(fields.includeTools)
       .excludeTools(fields.excludeTools)
       .jitter(fields.jitter)
@@ -471,6 +475,7 @@ describe("builder", () => {
     expect(options.circuitBreakerCountsInvalidArguments).toBe(true);
     expect(options.maxCircuitBreakers).toBe(50);
     expect(options.template.source).toBe(fields.reflectionPrompt);
+    expect(options.retryLaterTemplate.source).toBe(fields.retryLaterPrompt);
     expect([...options.includeTools]).toEqual(["api_call", "db_query"]);
     expect([...options.excludeTools]).toEqual(["exit_loop"]);
     expect(options.jitter).toBe("equal");
@@ -525,6 +530,7 @@ describe("builder", () => {
       circuitBreakerCountsInvalidArguments: true,
       maxCircuitBreakers: 7,
       reflectionPrompt: "{error}",
+      retryLaterPrompt: "{error}",
       includeTools: ["a"],
       excludeTools: ["b"],
       jitter: "full",

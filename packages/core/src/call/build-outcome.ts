@@ -13,10 +13,12 @@ import {
   isolatedText,
   notRecoverableAction,
   notRecoverableText,
+  unknownOutcomeText,
 } from "../texts/model-texts.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
 import { type Composed, compose, ERROR_ONCE, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
+import type { ReflectText } from "./decision.js";
 import type { Engine } from "./engine.js";
 
 // The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
@@ -28,19 +30,45 @@ export type OpeningFailure = {
   readonly last_error: string;
 };
 
-/** `reflect`: the rendered reflection prompt and the structured error; `refusal`: the error is the library's own (a call turned away). */
-export function reflectOutcome(engine: Engine, run: CallRun, error: ToolError, refusal = false): ReflectOutcome {
-  const template = run.policy.template;
-  const composed = compose(
-    engine,
-    run,
-    error,
-    (values) => template.render(placeholderValues(run, values)),
-    usesOf(template),
-    error.message,
-    error.code,
-    refusal,
-  );
+/**
+ * `reflect`: the text (`reflection`: the reflection prompt; `retry_later`: the same call again in
+ * about `waitMs`; `unknown_outcome`: check before calling again) and the structured error;
+ * `refusal`: the error is the library's own (a call turned away).
+ */
+export function reflectOutcome(
+  engine: Engine,
+  run: CallRun,
+  error: ToolError,
+  refusal = false,
+  text: ReflectText = "reflection",
+  waitMs = 0,
+): ReflectOutcome {
+  let composed: Composed;
+  if (text === "unknown_outcome") {
+    composed = compose(
+      engine,
+      run,
+      error,
+      (values) => unknownOutcomeText(run.toolName, values.error),
+      ERROR_ONCE,
+      error.message,
+      error.code,
+    );
+  } else {
+    const template = text === "retry_later" ? run.policy.retryLaterTemplate : run.policy.template;
+    // At least 1 s: "in about 0 s" reads as no wait at all.
+    const retryAfterS = String(Math.max(1, Math.ceil(waitMs / 1000)));
+    composed = compose(
+      engine,
+      run,
+      error,
+      (values) => template.render(placeholderValues(run, values, retryAfterS)),
+      usesOf(template),
+      error.message,
+      error.code,
+      refusal,
+    );
+  }
   return { status: "reflect", prompt: composed.text, message: composed.message, error: composed.error, attempt: run.attempt };
 }
 

@@ -29,6 +29,8 @@ export interface FailureFacts {
   readonly guarded: boolean;
   /** The failed attempt may still be running (a write cut off by its timeout): never repeated in place. */
   readonly stillRunning?: boolean;
+  /** A refusal whose operation did not run or is still running (`IN_PROGRESS`, `STORE_UNAVAILABLE`, `OVERLOADED`): the same call, later. */
+  readonly sameCallLater?: boolean;
   /** `backoff(attempt)`, already jittered; for a refusal, unused. */
   readonly backoffMs: number;
   /** A `Retry-After` hint of the failure, in ms. */
@@ -40,15 +42,20 @@ export interface DecisionPolicy {
   readonly maxBackoffMs: number;
 }
 
+/** Which text a reflected failure gets: see {@link Decision}. */
+export type ReflectText = "reflection" | "retry_later" | "unknown_outcome";
+
 /**
  * - `retry`: run again in place, with the same arguments, after `delayMs`;
- * - `reflect`: hand the model the failure; the next attempt waits `delayMs` (the gate).
- *   `unknownOutcome`: a write without a key failed transiently, so it may have taken effect;
+ * - `reflect`: hand the model the failure; the next attempt waits `delayMs` (the gate). `text`
+ *   says what the model is asked: `reflection`, to correct its arguments (a failure they can fix);
+ *   `retry_later`, the same call again after the wait (it did not run, or is still running);
+ *   `unknown_outcome`, a write without a key failed transiently, so it may have taken effect;
  * - `stop`: final for this tool in this task (or, `circuit_open`, for now).
  */
 export type Decision =
   | { readonly kind: "retry"; readonly delayMs: number }
-  | { readonly kind: "reflect"; readonly delayMs: number; readonly unknownOutcome: boolean }
+  | { readonly kind: "reflect"; readonly delayMs: number; readonly text: ReflectText }
   | { readonly kind: "stop"; readonly reason: FailureReason; readonly retryAfterMs?: number };
 
 /**
@@ -62,13 +69,15 @@ export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
   if (facts.origin === "refusal") {
     // Nothing ran: the model decides what to change; wait only what the refusal asks.
     const wait = facts.retryAfterMs === undefined ? 0 : Math.min(facts.retryAfterMs, policy.maxBackoffMs);
-    return { kind: "reflect", delayMs: wait, unknownOutcome: false };
+    return { kind: "reflect", delayMs: wait, text: facts.sameCallLater === true ? "retry_later" : "reflection" };
   }
   if (facts.circuitOpenForMs !== undefined) return { kind: "stop", reason: "circuit_open", retryAfterMs: facts.circuitOpenForMs };
   const delayMs = withRetryAfter(facts.backoffMs, facts.retryAfterMs, policy.maxBackoffMs);
   const unguardedWrite = facts.effect === "write" && !facts.guarded;
   if (facts.kind === "transient" && !unguardedWrite && facts.stillRunning !== true) return { kind: "retry", delayMs };
-  return { kind: "reflect", delayMs, unknownOutcome: unguardedWrite && facts.kind === "transient" };
+  const text =
+    unguardedWrite && facts.kind === "transient" ? "unknown_outcome" : facts.stillRunning === true ? "retry_later" : "reflection";
+  return { kind: "reflect", delayMs, text };
 }
 
 /**
@@ -124,8 +133,17 @@ export function applyDecision(
       // The gate: a refusal moves it only when it asks for a wait.
       if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
       const shown =
-        decision.kind === "reflect" && decision.unknownOutcome ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION }) : error;
-      return reflectOutcome(engine, run, shown, origin === "refusal");
+        decision.kind === "reflect" && decision.text === "unknown_outcome"
+          ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION })
+          : error;
+      return reflectOutcome(
+        engine,
+        run,
+        shown,
+        origin === "refusal",
+        decision.kind === "reflect" ? decision.text : "reflection",
+        decision.delayMs,
+      );
     }
   }
 }

@@ -3,6 +3,7 @@ import type { CircuitPermit } from "../breaker/circuit-breaker.js";
 import { classifyError } from "../classify/classify-error.js";
 import { sanitizeError, withText } from "../cleaning/clean-error.js";
 import { abortReason } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
@@ -94,6 +95,9 @@ function decideFailure(
   return applyDecision(engine, run, tracked, error, decision, "tool");
 }
 
+/** Refusals of a call that did not run or is still running: the model is asked for the same call later, not for other arguments. */
+const SAME_CALL_LATER: ReadonlySet<string> = new Set<string>([ErrorCodes.IN_PROGRESS, ErrorCodes.STORE_UNAVAILABLE, ErrorCodes.OVERLOADED]);
+
 /** A call turned away before the tool ran (a conflict, bad arguments, the store): an attempt, never a breaker failure. */
 export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): ReflectOutcome | FailedOutcome {
   if (refused.conflict !== undefined) {
@@ -115,6 +119,7 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
       circuitOpenForMs: undefined,
       effect: run.effect,
       guarded: true,
+      sameCallLater: SAME_CALL_LATER.has(error.code),
       backoffMs: 0,
       retryAfterMs: error.retryAfterMs,
     },

@@ -1,6 +1,6 @@
 import type { Jitter } from "../backoff/backoff.js";
 import type { ToolEffect } from "../outcome.js";
-import { DEFAULT_REFLECTION_PROMPT } from "../texts/model-texts.js";
+import { DEFAULT_REFLECTION_PROMPT, DEFAULT_RETRY_LATER_PROMPT } from "../texts/model-texts.js";
 import { compileReflectionTemplate, REFLECTION_PLACEHOLDERS } from "../texts/templater.js";
 import type { IdempotencyDerive, IdempotencyOptions, PolicyOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
 import type { ResolvedPolicy } from "./policy.js";
@@ -30,6 +30,7 @@ export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
   circuitBreakerWindowMs: true,
   circuitBreakerMaxResetMs: true,
   reflectionPrompt: true,
+  retryLaterPrompt: true,
   exhaustedPrompt: true,
   notRecoverablePrompt: true,
   circuitOpenPrompt: true,
@@ -79,6 +80,7 @@ export const DEFAULT_OPTIONS = {
   maxCircuitBreakers: 10_000,
   circuitBreakerStore: undefined,
   reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
+  retryLaterPrompt: DEFAULT_RETRY_LATER_PROMPT,
   attemptTimeoutMs: undefined,
   maxConcurrent: undefined,
   repeatedCallLimit: undefined,
@@ -147,6 +149,7 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   circuitBreakerMaxResetMs: DEFAULT_OPTIONS.circuitBreakerMaxResetMs,
   reflectionPrompt: DEFAULT_OPTIONS.reflectionPrompt,
   template: compileReflectionTemplate(DEFAULT_OPTIONS.reflectionPrompt),
+  retryLaterTemplate: compileReflectionTemplate(DEFAULT_OPTIONS.retryLaterPrompt, "retryLaterPrompt", STOP_PLACEHOLDERS),
   exhaustedTemplate: undefined,
   notRecoverableTemplate: undefined,
   circuitOpenTemplate: undefined,

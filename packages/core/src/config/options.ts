@@ -77,6 +77,12 @@ export interface PolicyOptions {
   readonly circuitBreakerMaxResetMs?: number;
   /** The reflection template. @default DEFAULT_REFLECTION_PROMPT */
   readonly reflectionPrompt?: string;
+  /**
+   * The text of a call that did not run or is still running (`IN_PROGRESS`, `STORE_UNAVAILABLE`,
+   * `OVERLOADED`, a write cut off at its time limit): call again with the same arguments later.
+   * Placeholders as `reflectionPrompt`, plus `{retry_after_s}`. @default DEFAULT_RETRY_LATER_PROMPT
+   */
+  readonly retryLaterPrompt?: string;
   /** The stop text once retries are exhausted (placeholders as `reflectionPrompt`, plus `{retry_after_s}`). @default the built-in text */
   readonly exhaustedPrompt?: string;
   /** The stop text of a failure that is not recoverable. @default the built-in text */

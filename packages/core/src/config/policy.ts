@@ -23,6 +23,8 @@ export interface ResolvedPolicy {
   readonly circuitBreakerMaxResetMs: number | undefined;
   readonly reflectionPrompt: string;
   readonly template: ReflectionTemplate;
+  /** The text of a call that did not run or is still running (`retryLaterPrompt`). */
+  readonly retryLaterTemplate: ReflectionTemplate;
   /** Compiled stop texts; undefined: the built-in text. */
   readonly exhaustedTemplate: ReflectionTemplate | undefined;
   readonly notRecoverableTemplate: ReflectionTemplate | undefined;
@@ -84,6 +86,10 @@ export function resolvePolicy(
     circuitBreakerMaxResetMs,
     reflectionPrompt,
     template: input.reflectionPrompt === undefined ? base.template : compileReflectionTemplate(reflectionPrompt, name("reflectionPrompt")),
+    retryLaterTemplate:
+      input.retryLaterPrompt === undefined
+        ? base.retryLaterTemplate
+        : compileReflectionTemplate(input.retryLaterPrompt as string, name("retryLaterPrompt"), STOP_PLACEHOLDERS),
     exhaustedTemplate: stop("exhaustedPrompt", base.exhaustedTemplate),
     notRecoverableTemplate: stop("notRecoverablePrompt", base.notRecoverableTemplate),
     circuitOpenTemplate: stop("circuitOpenPrompt", base.circuitOpenTemplate),

@@ -8,6 +8,19 @@ export { detailsJson, type StructuredErrorJSON, structuredErrorJson, structuredJ
 export const DEFAULT_REFLECTION_PROMPT =
   "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
 
+/**
+ * The default text of a call that did not run or is still running (`IN_PROGRESS`,
+ * `STORE_UNAVAILABLE`, `OVERLOADED`, a write cut off at its time limit): the same call again,
+ * later. Never "corrected arguments": a write whose key changed could run twice.
+ */
+export const DEFAULT_RETRY_LATER_PROMPT =
+  "The tool '{tool_name}' did not complete this call: {error}. Call it again with the same arguments (the same idempotency key, if it has one) in about {retry_after_s} s; do not change them.";
+
+/** The text of a write without a key that failed transiently: it may have taken effect. */
+export function unknownOutcomeText(toolName: string, quotedError: string): string {
+  return `The tool '${toolName}' failed with: ${quotedError}. ${UNKNOWN_OUTCOME_ACTION}`;
+}
+
 /** Default suggested actions, by code. */
 export const DEFAULT_SUGGESTED_ACTIONS = {
   INVALID_ARGUMENTS: "Correct the arguments named in the error and call the tool again.",
