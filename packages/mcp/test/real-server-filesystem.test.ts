@@ -14,10 +14,12 @@ import { drive, firstText, recordCalls, recordEvents } from "./helpers.js";
 
 let directory: Awaited<ReturnType<typeof freshTempDir>>;
 let server: RealServer;
+/** The clock of the helper's own wrapper (`server.tools`). */
+const serverClock = createFakeClock();
 
 beforeAll(async () => {
   directory = await freshTempDir("retry-reflect-mcp-fs-");
-  server = await startFilesystemServer(directory.path);
+  server = await startFilesystemServer(directory.path, { clock: serverClock });
 }, 30_000);
 
 afterAll(async () => {
@@ -100,7 +102,10 @@ describe("server-filesystem, started over stdio", () => {
 
   it("an idempotent write (write_file) runs through the helper's own wrapper and its file is on disk", async () => {
     const path = join(directory.path, "written.txt");
-    const result = await server.tools.callTool({ name: "write_file", arguments: { path, content: "written by the model" } });
+    const result = await drive(
+      serverClock,
+      server.tools.callTool({ name: "write_file", arguments: { path, content: "written by the model" } }),
+    );
     expect(result.isError).toBeUndefined();
     expect(firstText(result)).toContain("Successfully wrote to");
     expect(await readFile(path, "utf8")).toBe("written by the model");
