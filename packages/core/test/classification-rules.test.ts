@@ -210,14 +210,14 @@ describe("Retry-After on the error in the other common places", () => {
 });
 
 describe("credential errors are UNAUTHORIZED: not recoverable by the model", () => {
-  it("HTTP 401 and 403, as a field or in the text", () => {
+  it("HTTP 401 as a field or in the text, and a 403 that names credentials", () => {
     for (const error of [
       Object.assign(new Error("Request failed"), { status: 401 }),
-      Object.assign(new Error("nope"), { statusCode: 403 }),
       Object.assign(new Error("Request failed"), { response: { status: 401 } }),
       new Error("Request failed with status code 401"),
-      new Error("HTTP 403"),
-      new Error("403 Forbidden"),
+      new Error("401 Unauthorized"),
+      Object.assign(new Error("Invalid API key"), { statusCode: 403 }),
+      new Error("HTTP 403: token expired"),
     ]) {
       const classified = classifyError(error);
       expect(classified.code, error.message).toBe(ErrorCodes.UNAUTHORIZED);
@@ -234,13 +234,14 @@ describe("credential errors are UNAUTHORIZED: not recoverable by the model", () 
       "Incorrect API key provided: sk-****",
       "API key not valid. Please pass a valid API key.",
       "Unauthorized",
-      "Forbidden",
+      "Unauthenticated",
+      "Forbidden: invalid token",
+      "Access denied: invalid API key",
+      "Missing credentials",
       "Authentication failed for user bot",
       "invalid token",
       "Token expired",
       "The access token expired",
-      "Permission denied",
-      "Access denied to bucket reports",
       "invalid_api_key",
       "Invalid credentials",
     ]) {
@@ -446,5 +447,35 @@ describe("the new codes", () => {
     for (const code of ["UNAUTHORIZED", "OVERLOADED", "REPEATED_CALL"]) {
       expect(new ToolError({ code, message: "m", recoverable: true }).kind, code).toBe("other");
     }
+  });
+});
+
+describe("permission refusals about an argument are PERMISSION_DENIED: reflected, another argument may be allowed", () => {
+  it("HTTP 403, permission and access-denied wording, EACCES/EPERM", () => {
+    for (const error of [
+      Object.assign(new Error("nope"), { statusCode: 403 }),
+      new Error("HTTP 403"),
+      new Error("403 Forbidden"),
+      new Error("Forbidden"),
+      new Error("Access denied - path outside allowed directories: /etc/passwd not in /tmp/work"),
+      new Error("Permission denied: /root/secrets.txt"),
+      new Error("Access denied to bucket reports"),
+      new Error("Insufficient permissions for repository acme/private"),
+      Object.assign(new Error("EACCES: permission denied, open '/root/x'"), { code: "EACCES", path: "/root/x" }),
+      Object.assign(new Error("EPERM: operation not permitted, unlink '/sys/x'"), { code: "EPERM" }),
+    ]) {
+      const classified = classifyError(error);
+      expect(classified.code, error.message).toBe(ErrorCodes.PERMISSION_DENIED);
+      expect(classified.recoverable, error.message).toBe(true);
+      expect(classified.kind, error.message).toBe("other");
+      expect(classified.suggestedAction, error.message).toBe(DEFAULT_SUGGESTED_ACTIONS.PERMISSION_DENIED);
+      expect(classified.cause, error.message).toBe(error);
+    }
+  });
+
+  it("a credential message wins over a permission word; a 5xx or 429 stays transient", () => {
+    expect(classifyError(new Error("Access denied: API key expired")).code).toBe("UNAUTHORIZED");
+    expect(classifyError(Object.assign(new Error("forbidden"), { status: 503 })).code).toBe("TRANSIENT");
+    expect(classifyError(new Error("429 Too Many Requests: access denied for now")).code).toBe("RATE_LIMITED");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Decision, decide, type FailureFacts } from "../src/call/decision.js";
+import { countsForBreaker, type Decision, decide, type FailureFacts } from "../src/call/decision.js";
 
 const policy = { maxRetries: 3, maxBackoffMs: 30_000 };
 
@@ -99,4 +99,27 @@ describe("decide(facts, policy)", () => {
   it("maxRetries 0: the first failure is already exhausted", () => {
     expect(decide(base, { maxRetries: 0, maxBackoffMs: 30_000 })).toEqual({ kind: "stop", reason: "exhausted" });
   });
+});
+
+describe("countsForBreaker(kind, code, previousCode, countsInvalidArguments)", () => {
+  const rows: ReadonlyArray<readonly [name: string, args: Parameters<typeof countsForBreaker>, counts: boolean]> = [
+    ["a transient failure counts", ["transient", "TRANSIENT", undefined, false], true],
+    ["a tool failure counts", ["other", "TOOL_FAILED", undefined, false], true],
+    ["credentials count", ["other", "UNAUTHORIZED", undefined, false], true],
+    ["bad arguments do not, by default", ["invalid_arguments", "INVALID_ARGUMENTS", undefined, false], false],
+    ["bad arguments do with circuitBreakerCountsInvalidArguments", ["invalid_arguments", "INVALID_ARGUMENTS", undefined, true], true],
+    ["a first permission denial in the row does not (one argument was refused)", ["other", "PERMISSION_DENIED", undefined, false], false],
+    ["a permission denial after another failure does not", ["other", "PERMISSION_DENIED", "TOOL_FAILED", false], false],
+    [
+      "a permission denial after a permission denial counts (the tool is refused)",
+      ["other", "PERMISSION_DENIED", "PERMISSION_DENIED", false],
+      true,
+    ],
+    ["a permission denial counts as bad arguments do with the option", ["other", "PERMISSION_DENIED", undefined, true], true],
+  ];
+  for (const [name, args, counts] of rows) {
+    it(name, () => {
+      expect(countsForBreaker(...args)).toBe(counts);
+    });
+  }
 });

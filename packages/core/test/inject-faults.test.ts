@@ -146,10 +146,10 @@ describe("each kind of fault", () => {
     expect(clock.sleeps).toEqual([]);
   });
 
-  it("permanent: a 403, fn does not run; the core classifies it UNAUTHORIZED, not recoverable", async () => {
+  it("permanent: a 401, fn does not run; the core classifies it UNAUTHORIZED, not recoverable", async () => {
     const { tool, calls } = setup([{ kind: "permanent" }]);
     const error = await rejectionOf(tool({}));
-    expect(error).toMatchObject({ kind: "permanent", status: 403, ran: false, message: "403 Forbidden (injected fault)" });
+    expect(error).toMatchObject({ kind: "permanent", status: 401, ran: false, message: "401 Unauthorized (injected fault)" });
     expect(calls).toEqual([]);
     expect(classifyError(error)).toMatchObject({ code: "UNAUTHORIZED", recoverable: false });
   });

@@ -9,6 +9,8 @@ export interface TrackedAttempts {
   readyAt: number;
   /** The last delay used, for decorrelated jitter. */
   lastDelayMs: number | undefined;
+  /** The code of the row's last failure: a permission denial counts for the breaker only after another. */
+  lastCode: string | undefined;
   /** Set once the budget is spent in this scope: later calls stop at once with this failure's text. */
   exhausted: ExhaustedMark | undefined;
   /** With `repeatedCallLimit`: how often each exact call (its arguments' fingerprint) failed for a non-transient reason. */
@@ -88,6 +90,7 @@ export class AttemptTracker {
       failures: 0,
       readyAt: 0,
       lastDelayMs: undefined,
+      lastCode: undefined,
       exhausted: undefined,
       repeats: undefined,
       inFlight: 0,
@@ -136,6 +139,7 @@ export class AttemptTracker {
     tracked.failures = 0;
     tracked.readyAt = 0;
     tracked.lastDelayMs = undefined;
+    tracked.lastCode = undefined;
     tracked.exhausted = undefined;
     if (!isActive(tracked)) (this.perTool.get(tracked.toolName) as ToolCounters).active--;
     wakeWaiters(tracked); // the row ended: the calls waiting for a place in it run

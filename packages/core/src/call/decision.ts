@@ -1,6 +1,6 @@
 import { withRetryAfter } from "../backoff/backoff.js";
 import { withText } from "../cleaning/clean-error.js";
-import type { ErrorKind } from "../errors/error-codes.js";
+import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, FailureReason, ReflectOutcome, ToolEffect } from "../outcome.js";
 import { UNKNOWN_OUTCOME_ACTION } from "../texts/model-texts.js";
@@ -40,6 +40,23 @@ export interface FailureFacts {
 export interface DecisionPolicy {
   readonly maxRetries: number;
   readonly maxBackoffMs: number;
+}
+
+/**
+ * Whether a failure counts for the tool's circuit breaker (pure, tested from a table): bad arguments
+ * only with `circuitBreakerCountsInvalidArguments`; a permission denial (`PERMISSION_DENIED`, about
+ * what the arguments name) as bad arguments are, or when the row's previous failure was one too
+ * (then the tool, not one argument, is likely refused); every other failure counts.
+ */
+export function countsForBreaker(
+  kind: ErrorKind,
+  code: string,
+  previousCode: string | undefined,
+  countsInvalidArguments: boolean,
+): boolean {
+  if (kind === "invalid_arguments") return countsInvalidArguments;
+  if (code === ErrorCodes.PERMISSION_DENIED) return countsInvalidArguments || previousCode === ErrorCodes.PERMISSION_DENIED;
+  return true;
 }
 
 /** Which text a reflected failure gets: see {@link Decision}. */

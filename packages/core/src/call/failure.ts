@@ -10,7 +10,7 @@ import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
 import type { CallRun } from "./call-state.js";
-import { applyDecision, decide } from "./decision.js";
+import { applyDecision, countsForBreaker, decide } from "./decision.js";
 import type { Engine } from "./engine.js";
 import { rememberFailedCall } from "./repeated-calls.js";
 
@@ -43,8 +43,11 @@ export function afterFailure(
   }
   // Cleaned at once: every field of the tool's error read once, into a plain error nothing reads the tool's object through again.
   const classified = sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey);
-  if (classified.kind === "invalid_arguments" && !policy.circuitBreakerCountsInvalidArguments) breaker.onNeutral(run.breakerKey, permit);
-  else {
+  const previousCode =
+    classified.code === ErrorCodes.PERMISSION_DENIED ? engine.tracker.get(run.counterKey, run.toolName)?.lastCode : undefined;
+  if (!countsForBreaker(classified.kind, classified.code, previousCode, policy.circuitBreakerCountsInvalidArguments)) {
+    breaker.onNeutral(run.breakerKey, permit);
+  } else {
     const recorded = breaker.onFailure(run.breakerKey, permit, run.info);
     // A shared store answers first: whether this failure opened the circuit decides the outcome.
     if (recorded !== undefined) return recorded.then(() => decideFailure(engine, run, classified, failure, thrown));
@@ -65,6 +68,7 @@ function decideFailure(
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
   const tracked = tracker.entry(run.counterKey, run.toolName);
   tracked.failures += 1;
+  tracked.lastCode = cleaned.code;
   run.attempt = tracked.failures;
   let error = cleaned;
   // `shouldRetry` (or the host's own mark) may override whether this failure may be retried at all.

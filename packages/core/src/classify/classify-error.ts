@@ -9,9 +9,10 @@ import {
   httpStatus,
   isToolCodeFault,
   NETWORK_CODES,
+  PERMISSION,
+  PERMISSION_CODES,
   readable,
   STATUS_IN_TEXT,
-  STATUS_OR_CREDENTIALS,
   systemCode,
   TEXT_HINTS,
   VALIDATION_NAMES,
@@ -38,11 +39,14 @@ export function isReturnedFailure(value: unknown): boolean {
  * - a `ToolError` (any copy) or the plain error shape keeps its own code and flags;
  * - network errors, timeouts, HTTP 408/429/5xx (not 501/505): transient (`TRANSIENT`, `TIMEOUT`,
  *   `RATE_LIMITED`), with `Retry-After`;
- * - HTTP 401/403: `UNAUTHORIZED`, not recoverable (the model cannot fix credentials);
+ * - HTTP 401 (or 403 with a credential message): `UNAUTHORIZED`, not recoverable (the model cannot fix credentials);
+ * - HTTP 403: `PERMISSION_DENIED`, reflected (another argument may be allowed);
  * - a fault in the tool's own code (`ReferenceError`, a stack overflow, a `TypeError` of a programming
  *   mistake, a `SyntaxError` of code): `TOOL_FAILED`, not recoverable, `details: { fault: "tool_code" }`;
  * - validation errors: `INVALID_ARGUMENTS`;
- * - credential messages ("invalid api key", "unauthorized", "forbidden", "token expired", ...): `UNAUTHORIZED`;
+ * - credential messages ("invalid api key", "unauthorized", "unauthenticated", "token expired", ...): `UNAUTHORIZED`;
+ * - permission refusals about what the call names ("Access denied - path outside allowed
+ *   directories", "permission denied", "forbidden", `EACCES`/`EPERM`): `PERMISSION_DENIED`, reflected;
  * - HTTP 400/422, and messages that name bad input: `INVALID_ARGUMENTS`;
  * - anything else: `TOOL_FAILED`, recoverable;
  * - a failure that cannot be read at all (reading its `message` throws: a getter, a proxy trap, a
@@ -86,47 +90,32 @@ export function classifyError(error: unknown): ToolError {
     return transient(ErrorCodes.TRANSIENT, message, error);
   }
 
-  // Only the start of a huge message is read. One scan finds the first status, credential or
-  // bad-input hint; most messages have none. After a hint, the other kinds may still follow.
+  // Only the start of a huge message is read. One scan says whether it holds a status, credential,
+  // permission or bad-input hint at all; most messages have none. Only then is each kind looked for.
   const text = message.length > 2000 ? message.slice(0, 2000) : message;
-  const hint = TEXT_HINTS.exec(text);
+  const hinted = TEXT_HINTS.test(text);
   let said = status;
-  // Whether credentials were found, and whether that is known without another scan.
-  let credentials = false;
-  let credentialsKnown = hint === null;
-  if (hint !== null) {
-    // A status field wins: then the text is not read for one.
-    let statusHint: RegExpExecArray | null = null;
-    let statusKnown = status !== undefined;
-    if (hint[3] !== undefined) {
-      credentials = credentialsKnown = true;
-    } else if (hint[4] === undefined) {
-      statusHint = hint;
-      statusKnown = true;
-    } else {
-      // Bad input first: one scan for either of the others (the usual answer is neither).
-      const next = STATUS_OR_CREDENTIALS.exec(text);
-      if (next === null) statusKnown = credentialsKnown = true;
-      else if (next[3] === undefined) {
-        statusHint = next;
-        statusKnown = true;
-      } else credentials = credentialsKnown = true;
-    }
-    if (!statusKnown) statusHint = STATUS_IN_TEXT.exec(text);
-    if (status === undefined && statusHint !== null) {
+  // A status field wins: then the text is not read for one.
+  if (hinted && status === undefined) {
+    const statusHint = STATUS_IN_TEXT.exec(text);
+    if (statusHint !== null) {
       said = Number(statusHint[1] ?? statusHint[2]);
       const byText = transientOfStatus(said, message, error);
       if (byText !== undefined) return byText;
     }
   }
-  if (said === 401 || said === 403) return unauthorized(message, error);
+  // Credentials the model cannot fix win over a permission it may (another path, another resource).
+  const credentials = hinted && CREDENTIALS.test(text);
+  if (said === 401 || (said === 403 && credentials)) return unauthorized(message, error);
+  if (said === 403) return permissionDenied(message, error);
   if (name !== "Error" && typeof name === "string") {
     if (isToolCodeFault(name, text, code)) return toolCodeFault(message, error);
     if (VALIDATION_NAMES.has(name)) return invalid(message, error);
   }
-  if (credentials || (!credentialsKnown && CREDENTIALS.test(text))) return unauthorized(message, error);
+  if (credentials) return unauthorized(message, error);
+  if ((code !== undefined && PERMISSION_CODES.has(code)) || (hinted && PERMISSION.test(text))) return permissionDenied(message, error);
   if (said === 400 || said === 422) return invalid(message, error);
-  if (hint !== null && (hint[4] !== undefined || BAD_INPUT.test(text))) return invalid(message, error);
+  if (hinted && BAD_INPUT.test(text)) return invalid(message, error);
   return toolFailed(message, error);
 }
 
@@ -168,6 +157,17 @@ function invalid(message: string, cause: unknown): ToolError {
     recoverable: true,
     suggestedAction: DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS,
     kind: "invalid_arguments",
+    cause,
+  });
+}
+
+function permissionDenied(message: string, cause: unknown): ToolError {
+  return createToolError({
+    code: ErrorCodes.PERMISSION_DENIED,
+    message,
+    recoverable: true,
+    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.PERMISSION_DENIED,
+    kind: "other",
     cause,
   });
 }

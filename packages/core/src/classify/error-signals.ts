@@ -44,19 +44,27 @@ export const BAD_INPUT =
 export const STATUS_IN_TEXT =
   /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _-]?code)?(?: of)?)\s*[:=]?\s*([1-5]\d\d)\b|\b([1-5]\d\d)\s*[-:(]?\s*(?:Service Unavailable|Too Many Requests|Bad Gateway|Gateway Time-?out|Internal Server Error|Unauthori[sz]ed|Forbidden|Bad Request|Unprocessable (?:Entity|Content)|Request Time-?out)\b/i;
 
-/** Messages of missing, invalid or insufficient credentials: the model cannot fix them. */
+/** Messages of missing, invalid or expired credentials: the model cannot fix them. */
 export const CREDENTIALS =
-  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|forbidden|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|invalid[ _-]?credentials|authentication (?:failed|required|error)|permission[ _-]denied|access[ _-]denied)\b/i;
+  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|(?:invalid|missing)[ _-]?credentials|authentication (?:failed|required|error))\b/i;
 
 /**
- * `STATUS_IN_TEXT`, `CREDENTIALS` and `BAD_INPUT` in one scan: most messages hold none of them, and
- * this runs on every failure that no status field or system code explains. Groups 1–2: a status;
- * 3: credentials; 4: bad input. Only on a hit are the others looked for (one of each kind may follow).
+ * Messages of a permission refused for what the call names (a path, a resource): another argument
+ * may be allowed (`Access denied - path outside allowed directories`, `permission denied: /etc`,
+ * `EACCES: permission denied, open '/root/x'`, `Forbidden`).
  */
-export const TEXT_HINTS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})|${BAD_INPUT.source}`, "i");
+export const PERMISSION =
+  /\b(?:permission[ _-]denied|access[ _-](?:is[ _-])?denied|forbidden|operation not permitted|insufficient permissions?|outside (?:of )?(?:the )?allowed (?:directories|directory|paths?|roots?))\b/i;
 
-/** A status or credentials (group 3), after a bad-input hint. */
-export const STATUS_OR_CREDENTIALS = new RegExp(`${STATUS_IN_TEXT.source}|(${CREDENTIALS.source})`, "i");
+/** System codes of a permission refused for a path. */
+export const PERMISSION_CODES: ReadonlySet<string> = new Set(["EACCES", "EPERM"]);
+
+/**
+ * `STATUS_IN_TEXT`, `CREDENTIALS`, `PERMISSION` and `BAD_INPUT` in one scan: most messages hold none
+ * of them, and this runs on every failure that no status field or system code explains. Only on a
+ * hit is each kind looked for on its own (several may be said).
+ */
+export const TEXT_HINTS = new RegExp(`${STATUS_IN_TEXT.source}|${CREDENTIALS.source}|${PERMISSION.source}|${BAD_INPUT.source}`, "i");
 
 /**
  * How engines word a programming mistake in a `TypeError` (V8, SpiderMonkey, JavaScriptCore): a

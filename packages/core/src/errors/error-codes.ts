@@ -11,8 +11,14 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED",
   IN_PROGRESS: "IN_PROGRESS",
   STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
-  /** HTTP 401/403 or a credential error: the model cannot fix it; not recoverable, counted by the breaker. */
+  /** HTTP 401 or a credential error (invalid or expired API key, unauthenticated): the model cannot fix it; not recoverable, counted by the breaker. */
   UNAUTHORIZED: "UNAUTHORIZED",
+  /**
+   * A permission refusal about what the arguments name (HTTP 403, "Access denied - path outside
+   * allowed directories", `EACCES`): reflected, so that the model may choose another; never retried
+   * in place; counted by the breaker only when the row's previous failure was one too.
+   */
+  PERMISSION_DENIED: "PERMISSION_DENIED",
   /** More calls of one tool running at once than its `maxConcurrent`: refused without running. */
   OVERLOADED: "OVERLOADED",
   /** An identical call that already failed `repeatedCallLimit` times in this scope: refused without running. */

@@ -108,7 +108,7 @@ async function apply<T>({ rule, at, clock, run, signal }: Execution<T>): Promise
  * - `rate_limit`: throws a 429 with `retryAfterMs` and a `retry-after` header (`RATE_LIMITED`);
  * - `hang`: never settles, until the call's signal aborts (then rejects with its reason);
  * - `lost_response`: fn runs (the side effect happens), then after `delayMs` throws `ECONNRESET`;
- * - `permanent`: throws a 403 (`UNAUTHORIZED`, not recoverable);
+ * - `permanent`: throws a 401 (`UNAUTHORIZED`, not recoverable);
  * - `invalid_arguments`: throws a 400 (`INVALID_ARGUMENTS`, reflected to the model);
  * - `slow`: waits `delayMs` (abortable), then fn runs.
  * The same seed and the same call order give the same faults. Throws `InvalidOptionError` for a

@@ -15,7 +15,7 @@ export interface InjectedFaultInit {
  * The error an injected fault throws. It looks like what a real client throws for that failure
  * (an HTTP `status`, a system `code`, a `Retry-After` header), so the core's classifier, and
  * yours, see what production would: `transient` 503, `rate_limit` 429, `lost_response`
- * `ECONNRESET`, `permanent` 403, `invalid_arguments` 400. `ran` tells whether fn ran first.
+ * `ECONNRESET`, `permanent` 401, `invalid_arguments` 400. `ran` tells whether fn ran first.
  */
 export class InjectedFault extends Error {
   readonly kind: FaultKind;
@@ -44,7 +44,7 @@ const SHAPES: Partial<Record<FaultKind, { status?: number; code?: string; messag
   transient: { status: 503, message: "503 Service Unavailable (injected fault)" },
   rate_limit: { status: 429, message: "429 Too Many Requests (injected fault)" },
   lost_response: { code: "ECONNRESET", message: "socket hang up: the reply was lost (injected fault)" },
-  permanent: { status: 403, message: "403 Forbidden (injected fault)" },
+  permanent: { status: 401, message: "401 Unauthorized (injected fault)" },
   invalid_arguments: { status: 400, code: "INVALID_ARGUMENTS", message: "400 Bad Request: invalid arguments (injected fault)" },
 };
 

@@ -28,6 +28,8 @@ export const DEFAULT_SUGGESTED_ACTIONS = {
   RATE_LIMITED: "The service is rate limited: wait, then call the tool again with the same arguments.",
   TIMEOUT: "The call timed out: call the tool again with the same arguments.",
   TOOL_FAILED: "Check the arguments against the error, then call the tool again with corrected arguments, or tell the user what failed.",
+  PERMISSION_DENIED:
+    "The tool was refused access to what the arguments name (a path or resource outside what it may use): call it again with one it may access, or tell the user.",
   UNAUTHORIZED:
     "The tool is not authorised to use its service (its credentials are missing, invalid or lack permission); other arguments cannot fix this. Do not call it again for this task; tell the user the tool is not authorised.",
 } as const;
