@@ -1,9 +1,10 @@
 // The grid of faults. Explicit vs implicit (an error vs a plausible wrong result) × transient vs
-// permanent, then the faults production agents meet: arguments the model gets wrong, hangs, rate
-// limits with Retry-After, a write whose reply is lost, a service that is down for a while, and
-// one that looks down for a while but never comes back.
+// permanent, then the faults production agents meet: arguments the model gets wrong, hangs, a
+// tool that is slow but fine (what an attempt timeout must not cut off), rate limits with
+// Retry-After, a write whose reply is lost, a service that is down for a while, and one that looks
+// down for a while but never comes back.
 import type { FaultRule } from "@retry-reflect/core/testing";
-import type { TaskKind } from "./world.js";
+import { type TaskKind, TOOL_LATENCY_MS } from "./world.js";
 
 export interface Cell {
   readonly name: string;
@@ -18,6 +19,25 @@ export interface Cell {
   readonly kinds?: readonly TaskKind[];
   /** No contestant can deliver the answer: success is an honest "I could not" (no crash, no wrong answer). */
   readonly unsolvable?: boolean;
+}
+
+/** The slow-but-fine cell's range of get_weather's whole execution (ms) and how many even steps it is spread over. */
+export const SLOW_BUT_FINE = { fromMs: 20_000, toMs: 50_000, steps: 30 } as const;
+
+/**
+ * `slow` rules that make each execution of a tool last one of `steps` durations spread evenly over
+ * [fromMs, toMs] (the middle of each step: 20.5, 21.5, …, 49.5 s, so that none lands exactly on a
+ * round time limit), the service's own latency included. Drawn from the fault plan's seeded
+ * generator, per execution: rule i applies with probability 1 / (steps - i), so each duration has
+ * the chance 1 / steps.
+ */
+export function slowSpread(fromMs: number, toMs: number, steps: number, latencyMs: number): FaultRule[] {
+  const width = (toMs - fromMs) / steps;
+  return Array.from({ length: steps }, (_, index) => ({
+    kind: "slow" as const,
+    delayMs: fromMs + (index + 0.5) * width - latencyMs,
+    probability: 1 / (steps - index),
+  }));
 }
 
 export const CELLS: readonly Cell[] = [
@@ -52,6 +72,13 @@ export const CELLS: readonly Cell[] = [
     name: "hang",
     description: "get_weather hangs forever on a third of its executions",
     faults: { get_weather: [{ kind: "hang", probability: 0.3 }] },
+  },
+  {
+    name: "slow-but-fine",
+    description: "get_weather takes 20–50 s on every execution (spread evenly, seeded), then answers right",
+    faults: {
+      get_weather: slowSpread(SLOW_BUT_FINE.fromMs, SLOW_BUT_FINE.toMs, SLOW_BUT_FINE.steps, TOOL_LATENCY_MS.get_weather),
+    },
   },
   {
     name: "rate-limit",

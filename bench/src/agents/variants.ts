@@ -31,9 +31,16 @@ const only = process.argv
 const cells = CELLS.filter((cell) =>
   only
     ? only.includes(cell.name)
-    : ["baseline", "explicit-transient", "explicit-permanent", "hang", "lost-write-response", "outage", "down-for-good"].includes(
-        cell.name,
-      ),
+    : [
+        "baseline",
+        "explicit-transient",
+        "explicit-permanent",
+        "hang",
+        "slow-but-fine",
+        "lost-write-response",
+        "outage",
+        "down-for-good",
+      ].includes(cell.name),
 );
 const records: TaskRecord[] = [];
 await runShard({ seed: 1, tasks: 125, trials: 8, cells, contestants: VARIANTS }, 0, 1, (record) => records.push(record));
