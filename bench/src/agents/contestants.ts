@@ -1,7 +1,7 @@
 // The contestants, each configured as its documentation recommends.
 
 import type { Clock } from "@retry-reflect/core";
-import { RetryReflectPlugin } from "@retry-reflect/core";
+import { DEFAULT_OPTIONS, RetryReflectPlugin } from "@retry-reflect/core";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { type AgentMiddleware, createMiddleware, ToolMessage, toolRetryMiddleware } from "langchain";
 
@@ -10,6 +10,8 @@ export interface Contestant {
   readonly description: string;
   /** Fresh middleware for one episode (no state carried from the one before). */
   readonly middleware: (clock: Clock) => AgentMiddleware[];
+  /** Only these cells (by name); default: every cell. */
+  readonly cells?: readonly string[];
 }
 
 /**
@@ -88,3 +90,28 @@ export const CONTESTANTS: readonly Contestant[] = [
     ],
   },
 ];
+
+/** The cells where an attempt can last long enough for a time limit of 30 s or 60 s to matter. */
+export const TIMEOUT_CELLS: readonly string[] = ["hang", "slow-but-fine"];
+
+/** A configuration of retry-reflect for the choice of `attemptTimeoutMs`'s default (DESIGN Part 3): the core's defaults and that one option. */
+const timeoutCandidate = (ms: number): Contestant => ({
+  name: `retry-reflect, attemptTimeoutMs: ${ms === 0 ? "0 (none)" : ms.toLocaleString("en-US").replace(/,/g, "_")}`,
+  description: `the core's defaults with \`attemptTimeoutMs: ${ms.toLocaleString("en-US").replace(/,/g, "_")}\`${ms === 0 ? " (no time limit)" : ""}, a candidate for its default; run only in ${TIMEOUT_CELLS.join(" and ")} (elsewhere no tool takes more than 0.5 s, so the limit never fires)`,
+  cells: TIMEOUT_CELLS,
+  middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, attemptTimeoutMs: ms }))],
+});
+
+/**
+ * The candidates for `attemptTimeoutMs`'s default, beside the defaults' row: 30 s and 60 s. While
+ * the core has no default, the \`retry-reflect\` row is the "no time limit" candidate; once it
+ * has one, that candidate is an explicit `attemptTimeoutMs: 0` (which turns it off).
+ */
+export const TIMEOUT_CANDIDATES: readonly Contestant[] = [
+  ...(DEFAULT_OPTIONS.attemptTimeoutMs === undefined ? [] : [timeoutCandidate(0)]),
+  timeoutCandidate(30_000),
+  timeoutCandidate(60_000),
+];
+
+/** The row of the "no time limit" candidate: the defaults' row while the core has no default attempt timeout. */
+export const NO_TIMEOUT_ROW = TIMEOUT_CANDIDATES.find((candidate) => candidate.name.endsWith("0 (none)"))?.name ?? "retry-reflect";

@@ -5,7 +5,8 @@
 //   --tasks=125         task instances per cell (each contestant gets the same ones)
 //   --trials=8          trials per task: episodes per cell and contestant = tasks × trials
 //   --workers=2         processes (one per core)
-//   --cells=a,b         only these cells; --contestants=a,b only these (by name)
+//   --cells=a,b         only these cells; --contestants=a,b only these (by name); the attempt-timeout
+//                       candidates (contestants.ts) run only in the cells where a tool can take long
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
 //   --profile=a.b=x,…   change some of the simulated model's numbers (model-profile.ts) for this run
 //   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
@@ -21,9 +22,22 @@ import { fileURLToPath } from "node:url";
 import { MODEL_PROFILE, withOverrides } from "./model-profile.js";
 import { realModel } from "./real-model.js";
 import { type RunInfo, renderReport, renderSvg } from "./report.js";
-import { CELLS, CONTESTANTS, type GridOptions, runShard, type Summary, summarise, type TaskRecord, units } from "./run-grid.js";
+import {
+  CELLS,
+  CONTESTANTS,
+  type GridOptions,
+  runShard,
+  runsIn,
+  type Summary,
+  summarise,
+  type TaskRecord,
+  TIMEOUT_CANDIDATES,
+  units,
+} from "./run-grid.js";
 
 const here = fileURLToPath(import.meta.url);
+/** The contestants, then retry-reflect's candidates for the default attempt timeout. */
+const ALL_CONTESTANTS = [...CONTESTANTS, ...TIMEOUT_CANDIDATES];
 const args = new Map(
   process.argv.slice(2).map((arg) => {
     const [key, ...value] = arg.replace(/^--/, "").split("=");
@@ -66,7 +80,7 @@ const options: GridOptions = {
   tasks: positive("tasks", real ? 2 : 125),
   trials: positive("trials", real ? 1 : 8),
   cells: pick("cells", CELLS),
-  contestants: pick("contestants", CONTESTANTS),
+  contestants: pick("contestants", ALL_CONTESTANTS),
   ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
 
@@ -84,7 +98,7 @@ if (reportFrom !== undefined) {
   const savedOptions: GridOptions = {
     ...options,
     cells: byName(CELLS, saved.cells),
-    contestants: byName(CONTESTANTS, saved.contestants),
+    contestants: byName(ALL_CONTESTANTS, saved.contestants),
     ...(saved.run.profile === undefined ? {} : { profile: withOverrides(MODEL_PROFILE, saved.run.profile) }),
   };
   writeReport(
@@ -139,7 +153,7 @@ const seconds = (performance.now() - started) / 1000;
 
 const summaries: Summary[] = [];
 for (const cell of options.cells) {
-  for (const contestant of options.contestants) {
+  for (const contestant of options.contestants.filter((entry) => runsIn(entry, cell))) {
     summaries.push(
       summarise(
         cell.name,
@@ -177,7 +191,7 @@ function writeReport(options: GridOptions, summaries: readonly Summary[], run: R
   const base = join(dirname(path), basename(path, ".md").replace(/^AGENTS/, "agents"));
   const svg = `${base}.svg`;
   writeFileSync(path, markdown.replace("](agents.svg)", `](${basename(svg)})`));
-  const contestants = options.contestants.map(({ name, description }) => ({ name, description }));
+  const contestants = options.contestants.map(({ name, description, cells }) => ({ name, description, ...(cells ? { cells } : {}) }));
   writeFileSync(`${base}.json`, `${JSON.stringify({ run, cells: options.cells, contestants, summaries }, null, 2)}\n`);
   writeFileSync(svg, renderSvg(options, summaries));
   console.log(`wrote ${path}, ${basename(base)}.json and ${basename(svg)} (${episodes} episodes in ${run.seconds.toFixed(0)} s)`);

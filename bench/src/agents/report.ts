@@ -1,8 +1,9 @@
 // bench/AGENTS.md and bench/agents.svg from the summaries of one run.
-import { CELLS, type Cell } from "./cells.js";
+import { CELLS, type Cell, SLOW_BUT_FINE } from "./cells.js";
+import { type Contestant, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
 import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
 import { MODEL_PROFILE } from "./model-profile.js";
-import { type GridOptions, OUTCOMES, PASS_K, type Summary } from "./run-grid.js";
+import { type GridOptions, OUTCOMES, PASS_K, runsIn, type Summary } from "./run-grid.js";
 import { WHY } from "./why.js";
 import { TOOL_LATENCY_MS } from "./world.js";
 
@@ -46,9 +47,14 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   );
 }
 
-/** Means over the cells (each cell weighs the same). */
+/** The contestants that ran in every cell of the run (the overall table and the plot are theirs). */
+export function everywhere(options: GridOptions): Contestant[] {
+  return options.contestants.filter((contestant) => options.cells.every((cell) => runsIn(contestant, cell)));
+}
+
+/** Means over the cells (each cell weighs the same), for the contestants that ran in every cell. */
 export function overall(options: GridOptions, summaries: readonly Summary[]): Summary[] {
-  return options.contestants.map((contestant) => {
+  return everywhere(options).map((contestant) => {
     const mine = summaries.filter((summary) => summary.contestant === contestant.name);
     const mean = (pick: (summary: Summary) => number) => mine.reduce((sum, summary) => sum + pick(summary), 0) / Math.max(1, mine.length);
     const passK = Object.fromEntries(Object.keys(mine[0]?.passK ?? {}).map((key) => [key, mean((summary) => summary.passK[key] ?? 0)]));
@@ -122,13 +128,118 @@ export function verdicts(
   return result;
 }
 
+/** "attemptTimeoutMs: 30_000" for a candidate's row, "none (the defaults)" for the defaults' row. */
+const candidateLabel = (name: string) => (name === OURS ? "none (the defaults)" : name.replace(`${OURS}, `, ""));
+
+/**
+ * The choice of `attemptTimeoutMs`'s default (DESIGN Part 3): each candidate (no time limit, then
+ * TIMEOUT_CANDIDATES) in each cell where it matters, with its paired gap in task success and its
+ * extra tool executions against no time limit; then the cells' means. Empty without the candidates.
+ */
+export function timeoutSection(options: GridOptions, summaries: readonly Summary[]): string[] {
+  const names = [NO_TIMEOUT_ROW, ...TIMEOUT_CANDIDATES.map((candidate) => candidate.name).filter((name) => name !== NO_TIMEOUT_ROW)];
+  const cells = options.cells.filter((cell) => TIMEOUT_CANDIDATES.some((candidate) => runsIn(candidate, cell)));
+  const find = (cell: string, name: string) => summaries.find((summary) => summary.cell === cell && summary.contestant === name);
+  const present = names.filter((name) => cells.every((cell) => find(cell.name, name) !== undefined));
+  if (cells.length === 0 || present.length < 2 || !present.includes(NO_TIMEOUT_ROW)) return [];
+  const rowsOf: string[][] = [];
+  for (const cell of cells) {
+    const none = find(cell.name, NO_TIMEOUT_ROW) as Summary;
+    for (const name of present) {
+      const summary = find(cell.name, name) as Summary;
+      const { gap, margin } = pairedGap(summary, none);
+      rowsOf.push([
+        cell.name,
+        candidateLabel(name),
+        percent(summary.success),
+        name === NO_TIMEOUT_ROW ? "–" : `${gap >= 0 ? "+" : ""}${(gap * 100).toFixed(1)} ± ${(margin * 100).toFixed(1)}`,
+        percent(summary.passK[`pass^${PASS_K.at(-1)}`] ?? summary.success),
+        `${fixed(summary.toolExecutions)} (${summary.toolExecutions >= none.toolExecutions ? "+" : ""}${fixed(summary.toolExecutions - none.toolExecutions)})`,
+        fixed(summary.modelCalls),
+        `${fixed(summary.virtualSeconds, 1)} / ${fixed(summary.virtualSecondsP95, 1)}`,
+        OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
+          .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
+          .join(", "),
+      ]);
+    }
+  }
+  const mean = (name: string, pick: (summary: Summary) => number) =>
+    cells.reduce((sum, cell) => sum + pick(find(cell.name, name) as Summary), 0) / cells.length;
+  const tools = (name: string) => mean(name, (summary) => summary.toolExecutions);
+  const extra = tools(NO_TIMEOUT_ROW);
+  const both = present.map((name) => [
+    candidateLabel(name),
+    percent(mean(name, (summary) => summary.success)),
+    percent(mean(name, (summary) => summary.passK[`pass^${PASS_K.at(-1)}`] ?? summary.success)),
+    `${fixed(tools(name))} (${tools(name) >= extra ? "+" : ""}${fixed(tools(name) - extra)})`,
+    fixed(mean(name, (summary) => summary.modelCalls)),
+    fixed(
+      mean(name, (summary) => summary.virtualSeconds),
+      1,
+    ),
+  ]);
+  const k = PASS_K.at(-1);
+  // The candidates against each other, paired over the same tasks, per cell: the choice between them.
+  const limits = present.filter((name) => name !== NO_TIMEOUT_ROW);
+  const pairs = limits.flatMap((a, index) =>
+    limits.slice(index + 1).map((b) => {
+      const gaps = cells.map((cell) => {
+        const { gap, margin } = pairedGap(find(cell.name, a) as Summary, find(cell.name, b) as Summary);
+        return `${cell.name} ${gap >= 0 ? "+" : ""}${(gap * 100).toFixed(1)} ± ${(margin * 100).toFixed(1)} points`;
+      });
+      return `${candidateLabel(a)} against ${candidateLabel(b)}, paired over the same tasks: ${gaps.join(", ")}`;
+    }),
+  );
+  return [
+    "## The default attempt timeout: none, 30 s or 60 s",
+    "",
+    `DESIGN Part 3 gives \`attemptTimeoutMs\` a default, 30_000 or 60_000 ms, chosen here. Each candidate is retry-reflect with the core's defaults and only that option, in the cells where an attempt can last that long (elsewhere no tool takes more than ${Math.max(...Object.values(TOOL_LATENCY_MS)) / 1000} s, so neither limit ever fires): *hang* (a third of get_weather's executions never answer: a limit cuts them off, to be retried in place) and *slow-but-fine* (get_weather answers right after ${SLOW_BUT_FINE.fromMs / 1000}–${SLOW_BUT_FINE.toMs / 1000} s, spread evenly over ${SLOW_BUT_FINE.steps} steps: a limit below that cuts off a call that would have answered). The gap is paired over the same tasks against no time limit (± twice its standard error); the extra tool executions are against no time limit too.`,
+    "",
+    table(
+      [
+        "cell",
+        "attempt timeout",
+        "task success",
+        "gap vs none (points)",
+        `pass^${k}`,
+        "tool executions / task (extra)",
+        "model calls / task",
+        "virtual s: mean / p95",
+        "outcomes",
+      ],
+      rowsOf,
+    ),
+    "",
+    `${cells.map((cell) => cell.name).join(" and ")} together (each cell weighs the same):`,
+    "",
+    table(
+      ["attempt timeout", "task success", `pass^${k}`, "tool executions / task (extra)", "model calls / task", "virtual s: mean"],
+      both,
+    ),
+    "",
+    ...pairs.map((line) => `${line}.`),
+    ...(pairs.length > 0 ? [""] : []),
+    "How the limit acts: an attempt cut off fails with `TIMEOUT` (transient) and is retried in place, with the core's backoff, up to its retry budget; then the model is told to stop. In *hang* a shorter limit loses less time per hung attempt, and a longer one lets a call whose attempts hang several times in a row run into the user's deadline. In *slow-but-fine* a limit within the tool's range cuts off every execution slower than the limit: each retry draws a new duration, so a call succeeds only if one of its attempts is fast enough, and the time of every attempt cut off is lost; a limit above the range never fires.",
+    "",
+  ];
+}
+
 export function renderReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo): string {
   const profile = options.profile ?? MODEL_PROFILE;
   const lines: string[] = [];
   const episodes = summaries.reduce((sum, summary) => sum + summary.episodes, 0);
+  const full = everywhere(options);
+  const partial = options.contestants.filter((contestant) => !full.includes(contestant));
   lines.push("# Agents under fire: the agent-outcome benchmark", "");
   lines.push(
-    `Generated by \`npm run bench:agents\` (bench/src/agents) on ${run.date.slice(0, 10)}, Node.js ${run.node}: seed ${run.seed}, ${count(options.cells.length, "cell")} × ${count(options.contestants.length, "contestant")} × ${count(run.tasks, "task")} × ${count(run.trials, "trial")} = ${count(episodes, "episode")} (${(run.tasks * run.trials).toLocaleString("en-US")} per cell and contestant) in ${run.seconds.toFixed(0)} s on ${count(run.workers, "process", "processes")}. The same seed gives the same numbers: every fault, every model choice and every jitter is drawn from generators seeded per (cell, task, trial), and time is virtual.`,
+    `Generated by \`npm run bench:agents\` (bench/src/agents) on ${run.date.slice(0, 10)}, Node.js ${run.node}: seed ${run.seed}, ${count(options.cells.length, "cell")} × ${count(full.length, "contestant")} × ${count(run.tasks, "task")} × ${count(run.trials, "trial")}${
+      partial.length === 0
+        ? ""
+        : `, plus ${count(partial.length, "contestant")} in ${options.cells
+            .filter((cell) => partial.some((contestant) => runsIn(contestant, cell)))
+            .map((cell) => cell.name)
+            .join(" and ")} only`
+    } = ${count(episodes, "episode")} (${(run.tasks * run.trials).toLocaleString("en-US")} per cell and contestant) in ${run.seconds.toFixed(0)} s on ${count(run.workers, "process", "processes")}. The same seed gives the same numbers: every fault, every model choice and every jitter is drawn from generators seeded per (cell, task, trial), and time is virtual.`,
     "",
   );
   if (run.profile !== undefined) {
@@ -155,6 +266,8 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
     lines.push(`- **${cell.name}: ${verdict}**, ${text}. ${WHY[cell.name] ?? ""}`.trimEnd());
   }
   lines.push("");
+
+  lines.push(...timeoutSection(options, summaries));
 
   lines.push("## Per cell", "");
   for (const cell of options.cells) {
@@ -272,7 +385,8 @@ export function renderSvg(options: GridOptions, summaries: readonly Summary[]): 
   parts.push(
     `<text x="18" y="${(top + height - bottom) / 2}" transform="rotate(-90 18 ${(top + height - bottom) / 2})" text-anchor="middle">task success</text>`,
   );
-  options.contestants.forEach((contestant, index) => {
+  const plotted = everywhere(options);
+  plotted.forEach((contestant, index) => {
     const colour = COLOURS[index % COLOURS.length];
     for (const summary of summaries.filter((entry) => entry.contestant === contestant.name)) {
       parts.push(
@@ -290,7 +404,7 @@ export function renderSvg(options: GridOptions, summaries: readonly Summary[]): 
     parts.push(`<text x="${width - right + 36}" y="${legendY}">${contestant.name}${mine ? ` (${percent(mine.success)})` : ""}</text>`);
   });
   parts.push(
-    `<text x="${width - right + 18}" y="${top + 20 + options.contestants.length * 22 + 10}" fill="#555">big dot: all cells; small: one cell</text>`,
+    `<text x="${width - right + 18}" y="${top + 20 + plotted.length * 22 + 10}" fill="#555">big dot: all cells; small: one cell</text>`,
   );
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;

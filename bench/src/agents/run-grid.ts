@@ -2,7 +2,7 @@
 
 import { seededRandom } from "@retry-reflect/core/testing";
 import { CELLS, type Cell } from "./cells.js";
-import { CONTESTANTS, type Contestant } from "./contestants.js";
+import { CONTESTANTS, type Contestant, TIMEOUT_CANDIDATES } from "./contestants.js";
 import { type EpisodeResult, type Outcome, runAgentEpisode } from "./episode.js";
 import type { ModelProfile } from "./model-profile.js";
 import type { RealModelChoice } from "./real-model.js";
@@ -45,12 +45,17 @@ export function hashName(name: string): number {
   return hash;
 }
 
+/** Whether `contestant` runs in `cell` (a contestant with `cells` runs only in those). */
+export function runsIn(contestant: Contestant, cell: Cell): boolean {
+  return contestant.cells === undefined || contestant.cells.includes(cell.name);
+}
+
 /** Work units in a fixed order; shard `index` of `count` runs every count-th one. */
 export function units(options: GridOptions): Array<{ cell: Cell; contestant: Contestant; task: number }> {
   const list = [];
   for (const cell of options.cells) {
     for (let task = 0; task < options.tasks; task++) {
-      for (const contestant of options.contestants) list.push({ cell, contestant, task });
+      for (const contestant of options.contestants) if (runsIn(contestant, cell)) list.push({ cell, contestant, task });
     }
   }
   return list;
@@ -149,4 +154,4 @@ export function summarise(cell: string, contestant: string, unordered: readonly 
   };
 }
 
-export { CELLS, CONTESTANTS };
+export { CELLS, CONTESTANTS, TIMEOUT_CANDIDATES };
