@@ -22,6 +22,8 @@ export interface ToolBinding {
   readonly scope: string | ((call: ScopeInput) => string);
   /** The adapter's `namespace`; undefined: the scope. */
   readonly namespace: string | ((call: ScopeInput) => string) | undefined;
+  /** Whether the tool's `inputSchema` declares the idempotency key argument (undefined: it cannot be told). */
+  readonly declaresKey: boolean | undefined;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -67,6 +69,11 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
       typeof namespace === "function"
         ? () => namespace({ toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options })
         : namespace;
+  }
+
+  /** Read once per tool from its `inputSchema`: a write without the key argument gets a derived key. On the prototype: no field per call. */
+  get declaresKey(): boolean | undefined {
+    return this.binding.declaresKey;
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it. */

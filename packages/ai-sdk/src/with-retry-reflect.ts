@@ -1,5 +1,5 @@
 import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { pluginOf, randomScope, runToolCall } from "@retry-reflect/core/adapter";
+import { declaresField, keyFieldOf, pluginOf, randomScope, runToolCall } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
@@ -57,6 +57,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
             effect: options.toolEffects[toolName],
             scope,
             namespace: options.namespace,
+            declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
           })
         : given;
   }

@@ -20,6 +20,7 @@ export {
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export { canCallDirectly, type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
+export { declaresField, declaresKey, keyFieldOf } from "./adapter/schema-fields.js";
 export {
   type ArgumentProblem,
   describeProblem,

@@ -1,7 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
+import { declaresKey, type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
 import { failureOfResult, retryableMark, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -51,6 +51,11 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   /** LangChain tools are functions the model calls (`gen_ai.tool.type`). On the prototype: no field per call. */
   get toolType(): string {
     return "function";
+  }
+
+  /** Whether a write tool's schema declares the idempotency key argument: without it, a derived key. Asked only for a write. */
+  get declaresKey(): boolean | undefined {
+    return declaresKey(this.plugin, this.toolName, this.effect, this.schema);
   }
 
   /** LangGraph control flow (interrupts): rethrown as thrown, never a failure. */

@@ -28,7 +28,7 @@ export function effectOfAnnotations(annotations: EffectHints | undefined): ToolE
 /** Pages of `tools/list` read at most, in case a server hands out cursors forever. */
 const MAX_PAGES = 100;
 
-type ListedTool = { readonly name: string; readonly annotations?: EffectHints | undefined };
+type ListedTool = { readonly name: string; readonly annotations?: EffectHints | undefined; readonly inputSchema?: unknown };
 
 /**
  * The effects a server's tool annotations suggest, fetched with `listTools` on first need and
@@ -38,6 +38,8 @@ type ListedTool = { readonly name: string; readonly annotations?: EffectHints | 
  */
 export class ToolHints {
   private effects: Map<string, ToolEffect | undefined> | undefined;
+  /** Each listed tool's `inputSchema`: whether it declares the idempotency key argument. */
+  private schemas = new Map<string, unknown>();
   private loading: Promise<void> | undefined;
 
   constructor(private readonly client: McpClientLike) {}
@@ -50,6 +52,11 @@ export class ToolHints {
   /** The hinted effect of `toolName` from the loaded listing, without waiting. */
   cached(toolName: string): ToolEffect | undefined {
     return this.effects?.get(toolName);
+  }
+
+  /** The listed `inputSchema` of `toolName`, if the listing is loaded and has the tool. */
+  schemaOf(toolName: string): unknown {
+    return this.schemas.get(toolName);
   }
 
   /** The hinted effect of `toolName`, fetching the listing first if needed; the caller's abort cuts the wait short. */
@@ -69,22 +76,32 @@ export class ToolHints {
    * partial listing never stands for the whole: the lazy fetch reads every page).
    */
   remember(listed: { readonly tools: readonly ListedTool[]; readonly nextCursor?: string | undefined }, firstPage: boolean): void {
-    if (firstPage && listed.nextCursor === undefined) this.effects = new Map();
-    else if (this.effects === undefined) return;
-    for (const tool of listed.tools) this.effects.set(tool.name, effectOfAnnotations(tool.annotations));
+    if (firstPage && listed.nextCursor === undefined) {
+      this.effects = new Map();
+      this.schemas = new Map();
+    } else if (this.effects === undefined) return;
+    for (const tool of listed.tools) {
+      this.effects.set(tool.name, effectOfAnnotations(tool.annotations));
+      this.schemas.set(tool.name, tool.inputSchema);
+    }
   }
 
   private async load(): Promise<void> {
     try {
       const effects = new Map<string, ToolEffect | undefined>();
+      const schemas = new Map<string, unknown>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         const listed = await this.client.listTools(cursor === undefined ? undefined : { cursor });
-        for (const tool of listed.tools) effects.set(tool.name, effectOfAnnotations(tool.annotations));
+        for (const tool of listed.tools) {
+          effects.set(tool.name, effectOfAnnotations(tool.annotations));
+          schemas.set(tool.name, tool.inputSchema);
+        }
         cursor = listed.nextCursor;
         if (cursor === undefined) break;
       }
       this.effects = effects;
+      this.schemas = schemas;
     } catch {
       // No hints this time: the call uses `defaultEffect`; the next call that needs a hint asks again.
     }

@@ -8,6 +8,7 @@ import {
 } from "@retry-reflect/core";
 import {
   abortReason,
+  declaresKey,
   type HostOutcome,
   type HostToolCall,
   isRecord,
@@ -78,6 +79,10 @@ export function withRetryReflect<C extends McpClientLike>(
   const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
   const defaultScope = randomScope("mcp");
 
+  // Asked by the core for a write only: does the listed `inputSchema` hold the key argument?
+  const keyDeclared = (toolName: string, effect: ToolEffect | undefined): boolean | undefined =>
+    declaresKey(plugin, toolName, effect ?? plugin.effectOf(toolName), hints?.schemaOf(toolName));
+
   const run = (
     params: CallToolParams,
     resultSchema: CallToolResultSchema,
@@ -94,6 +99,7 @@ export function withRetryReflect<C extends McpClientLike>(
         effect,
         scopeOf(options.scope, defaultScope, params),
         options.namespace === undefined ? undefined : scopeOf(options.namespace, defaultScope, params),
+        keyDeclared,
       ),
       present,
     );
@@ -158,10 +164,16 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     readonly effect: ToolEffect | undefined,
     readonly scope: string | (() => string),
     readonly namespace: string | (() => string) | undefined,
+    private readonly keyDeclared: (toolName: string, effect: ToolEffect | undefined) => boolean | undefined,
   ) {
     this.toolName = params.name;
     this.args = params.arguments;
     this.signal = requestOptions?.signal;
+  }
+
+  /** Whether the server's listed `inputSchema` declares the idempotency key argument: without it, a write gets a derived key. */
+  get declaresKey(): boolean | undefined {
+    return this.keyDeclared(this.toolName, this.effect);
   }
 
   /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */

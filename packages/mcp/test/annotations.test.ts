@@ -74,27 +74,28 @@ describe("tool annotations as effects", () => {
     expect(untrusted.effects).toEqual({ search: "write", set_status: "write", delete_file: "write", plain: "write" });
   });
 
-  it("decide what a transient failure does: a read is retried in place, a hinted write without a key is not run", async () => {
-    let calls = 0;
+  it("decide what a transient failure does: a read is retried in place, and so is a hinted write whose schema takes no key (a derived key guards it)", async () => {
+    const calls = { search: 0, drop_table: 0 };
     const { client } = await connect((server) => {
-      const flaky = async () => {
-        calls += 1;
-        if (calls === 1) throw new Error("HTTP 503 Service Unavailable");
+      const flaky = (name: keyof typeof calls) => async () => {
+        calls[name] += 1;
+        if (calls[name] === 1) throw new Error("HTTP 503 Service Unavailable");
         return text("ok");
       };
-      server.registerTool("search", { inputSchema: { q: z.string() }, annotations: { readOnlyHint: true } }, flaky);
-      server.registerTool("drop_table", { inputSchema: { q: z.string() }, annotations: { destructiveHint: true } }, flaky);
+      server.registerTool("search", { inputSchema: { q: z.string() }, annotations: { readOnlyHint: true } }, flaky("search"));
+      server.registerTool("drop_table", { inputSchema: { q: z.string() }, annotations: { destructiveHint: true } }, flaky("drop_table"));
     });
     const clock = createFakeClock();
     const tools = withRetryReflect(client, { clock });
 
     const read = await drive(clock, tools.callTool({ name: "search", arguments: { q: "x" } }));
     expect(read.isError).toBeUndefined();
-    expect(calls).toBe(2);
+    expect(calls.search).toBe(2);
 
+    // Before, the write was refused with IDEMPOTENCY_KEY_REQUIRED: its schema has no key to give.
     const write = await drive(clock, tools.callTool({ name: "drop_table", arguments: { q: "x" } }));
-    expect(write.structuredContent).toMatchObject({ error_code: "IDEMPOTENCY_KEY_REQUIRED" });
-    expect(calls).toBe(2);
+    expect(write.isError).toBeUndefined();
+    expect(calls.drop_table).toBe(2);
   });
 });
 

@@ -111,3 +111,37 @@ describe("server-filesystem, started over stdio", () => {
     expect(await readFile(path, "utf8")).toBe("written by the model");
   });
 });
+
+describe("server-filesystem's write tools and its permission errors, as a user meets them", () => {
+  it("move_file and edit_file (destructive, no key in their schemas) run: not refused for a key they cannot take", async () => {
+    const { tools, clock, calls } = wrap();
+    const from = join(directory.path, "draft.txt");
+    const to = join(directory.path, "final.txt");
+    await writeFile(from, "hello world");
+    const moved = (await drive(
+      clock,
+      tools.callTool({ name: "move_file", arguments: { source: from, destination: to } }),
+    )) as CallToolResult;
+    expect(moved.isError).toBeFalsy();
+    expect(await readFile(to, "utf8")).toBe("hello world");
+    const edited = (await drive(
+      clock,
+      tools.callTool({ name: "edit_file", arguments: { path: to, edits: [{ oldText: "world", newText: "there" }] } }),
+    )) as CallToolResult;
+    expect(edited.isError).toBeFalsy();
+    expect(await readFile(to, "utf8")).toBe("hello there");
+    expect(calls.calls.map((call) => [call.toolName, call.effect])).toEqual([
+      ["move_file", "write"],
+      ["edit_file", "write"],
+    ]);
+  });
+
+  it("a path outside the allowed directory is PERMISSION_DENIED, reflected; the model may use another path", async () => {
+    const { tools, clock } = wrap();
+    const denied = (await drive(clock, tools.callTool({ name: "read_text_file", arguments: { path: "/etc/hostname" } }))) as CallToolResult;
+    expect(denied.isError).toBe(true);
+    expect(denied.structuredContent).toMatchObject({ error_code: "PERMISSION_DENIED", recoverable: true });
+    expect(firstText(denied)).toContain("Access denied");
+    expect(firstText(denied)).toContain("provide corrected arguments");
+  });
+});

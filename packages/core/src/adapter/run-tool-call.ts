@@ -21,6 +21,11 @@ export interface HostToolCall<R> {
   readonly toolType?: string;
   /** The tool's effect, when the host knows it (its metadata); else the plugin's `toolEffects` / `defaultEffect`. */
   readonly effect?: ToolEffect;
+  /**
+   * Whether the host tool's argument schema declares the idempotency key argument (`ToolCall.declaresKey`):
+   * `false` gives a write a derived key and never asks the model for one. @default undefined (the plugin's rule)
+   */
+  readonly declaresKey?: boolean;
   /** The attempt-tracking scope (one agent run); a function is called only when the plugin needs a scope. */
   readonly scope?: string | (() => string);
   /**

@@ -57,15 +57,17 @@ export function newRun(
   setup: ToolSetup,
   info?: CallInfo,
 ): CallRun {
+  const idempotency = setup.policy.idempotency;
   return {
-    call,
+    // A write whose schema has no key argument never receives one (a model's stray key is removed).
+    call: effect === "write" && call.declaresKey === false ? withoutKeyArgument(call, idempotency.keyField) : call,
     host,
     toolName: call.toolName,
     scope,
     effect,
     policy: setup.policy,
     breaker: setup.breaker,
-    idempotency: setup.policy.idempotency,
+    idempotency,
     breakerKey,
     counterKey: counterKey(scope, call.toolName),
     info,
@@ -77,6 +79,16 @@ export function newRun(
     fingerprint: undefined,
     prepared: undefined,
   };
+}
+
+function withoutKeyArgument(call: ToolCall, keyField: string): ToolCall {
+  let args: unknown;
+  try {
+    args = withoutField(call.args, keyField);
+  } catch {
+    return call; // arguments that cannot be read: the guard refuses them as it reads them
+  }
+  return args === call.args ? call : { ...call, args };
 }
 
 /** The observers' view of a call (for a `write`, its arguments without its key field). */
@@ -129,6 +141,7 @@ function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
     namespace: effect !== "write" ? undefined : typeof host.namespace === "function" ? host.namespace() : host.namespace,
     signal: host.signal,
     effect: host.effect,
+    declaresKey: host.declaresKey,
     passThrough: passThrough === undefined ? undefined : (error) => host.passThrough?.(error) === true,
     description: host.description,
     toolType: host.toolType,

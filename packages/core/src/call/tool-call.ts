@@ -19,6 +19,15 @@ export interface ToolCall<Args = unknown> {
    * request) one namespace. @default the call's `scope` (else `"default"`)
    */
   readonly namespace?: string;
+  /**
+   * Whether the tool's argument schema declares the idempotency key argument (`idempotency.keyField`),
+   * as an adapter reads it from the host tool's schema. `false` (an MCP server's write tool, a host
+   * tool without the field): the write gets a derived key (as `derive: "when-missing"`), is never
+   * refused for a missing key, and never receives the key argument (a model's stray one is removed
+   * from the arguments). `true` or undefined (a bare `execute`): `requireKey` and `derive` as set.
+   * @default undefined
+   */
+  readonly declaresKey?: boolean;
   /** Aborts backoff waits and is passed to the tool. */
   readonly signal?: AbortSignal;
   /** Overrides `toolEffects` / `defaultEffect` for this call. */
@@ -93,7 +102,11 @@ export function checkCall(call: unknown, fn: unknown): void {
   if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean")) {
     throw new TypeError("execute: expected `signal` to be an AbortSignal");
   }
-  const { description, toolType, namespace } = call as ToolCall;
+  const { description, toolType, namespace, declaresKey } = call as ToolCall;
+  if (declaresKey !== undefined && typeof declaresKey !== "boolean")
+    throw new TypeError(
+      `execute: expected \`declaresKey\` to be a boolean, received ${JSON.stringify(declaresKey) ?? String(declaresKey)}`,
+    );
   if (namespace !== undefined && (typeof namespace !== "string" || namespace.length === 0))
     throw new TypeError(
       `execute: expected \`namespace\` to be a non-empty string, received ${JSON.stringify(namespace) ?? String(namespace)}`,

@@ -11,6 +11,8 @@ export interface GuardedToolCall {
   readonly scope?: string;
   /** Whose writes these are. @default the scope */
   readonly namespace?: string;
+  /** `false`: the tool's schema has no key argument: a derived key, never a refusal for a missing one. */
+  readonly declaresKey?: boolean;
 }
 
 /** How a write's idempotency key is found. */

@@ -68,11 +68,14 @@ export class IdempotencyGuard {
   }
 
   private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-    const { key: keyOf, keyField, requireKey, derive } = run.idempotency;
+    const { key: keyOf, keyField, requireKey } = run.idempotency;
+    // A tool whose schema has no key argument cannot be given one: its key is derived, never asked for.
+    const undeclared = run.call.declaresKey === false;
+    const derive = undeclared && run.idempotency.derive === "never" ? "when-missing" : run.idempotency.derive;
     let given: string | undefined;
     let fingerprint: string;
     try {
-      given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : readKey(run.call.args, keyField);
+      given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : undeclared ? undefined : readKey(run.call.args, keyField);
       fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
     } catch (error) {
       // The model's arguments, not the tool: an attempt, never a breaker failure. Arguments that

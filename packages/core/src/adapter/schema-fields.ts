@@ -1,0 +1,59 @@
+import type { RetryReflectPlugin } from "../plugin.js";
+import { isRecord } from "./host-options.js";
+
+// Whether a host tool's argument schema declares a field (the idempotency key): read from the
+// schemas hosts hand over (zod 3 and 4, classic and mini; JSON Schema, also inside the AI SDK's
+// `jsonSchema()` wrapper and MCP's `inputSchema`), so that the core asks a key only of tools that take one.
+
+/**
+ * True when `schema` is an object schema whose properties hold `field`, false when it is one that
+ * does not, undefined when it cannot be told (no schema, another shape, a schema that throws when
+ * read, one given as a promise): the plugin's own rule then applies.
+ */
+export function declaresField(schema: unknown, field: string): boolean | undefined {
+  try {
+    return declares(schema, field, 0);
+  } catch {
+    return undefined; // a getter or a proxy trap that throws: not a schema to read
+  }
+}
+
+function declares(schema: unknown, field: string, depth: number): boolean | undefined {
+  if (!isRecord(schema) || depth > 4) return undefined;
+  // zod 4 (classic and mini): `_zod.def`, an object's `shape` a record of its fields.
+  const zod4 = isRecord(schema._zod) ? schema._zod.def : undefined;
+  if (isRecord(zod4)) return zod4.type === "object" && isRecord(zod4.shape) ? Object.hasOwn(zod4.shape, field) : undefined;
+  // zod 3: `_def.typeName`, an object's shape a function (or a record).
+  const zod3 = schema._def;
+  if (isRecord(zod3) && typeof zod3.typeName === "string") {
+    if (zod3.typeName !== "ZodObject") return undefined;
+    const shape = typeof zod3.shape === "function" ? (zod3.shape as () => unknown)() : zod3.shape;
+    return isRecord(shape) ? Object.hasOwn(shape, field) : undefined;
+  }
+  // The AI SDK's `jsonSchema(schema)`: the JSON Schema is its `jsonSchema` member (not a promise of one).
+  if ("jsonSchema" in schema && !("properties" in schema)) {
+    const inner = schema.jsonSchema;
+    return isRecord(inner) && typeof (inner as { then?: unknown }).then !== "function" ? declares(inner, field, depth + 1) : undefined;
+  }
+  // JSON Schema of an object (MCP's `inputSchema`).
+  const { properties } = schema;
+  if (isRecord(properties)) return Object.hasOwn(properties, field);
+  return schema.type === "object" ? false : undefined;
+}
+
+/** The idempotency key argument of a tool: its policy's `idempotency.keyField`, else the plugin's. */
+export function keyFieldOf(plugin: RetryReflectPlugin, toolName: string): string {
+  const { options } = plugin;
+  const tool = options.tools.size === 0 ? undefined : options.tools.get(toolName);
+  return (tool ?? options).idempotency.keyField;
+}
+
+/** `ToolCall.declaresKey` of a host tool: only for a `write` (the only effect that reads it). */
+export function declaresKey(
+  plugin: RetryReflectPlugin,
+  toolName: string,
+  effect: string | undefined,
+  schema: unknown,
+): boolean | undefined {
+  return effect === "write" ? declaresField(schema, keyFieldOf(plugin, toolName)) : undefined;
+}
