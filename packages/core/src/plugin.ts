@@ -62,6 +62,20 @@ export class RetryReflectPlugin {
     return this.circuits.state(toolName);
   }
 
+  /**
+   * Where `toolName` is stopped because its retries are exhausted: each scope, and how long until
+   * its next call runs again (`retryAfterMs`, from `exhaustedResetMs`; `undefined` when the stop
+   * lasts the scope's life). A circuit reads `closed` through this: it is per scope, not per tool.
+   */
+  exhausted(toolName: string): ReadonlyArray<{ readonly scope: string; readonly retryAfterMs: number | undefined }> {
+    const { tracker, options } = this.engine;
+    const resetMs = setupOf(this.engine, toolName).policy.exhaustedResetMs;
+    const now = options.clock.now();
+    return tracker
+      .exhaustedScopes(toolName)
+      .map(({ scope, at }) => ({ scope, retryAfterMs: resetMs === 0 ? undefined : Math.max(0, at + resetMs - now) }));
+  }
+
   /** Forgets the attempt counters of a scope (call it when an agent run ends, or to start a task afresh). */
   resetScope(scope: string): void {
     this.engine.tracker.clearScope(scope);

@@ -106,3 +106,29 @@ describe("exhaustedResetMs: a spent budget ends", () => {
     expect(() => RetryReflectPlugin.create({ tools: { t: { exhaustedResetMs: -5 } } })).toThrow(/tools\.t\.exhaustedResetMs/);
   });
 });
+
+describe("plugin.exhausted(toolName): where a tool is stopped, while its circuit reads closed", () => {
+  it("names each exhausted scope with the time left until its next call runs; other scopes are not listed", async () => {
+    const { clock, plugin, spend, heal, call } = setup({ exhaustedResetMs: 60_000 });
+    expect(plugin.exhausted("geocode")).toEqual([]);
+    await spend();
+    await plugin.execute({ toolName: "geocode", args: { city: "y" }, scope: "other" }, () => "ok");
+    expect(plugin.circuitState("geocode")).toBe("closed");
+    expect(plugin.exhausted("geocode")).toEqual([{ scope: "mcp-client", retryAfterMs: 60_000 }]);
+    await clock.advance(45_000);
+    expect(plugin.exhausted("geocode")).toEqual([{ scope: "mcp-client", retryAfterMs: 15_000 }]);
+    expect(plugin.exhausted("other_tool")).toEqual([]);
+    await clock.advance(15_000);
+    heal();
+    expect((await call()).status).toBe("success");
+    expect(plugin.exhausted("geocode")).toEqual([]);
+  });
+
+  it("with exhaustedResetMs 0 the stop lasts the scope's life: retryAfterMs is undefined", async () => {
+    const { plugin, spend } = setup({ exhaustedResetMs: 0 });
+    await spend();
+    expect(plugin.exhausted("geocode")).toEqual([{ scope: "mcp-client", retryAfterMs: undefined }]);
+    plugin.resetScope("mcp-client");
+    expect(plugin.exhausted("geocode")).toEqual([]);
+  });
+});

@@ -120,6 +120,19 @@ export class AttemptTracker {
     if (tracked !== undefined && tracked.exhausted === undefined && tracked.failures > 0) this.idle(tracked);
   }
 
+  /** The scopes in which `toolName`'s budget is spent, with when it was spent (the counters held; reading changes nothing). */
+  exhaustedScopes(toolName: string): Array<{ readonly scope: string; readonly at: number }> {
+    const found: Array<{ scope: string; at: number }> = [];
+    if (!this.hasCounters(toolName)) return found;
+    const suffix = SEPARATOR + toolName;
+    for (const [key, tracked] of this.counters.entries()) {
+      if (tracked.toolName === toolName && tracked.exhausted !== undefined && key.endsWith(suffix)) {
+        found.push({ scope: key.slice(0, key.length - suffix.length), at: tracked.exhausted.at });
+      }
+    }
+    return found;
+  }
+
   /** Forgets every counter of a scope (an agent run that ended). */
   clearScope(scope: string): void {
     const prefix = scope + SEPARATOR;
