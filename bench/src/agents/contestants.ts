@@ -96,7 +96,7 @@ export const TIMEOUT_CELLS: readonly string[] = ["hang", "slow-but-fine"];
 
 /** A configuration of retry-reflect for the choice of `attemptTimeoutMs`'s default (DESIGN Part 3): the core's defaults and that one option. */
 const timeoutCandidate = (ms: number): Contestant => ({
-  name: `retry-reflect, attemptTimeoutMs: ${ms === 0 ? "0 (none)" : ms.toLocaleString("en-US").replace(/,/g, "_")}`,
+  name: `retry-reflect (attemptTimeoutMs: ${ms.toLocaleString("en-US").replace(/,/g, "_")})`,
   description: `the core's defaults with \`attemptTimeoutMs: ${ms.toLocaleString("en-US").replace(/,/g, "_")}\`${ms === 0 ? " (no time limit)" : ""}, a candidate for its default; run only in ${TIMEOUT_CELLS.join(" and ")} (elsewhere no tool takes more than 0.5 s, so the limit never fires)`,
   cells: TIMEOUT_CELLS,
   middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, attemptTimeoutMs: ms }))],
@@ -114,4 +114,5 @@ export const TIMEOUT_CANDIDATES: readonly Contestant[] = [
 ];
 
 /** The row of the "no time limit" candidate: the defaults' row while the core has no default attempt timeout. */
-export const NO_TIMEOUT_ROW = TIMEOUT_CANDIDATES.find((candidate) => candidate.name.endsWith("0 (none)"))?.name ?? "retry-reflect";
+export const NO_TIMEOUT_ROW =
+  TIMEOUT_CANDIDATES.find((candidate) => candidate.name.endsWith("attemptTimeoutMs: 0)"))?.name ?? "retry-reflect";

@@ -129,7 +129,8 @@ export function verdicts(
 }
 
 /** "attemptTimeoutMs: 30_000" for a candidate's row, "none (the defaults)" for the defaults' row. */
-const candidateLabel = (name: string) => (name === OURS ? "none (the defaults)" : name.replace(`${OURS}, `, ""));
+const candidateLabel = (name: string) =>
+  name === OURS ? "none (the defaults)" : `${name.replace(`${OURS} (`, "").replace(/\)$/, "")}${name === NO_TIMEOUT_ROW ? " (none)" : ""}`;
 
 /**
  * The choice of `attemptTimeoutMs`'s default (DESIGN Part 3): each candidate (no time limit, then
