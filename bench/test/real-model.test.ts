@@ -1,7 +1,7 @@
 // The `--model` path: the same episode against a real chat model over HTTP (here a loopback
 // OpenAI-compatible stub, since these machines have no model to call). The services and the
 // plugin run on a clock that moves on each sleep without waiting; the HTTP is real.
-import type { Clock } from "@retry-reflect/core";
+import { type Clock, isWatchdog } from "@retry-reflect/core";
 import { seededRandom } from "@retry-reflect/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cell } from "../src/agents/cells.js";
@@ -17,12 +17,17 @@ beforeAll(async () => {
 });
 afterAll(() => stub.close());
 
-/** A clock that does not wait: each sleep moves it on and resolves at once. */
+/**
+ * A clock that does not wait: each sleep moves it on and resolves at once. The plugin's watchdog
+ * (the default attempt limit) is no wait: resolved at once it would cut every attempt off, so it
+ * never fires here (the HTTP exchanges are real).
+ */
 function instantClock(): Clock {
   let now = 0;
   return {
     now: () => now,
-    sleep: async (ms) => {
+    sleep: async (ms, signal) => {
+      if (isWatchdog(signal)) return new Promise<void>(() => {});
       now += Math.max(0, ms);
     },
   };

@@ -170,7 +170,7 @@ export class RetryReflectPluginBuilder {
   circuitOpenPrompt(value: string) {
     return this.with("circuitOpenPrompt", value);
   }
-  /** @see RetryReflectOptions.attemptTimeoutMs (default undefined: no limit) */
+  /** @see RetryReflectOptions.attemptTimeoutMs (default 60_000, met within a second; 0: no limit) */
   attemptTimeoutMs(value: number) {
     return this.with("attemptTimeoutMs", value);
   }

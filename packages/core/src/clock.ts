@@ -39,3 +39,21 @@ export const systemClock: Clock = {
     });
   },
 };
+
+/** Marks the signal of the plugin's own watchdog sleep (the default attempt limit), for clocks that tell it from a call's waits. */
+const WATCHDOG = Symbol.for("retry-reflect.watchdog");
+
+/** A signal for a watchdog sleep: a clock may leave such sleeps out of what it reports (the test clock does). */
+export function watchdogSignal(controller: AbortController): AbortSignal {
+  (controller.signal as unknown as Record<symbol, boolean>)[WATCHDOG] = true;
+  return controller.signal;
+}
+
+/**
+ * Is this the signal of the plugin's watchdog sleep (the default attempt limit's one timer, set
+ * while attempts run)? A custom clock that moves time by itself (a simulation) should not jump to
+ * it: it is not a wait of any call.
+ */
+export function isWatchdog(signal: AbortSignal | undefined): boolean {
+  return signal !== undefined && (signal as unknown as Record<symbol, unknown>)[WATCHDOG] === true;
+}

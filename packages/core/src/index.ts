@@ -15,7 +15,7 @@ export type {
 } from "./breaker/circuit-breaker-store.js";
 export type { Circuits } from "./breaker/circuits.js";
 export type { RetryReflectPluginBuilder } from "./builder.js";
-export { type Clock, systemClock } from "./clock.js";
+export { type Clock, isWatchdog, systemClock } from "./clock.js";
 export type {
   ClassifyContext,
   FailureContext,

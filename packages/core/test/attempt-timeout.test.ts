@@ -215,9 +215,9 @@ describe("a hung tool with attemptTimeoutMs", () => {
   });
 
   it("rejects invalid values naming the option", () => {
-    for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "1000"]) {
+    for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, "1000"]) {
       expect(() => RetryReflectPlugin.create({ attemptTimeoutMs: value as number })).toThrow(/attemptTimeoutMs/);
     }
-    expect(() => RetryReflectPlugin.create({ tools: { report: { attemptTimeoutMs: 0 } } })).toThrow(/tools\.report\.attemptTimeoutMs.*0/);
+    expect(() => RetryReflectPlugin.create({ tools: { report: { attemptTimeoutMs: -1 } } })).toThrow(/tools\.report\.attemptTimeoutMs.*-1/);
   });
 });

@@ -197,9 +197,9 @@ describe("per-tool policies: tools and .tool(name, policy)", () => {
     expect(hook.message).toContain("a function");
 
     // The same checks through the builder.
-    const built = invalidOption(() => RetryReflectPlugin.builder().tool("pay", { attemptTimeoutMs: 0 }).build());
+    const built = invalidOption(() => RetryReflectPlugin.builder().tool("pay", { attemptTimeoutMs: -5 }).build());
     expect(built.option).toBe("tools.pay.attemptTimeoutMs");
-    expect(built.message).toContain("received 0");
+    expect(built.message).toContain("received -5");
   });
 
   it("an unknown option inside a tool policy names it; the store is the plugin's, never a tool's", () => {

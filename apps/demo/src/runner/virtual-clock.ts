@@ -1,4 +1,4 @@
-import type { CallInfo, Clock, RetryReflectObserver } from "@retry-reflect/core";
+import { type CallInfo, type Clock, isWatchdog, type RetryReflectObserver } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 
 /** A clock on simulated time that moves forward by itself whenever something sleeps. */
@@ -64,7 +64,8 @@ export function createVirtualClock(start = 0): VirtualClock {
     },
     sleep(ms, signal) {
       const sleeping = fake.sleep(ms, signal);
-      if (ms > 0 && !signal?.aborted) {
+      // The plugin's watchdog (the default attempt limit) is no wait of a call: time does not jump to it.
+      if (ms > 0 && !signal?.aborted && !isWatchdog(signal)) {
         const wakeUp = { at: fake.now() + ms };
         wakeUps.add(wakeUp);
         const forget = () => {

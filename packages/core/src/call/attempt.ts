@@ -1,14 +1,13 @@
 import { abortReason } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
-import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError } from "../errors/tool-error.js";
-import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
+import { callTool, timeoutError } from "./attempt-parts.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
+import { AttemptContext, coarseAttempt } from "./coarse-attempt.js";
 import type { Engine } from "./engine.js";
 
+export { callTool, lateOf } from "./attempt-parts.js";
+
 const TIMED_OUT: unique symbol = Symbol("timed out");
-/** A timeout error of this engine → the tool's own promise, still running after the time limit. */
-const LATE_ATTEMPTS = new WeakMap<object, Promise<unknown>>();
 const noop = (): void => {};
 
 /**
@@ -20,15 +19,15 @@ const noop = (): void => {};
 export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<T> {
   const timeoutMs = run.policy.attemptTimeoutMs;
   if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
+  const coarseMs = run.policy.coarseTimeoutMs;
+  if (coarseMs !== undefined) {
+    const context = new AttemptContext(run.attempt, run.signal, run.toolName, run.call.callId, run.idempotencyKey);
+    const attempt = () => coarseAttempt(engine, fn, run.host, run.call.args, context, coarseMs, run.storeKey !== undefined, run.info);
+    return run.info === undefined ? attempt() : engine.notifier.inContext(run.info, attempt);
+  }
   const context = contextOf(run, run.signal);
   if (run.info === undefined) return callTool(fn, run.host, run.call.args, context);
   return engine.notifier.inContext(run.info, () => callTool(fn, run.host, run.call.args, context));
-}
-
-/** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
-export function lateOf(failure: unknown): Promise<unknown> | undefined {
-  // A WeakMap, not a property read: what a tool threw may be a Proxy whose traps throw.
-  return typeof failure === "object" && failure !== null ? LATE_ATTEMPTS.get(failure) : undefined;
 }
 
 /**
@@ -72,7 +71,7 @@ async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T
     if (onOuterAbort !== undefined) outer?.removeEventListener("abort", onOuterAbort);
   }
   if (winner !== TIMED_OUT) return winner;
-  const error = timeoutError(run, timeoutMs, tool);
+  const error = timeoutError(run.toolName, run.storeKey !== undefined, timeoutMs, tool);
   own.abort(error);
   tool.catch(noop); // its late failure is nobody's rejection
   engine.notifier.emit("attempt_timed_out", run.toolName, run.info, {
@@ -83,32 +82,8 @@ async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T
   throw error;
 }
 
-function timeoutError(run: CallRun, timeoutMs: number, late: Promise<unknown>): ToolError {
-  // A guarded write cut off may still take effect: it is not retried in place (its key stays held until it ends).
-  const write = run.storeKey !== undefined;
-  const error = createToolError({
-    code: ErrorCodes.TIMEOUT,
-    message: write ? writeTimeoutMessage(run.toolName, timeoutMs) : attemptTimeoutMessage(run.toolName, timeoutMs),
-    recoverable: true,
-    suggestedAction: write ? WRITE_TIMEOUT_ACTION : DEFAULT_SUGGESTED_ACTIONS.TIMEOUT,
-    kind: "transient",
-    details: { timeout_ms: timeoutMs },
-  });
-  LATE_ATTEMPTS.set(error, late);
-  return error;
-}
-
 function contextOf(run: CallRun, signal: AbortSignal | undefined): ToolContext {
   return run.idempotencyKey === undefined
     ? { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId }
     : { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
-}
-
-/** The tool, once: a host adapter's call is its `this` (its `run` method). */
-export function callTool<T>(fn: ToolFunction<unknown, T>, self: unknown, args: unknown, context: ToolContext): Promise<T> {
-  try {
-    return Promise.resolve(fn.call(self, args, context));
-  } catch (error) {
-    return Promise.reject(error);
-  }
 }

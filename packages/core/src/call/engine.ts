@@ -12,6 +12,7 @@ import { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { AttemptTracker } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
+import { CoarseDeadlines } from "./coarse-deadlines.js";
 
 /** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
 export interface ToolSetup {
@@ -35,6 +36,8 @@ export interface Engine {
   readonly cleaner: Cleaner;
   /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
+  /** The default attempt time limit's one timer for all attempts (`coarseTimeoutMs`). */
+  readonly deadlines: CoarseDeadlines;
 }
 
 /** The settings and breaker of a tool. */
@@ -107,6 +110,7 @@ export function createEngine(options: ResolvedOptions): Engine {
     notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
   });
   return {
+    deadlines: new CoarseDeadlines(options.clock),
     options,
     defaults,
     setups,

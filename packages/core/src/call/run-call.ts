@@ -11,6 +11,7 @@ import { continueAfterFailure, observed } from "./attempt-loop.js";
 import { counterKey } from "./attempt-tracker.js";
 import { endCall, ended, finish } from "./call-end.js";
 import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
+import { AttemptContext, coarseAttempt } from "./coarse-attempt.js";
 import { type Engine, setupOf, type ToolSetup } from "./engine.js";
 import { checkCall, type EngineCall } from "./tool-call.js";
 
@@ -132,9 +133,11 @@ async function direct<T, P>(
   const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup) : undefined;
   let value: T;
   try {
-    value = await (run === undefined
-      ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
-      : runAttempt(engine, run, fn));
+    value = await (run !== undefined
+      ? runAttempt(engine, run, fn)
+      : setup.policy.coarseTimeoutMs === undefined
+        ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
+        : limited(engine, call, fn, host, setup.policy.coarseTimeoutMs));
   } catch (error) {
     return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, error, true);
   }
@@ -151,6 +154,18 @@ async function direct<T, P>(
   const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
   if (run !== undefined) endCall(engine, run, outcome);
   return present === undefined ? outcome : value;
+}
+
+/** The direct attempt under the default time limit (no timer of its own: the plugin's coarse deadlines). */
+function limited<T>(
+  engine: Engine,
+  call: EngineCall,
+  fn: ToolFunction<unknown, T>,
+  host: EngineCall | undefined,
+  limitMs: number,
+): Promise<T> {
+  const context = new AttemptContext(1, call.signal, call.toolName, call.callId, undefined);
+  return coarseAttempt(engine, fn, host, call.args, context, limitMs, false, undefined);
 }
 
 /** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */

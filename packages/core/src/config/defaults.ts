@@ -7,6 +7,13 @@ import type { ResolvedPolicy } from "./policy.js";
 
 // The documented defaults and the option names, in one place.
 
+/**
+ * The default attempt time limit: 60 s, chosen with `bench:agents` (a hung tool: 69.1 % of tasks
+ * without a limit, 97.0 % at 60 s, 99.1 % at 30 s; a tool that answers after 20–50 s: 100 % at
+ * 60 s, 79.1 % at 30 s, which cuts two thirds of its attempts off).
+ */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
+
 export const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
 /** The placeholders of the stop texts: the reflection's, and the wait in seconds. */
@@ -81,7 +88,7 @@ export const DEFAULT_OPTIONS = {
   circuitBreakerStore: undefined,
   reflectionPrompt: DEFAULT_REFLECTION_PROMPT,
   retryLaterPrompt: DEFAULT_RETRY_LATER_PROMPT,
-  attemptTimeoutMs: undefined,
+  attemptTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS,
   maxConcurrent: undefined,
   repeatedCallLimit: undefined,
   exhaustedResetMs: 60_000,
@@ -154,6 +161,7 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   notRecoverableTemplate: undefined,
   circuitOpenTemplate: undefined,
   attemptTimeoutMs: undefined,
+  coarseTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS,
   shouldRetry: undefined,
   isFailure: undefined,
   maxConcurrent: undefined,

@@ -91,7 +91,11 @@ export interface PolicyOptions {
   readonly circuitOpenPrompt?: string;
   /**
    * One attempt's time limit: past it the tool's `context.signal` aborts and the attempt fails with
-   * `TIMEOUT` (transient). A hung tool never hangs the agent. @default undefined (no limit, no timer)
+   * `TIMEOUT` (transient). A hung tool never hangs the agent. Not set, the default limit applies
+   * (`DEFAULT_OPTIONS.attemptTimeoutMs`, 60 s, chosen with `bench:agents`), met within a second by
+   * one watchdog per plugin (no timer per call; `context.signal` made only when the tool reads it);
+   * a value you set is met exactly, with a timer per attempt; `0` turns the limit off.
+   * @default 60_000
    */
   readonly attemptTimeoutMs?: number;
   /**

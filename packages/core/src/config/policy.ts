@@ -29,7 +29,10 @@ export interface ResolvedPolicy {
   readonly exhaustedTemplate: ReflectionTemplate | undefined;
   readonly notRecoverableTemplate: ReflectionTemplate | undefined;
   readonly circuitOpenTemplate: ReflectionTemplate | undefined;
+  /** The limit set (`attemptTimeoutMs`), kept with a timer per attempt; undefined when not set, or set to 0. */
   readonly attemptTimeoutMs: number | undefined;
+  /** The default limit when `attemptTimeoutMs` is not set (one timer per plugin, within a tick); undefined once it is set. */
+  readonly coarseTimeoutMs: number | undefined;
   readonly shouldRetry: ((error: ToolError, context: FailureContext) => boolean | undefined) | undefined;
   readonly isFailure: ((result: unknown, context: FailureContext) => boolean | ToolError | undefined) | undefined;
   readonly maxConcurrent: number | undefined;
@@ -93,7 +96,12 @@ export function resolvePolicy(
     exhaustedTemplate: stop("exhaustedPrompt", base.exhaustedTemplate),
     notRecoverableTemplate: stop("notRecoverablePrompt", base.notRecoverableTemplate),
     circuitOpenTemplate: stop("circuitOpenPrompt", base.circuitOpenTemplate),
-    attemptTimeoutMs: pick("attemptTimeoutMs", finite(0, true), base.attemptTimeoutMs),
+    // Set (to a limit, or 0 for none): the precise limit replaces the default one.
+    attemptTimeoutMs:
+      input.attemptTimeoutMs === undefined
+        ? base.attemptTimeoutMs
+        : positiveOrOff(finite(0)(input.attemptTimeoutMs, name("attemptTimeoutMs"))),
+    coarseTimeoutMs: input.attemptTimeoutMs === undefined ? base.coarseTimeoutMs : undefined,
     shouldRetry: pick("shouldRetry", fn, base.shouldRetry) as ResolvedPolicy["shouldRetry"],
     isFailure: pick("isFailure", fn, base.isFailure) as ResolvedPolicy["isFailure"],
     maxConcurrent: pick("maxConcurrent", integer(1), base.maxConcurrent),
@@ -134,4 +142,9 @@ function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: Idem
     derive: input.derive === undefined ? base.derive : oneOf(DERIVES)(input.derive, `${prefix}derive`),
     maxResultBytes: input.maxResultBytes === undefined ? base.maxResultBytes : integer(0)(input.maxResultBytes, `${prefix}maxResultBytes`),
   };
+}
+
+/** `attemptTimeoutMs: 0` turns the limit off. */
+function positiveOrOff(value: number | undefined): number | undefined {
+  return value === 0 ? undefined : value;
 }

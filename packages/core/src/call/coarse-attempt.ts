@@ -1,0 +1,127 @@
+import { abortReason } from "../clock.js";
+import type { ToolContext } from "../config/options.js";
+import type { CallInfo } from "../events/events.js";
+import { callTool, timeoutError } from "./attempt-parts.js";
+import type { ToolFunction } from "./call-state.js";
+import { Watched } from "./coarse-deadlines.js";
+import type { Engine } from "./engine.js";
+
+// An attempt under the default time limit (`attemptTimeoutMs` not set): no timer and no
+// AbortController per call. The attempt joins the plugin's coarse deadlines (one timer for all);
+// its context makes a signal of its own only if the tool reads `context.signal`, and that signal
+// aborts at the limit. Past the limit the attempt fails with `TIMEOUT`, as a precise one does.
+
+const noop = (): void => {};
+
+/** A tool's context whose `signal` is made on first read: it follows the caller's and aborts at the limit. */
+export class AttemptContext implements ToolContext {
+  private own: AbortController | undefined = undefined;
+  private onOuterAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly attempt: number,
+    private readonly outer: AbortSignal | undefined,
+    readonly toolName: string,
+    readonly callId: string | undefined,
+    readonly idempotencyKey: string | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.own === undefined) {
+      const own = new AbortController();
+      this.own = own;
+      const outer = this.outer;
+      if (outer?.aborted) own.abort(abortReason(outer));
+      else if (outer !== undefined) {
+        this.onOuterAbort = () => own.abort(abortReason(outer));
+        outer.addEventListener("abort", this.onOuterAbort, { once: true });
+      }
+    }
+    return this.own.signal;
+  }
+
+  /** The attempt was cut off: a signal the tool read aborts with the timeout. */
+  abort(reason: unknown): void {
+    this.own?.abort(reason);
+  }
+
+  /** The attempt ended: no listener is left on the caller's signal. */
+  release(): void {
+    if (this.onOuterAbort !== undefined) this.outer?.removeEventListener("abort", this.onOuterAbort);
+    this.onOuterAbort = undefined;
+  }
+}
+
+/** One attempt under watch: settles with the tool, or with `TIMEOUT` when its group's time passes. */
+class CoarseAttempt<T> extends Watched {
+  settled = false;
+  tool: Promise<T> | undefined = undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly context: AttemptContext,
+    private readonly limitMs: number,
+    private readonly write: boolean,
+    private readonly info: CallInfo | undefined,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    super();
+  }
+
+  value(value: T): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.engine.deadlines.leave(this);
+    this.context.release();
+    this.resolve(value);
+  }
+
+  failure(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.engine.deadlines.leave(this);
+    this.context.release();
+    this.reject(error);
+  }
+
+  expire(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { context, limitMs } = this;
+    const tool = this.tool as Promise<T>;
+    const error = timeoutError(context.toolName, this.write, limitMs, tool);
+    context.abort(error);
+    context.release();
+    tool.catch(noop); // its late failure is nobody's rejection
+    this.engine.notifier.emit("attempt_timed_out", context.toolName, this.info, {
+      tool_name: context.toolName,
+      attempt: context.attempt,
+      timeout_ms: limitMs,
+    });
+    this.reject(error);
+  }
+}
+
+/** Runs the tool once under the coarse limit `limitMs`: its result, or `TIMEOUT` past the limit (the tool may still be running). */
+export function coarseAttempt<T>(
+  engine: Engine,
+  fn: ToolFunction<unknown, T>,
+  self: unknown,
+  args: unknown,
+  context: AttemptContext,
+  limitMs: number,
+  write: boolean,
+  info: CallInfo | undefined,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const attempt = new CoarseAttempt<T>(engine, context, limitMs, write, info, resolve, reject);
+    engine.deadlines.watch(attempt, limitMs);
+    const tool = callTool(fn, self, args, context);
+    attempt.tool = tool;
+    tool.then(
+      (value) => attempt.value(value),
+      (error: unknown) => attempt.failure(error),
+    );
+  });
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { type Clock, DEFAULT_OPTIONS, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import { createFakeClock, recordEvents } from "../src/testing.js";
+
+// The default attempt limit (60 s, chosen with bench:agents): a hung tool no longer hangs the agent.
+// It costs no timer per call: one watchdog per plugin (on the clock), met within a tick (1 s), and
+// the tool's `context.signal` is made only if it reads it. `attemptTimeoutMs: 0` turns it off; a
+// value set is a precise limit (its own timer per attempt).
+
+const hangs = () => new Promise<never>(() => {});
+
+describe("the default attempt limit", () => {
+  it("is documented as 60 s", () => {
+    expect(DEFAULT_OPTIONS.attemptTimeoutMs).toBe(60_000);
+  });
+
+  it("a hung read tool times out after 60 s (within a second), and the attempt is retried in place", async () => {
+    const clock = createFakeClock();
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 1 });
+    let runs = 0;
+    const outcome = plugin.execute({ toolName: "search", args: { q: "x" } }, () => {
+      runs++;
+      return hangs();
+    });
+    let settled = false;
+    void outcome.then(() => {
+      settled = true;
+    });
+    await clock.advance(59_999);
+    expect(events.types()).toEqual([]);
+    await clock.advance(1);
+    expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
+    expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 60_000 });
+    expect(runs).toBe(1);
+    await clock.advance(500); // the in-place retry's backoff
+    expect(runs).toBe(2);
+    await clock.advance(61_000);
+    expect(settled).toBe(true);
+    const final = await outcome;
+    expect(final.status === "failed" && final.error.code).toBe("RETRIES_EXHAUSTED");
+    expect(final.status === "failed" && (final.error.cause as { code?: string }).code).toBe("TIMEOUT");
+  });
+
+  it("the tool's context.signal, when it reads it, aborts at the limit with the TIMEOUT", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
+    let signal: AbortSignal | undefined;
+    const outcome = plugin.execute({ toolName: "search", args: {} }, (_args, context: ToolContext) => {
+      signal = context.signal;
+      return hangs();
+    });
+    await clock.advance(0);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(61_000);
+    expect(signal?.aborted).toBe(true);
+    expect((signal?.reason as { code?: string }).code).toBe("TIMEOUT");
+    expect((await outcome).status).toBe("failed");
+  });
+
+  it("the caller's abort still reaches a tool's signal", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    const caller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const outcome = plugin.execute({ toolName: "search", args: {}, signal: caller.signal }, (_args, context) => {
+      seen = context.signal;
+      return new Promise<never>((_resolve, reject) => context.signal?.addEventListener("abort", () => reject(context.signal?.reason)));
+    });
+    await clock.advance(0);
+    caller.abort(new Error("user left"));
+    await expect(outcome).rejects.toThrow("user left");
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it("attemptTimeoutMs: 0 turns the limit off; a tool may take ten minutes", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 0 });
+    let finish!: (value: string) => void;
+    const outcome = plugin.execute({ toolName: "report", args: {} }, () => new Promise<string>((resolve) => (finish = resolve)));
+    await clock.advance(600_000);
+    finish("done");
+    expect(await outcome).toMatchObject({ status: "success", value: "done" });
+  });
+
+  it("a tool's own attemptTimeoutMs is precise and replaces the default for that tool only", async () => {
+    const clock = createFakeClock();
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0, tools: { quick: { attemptTimeoutMs: 2_000 } } });
+    void plugin.execute({ toolName: "quick", args: {} }, hangs);
+    void plugin.execute({ toolName: "other", args: {} }, hangs);
+    await clock.advance(2_000);
+    expect(events.events.map((event) => [event.type, event.toolName])).toEqual([
+      ["attempt_timed_out", "quick"],
+      ["retries_exhausted", "quick"],
+    ]);
+    await clock.advance(59_000);
+    expect(events.events.map((event) => event.toolName)).toContain("other");
+  });
+
+  it("costs no timer per healthy call: one watchdog for many calls one after another, none of it a sleep of theirs", async () => {
+    const fake = createFakeClock();
+    let sleeps = 0;
+    const clock: Clock = {
+      now: () => fake.now(),
+      sleep: (ms, signal) => {
+        sleeps++;
+        return fake.sleep(ms, signal);
+      },
+    };
+    const plugin = RetryReflectPlugin.create({ clock });
+    for (let index = 0; index < 1_000; index++) {
+      const outcome = await plugin.execute({ toolName: "search", args: { index } }, async () => index);
+      expect(outcome.status).toBe("success");
+    }
+    expect(sleeps).toBe(1);
+    expect(fake.sleeps).toEqual([]);
+    expect(fake.pendingSleeps()).toBe(0);
+  });
+
+  it("a write cut off at the default limit is not run twice: the same call later", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { pay: "write" } });
+    let runs = 0;
+    const first = plugin.execute({ toolName: "pay", args: { amount: 1, idempotency_key: "p-1" } }, () => {
+      runs++;
+      return hangs();
+    });
+    await clock.advance(61_000);
+    const outcome = await first;
+    expect(outcome.status === "reflect" && outcome.error.code).toBe("TIMEOUT");
+    expect(outcome.status === "reflect" && outcome.prompt).toContain("Call it again with the same arguments");
+    expect(runs).toBe(1);
+  });
+});
