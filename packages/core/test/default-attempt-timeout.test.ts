@@ -54,7 +54,7 @@ describe("the default attempt limit", () => {
     expect(signal?.aborted).toBe(false);
     await clock.advance(61_000);
     expect(signal?.aborted).toBe(true);
-    expect((signal?.reason as { code?: string }).code).toBe("TIMEOUT");
+    expect(((signal as AbortSignal).reason as { code?: string }).code).toBe("TIMEOUT");
     expect((await outcome).status).toBe("failed");
   });
 

@@ -33,7 +33,6 @@ export class CoarseDeadlines {
   private readonly groups = new Map<number, Group>();
   /** The group calls join now: the last one made (most calls share it). */
   private last: Group | undefined = undefined;
-  private watching = 0;
   /** The timer's wake-up time and the controller that cancels it, while one is set. */
   private wakeAt = Number.POSITIVE_INFINITY;
   private cancel: AbortController | undefined = undefined;
@@ -56,7 +55,6 @@ export class CoarseDeadlines {
     if (first !== undefined) first.prev = watched;
     group.first = watched;
     watched.group = group;
-    this.watching++;
   }
 
   /** The attempt settled before its limit (or expired: then nothing is left to do). */
@@ -68,7 +66,6 @@ export class CoarseDeadlines {
     else group.first = next;
     if (next !== undefined) next.prev = prev;
     watched.prev = watched.next = watched.group = undefined;
-    this.watching--;
   }
 
   /** On the real clock the timer does not keep the process alive: a process whose calls are done exits. */
@@ -110,7 +107,6 @@ export class CoarseDeadlines {
       group.first = undefined;
       for (const watched of expired) {
         watched.prev = watched.next = watched.group = undefined;
-        this.watching--;
         watched.expire();
       }
     }
