@@ -7,6 +7,8 @@ import {
   handleWhen,
   type IPolicy,
   retry,
+  TimeoutStrategy,
+  timeout,
   wrap,
 } from "cockatiel";
 import Opossum from "opossum";
@@ -30,6 +32,16 @@ export function cockatielRetryBreaker(options: { threshold?: number; halfOpenAft
     },
   );
   return wrap(retryPolicy, breaker);
+}
+
+/** The same, with a 60 s time limit per attempt inside the retry (as our default `attemptTimeoutMs`): a careful user's setup. */
+export function cockatielRetryBreakerTimeout(): IPolicy {
+  const breaker = circuitBreaker(handleAll, { halfOpenAfter: 60_000, breaker: new ConsecutiveBreaker(5) });
+  const retryPolicy = retry(
+    handleWhen((error) => !(error instanceof BrokenCircuitError)),
+    { maxAttempts: 3, backoff: new ConstantBackoff(0) },
+  );
+  return wrap(retryPolicy, breaker, timeout(60_000, TimeoutStrategy.Aggressive));
 }
 
 export function cockatielBreaker(options: { threshold?: number; halfOpenAfter?: number } = {}) {

@@ -2,13 +2,22 @@ import { formatBytes, formatNs, formatRatio, round } from "../format.js";
 import { auditHotPath, describeCounts, type HotPathCounts } from "../hot-path-audit.js";
 import { allocatedPerCall, type Contestant, compare } from "../measure.js";
 import { type CoreModule, PENDING } from "../ours.js";
-import { cockatielRetryBreaker, opossumBreaker, P_RETRY_VARIANTS_NOTE, pRetryDefaultCall, pRetryFullCall } from "../peers.js";
+import {
+  cockatielRetryBreaker,
+  cockatielRetryBreakerTimeout,
+  opossumBreaker,
+  P_RETRY_VARIANTS_NOTE,
+  pRetryDefaultCall,
+  pRetryFullCall,
+} from "../peers.js";
 import type { Cell, SuiteResult, TargetResult } from "../report-types.js";
 
 const OURS = "retry-reflect plugin.execute";
 const OURS_AFTER_FAILURE = "retry-reflect after one unrelated failure";
 const OURS_OBSERVED = "retry-reflect with one no-op observer";
 const COCKATIEL = "cockatiel wrap(retry, circuitBreaker)";
+const OURS_NO_LIMIT = "retry-reflect, attemptTimeoutMs: 0 (no time limit)";
+const COCKATIEL_TIMEOUT = "cockatiel wrap(retry, circuitBreaker, timeout(60 s))";
 /** After an unrelated tool failed once, our overhead may grow by at most this factor. */
 const AFTER_FAILURE_MAX_RATIO = 1.3;
 /** With one observer whose hooks do nothing, our overhead may grow by at most this factor. */
@@ -46,6 +55,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
   const args = { city: "nyc" };
   const tool = async (_args?: unknown) => 1;
   const cockatiel = cockatielRetryBreaker();
+  const cockatielTimeout = cockatielRetryBreakerTimeout();
   const opossum = opossumBreaker(tool);
   const opossumNoPercentiles = opossumBreaker(tool, { rollingPercentilesEnabled: false });
   const notes: string[] = [];
@@ -54,6 +64,9 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
   if (core !== undefined) {
     const plugin = core.RetryReflectPlugin.create({});
     contestants.push([OURS, () => plugin.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
+    // Our default has a 60 s time limit per attempt; this row has none, like cockatiel's plain row.
+    const noLimit = core.RetryReflectPlugin.create({ attemptTimeoutMs: 0 });
+    contestants.push([OURS_NO_LIMIT, () => noLimit.execute({ toolName: "get_weather", args, callId: "call_1", scope: "run-1" }, tool)]);
     const afterFailure = await pluginAfterUnrelatedFailure(core);
     contestants.push([
       OURS_AFTER_FAILURE,
@@ -77,6 +90,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
   }
   contestants.push(
     [COCKATIEL, () => cockatiel.execute(() => tool(args))],
+    [COCKATIEL_TIMEOUT, () => cockatielTimeout.execute(() => tool(args))],
     ["opossum fire (timeout off)", () => opossum.fire()],
     ["opossum fire (timeout off, rollingPercentilesEnabled: false)", () => opossumNoPercentiles.fire()],
     ["p-retry (every option given)", () => pRetryFullCall(() => tool(args))],
@@ -148,6 +162,15 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
         met: ours === undefined ? null : oursOverhead <= cockatielOverhead / 2,
       },
       {
+        name: "success-path overhead, like for like (both with a 60 s attempt limit)",
+        target: "≤ ½ of cockatiel retry+breaker+timeout overhead",
+        measured:
+          ours === undefined || overheadOf(COCKATIEL_TIMEOUT) === undefined
+            ? PENDING
+            : `ours ${formatNs(oursOverhead)} vs cockatiel ${formatNs(overheadOf(COCKATIEL_TIMEOUT)!)} (${formatRatio(oursOverhead / overheadOf(COCKATIEL_TIMEOUT)!)}); without a limit: ours ${formatNs(overheadOf(OURS_NO_LIMIT) ?? Number.NaN)} vs cockatiel ${formatNs(cockatielOverhead)} (${formatRatio((overheadOf(OURS_NO_LIMIT) ?? Number.NaN) / cockatielOverhead)})`,
+        met: ours === undefined || overheadOf(COCKATIEL_TIMEOUT) === undefined ? null : oursOverhead <= overheadOf(COCKATIEL_TIMEOUT)! / 2,
+      },
+      {
         name: "no timer / AbortController / listener on the success path",
         target: "0 per call",
         measured: oursAudit === undefined ? PENDING : describeCounts(oursAudit),
@@ -172,6 +195,7 @@ export async function successPath(core: CoreModule | undefined): Promise<SuiteRe
     ],
     notes: [
       ...notes,
+      `Our default has a time limit per attempt (60 s); "${OURS_NO_LIMIT}" is the same plugin without one, beside cockatiel's plain row, and "${COCKATIEL_TIMEOUT}" is cockatiel with the same limit (\`timeout(60_000, TimeoutStrategy.Aggressive)\` inside the retry): compare like with like. The target is judged on the defaults against cockatiel's plain row, as before.`,
       "opossum is shown with its defaults (timeout off, as everywhere here) and with `rollingPercentilesEnabled: false`, with which it no longer concatenates and sorts its window's latencies (for their mean and percentiles) whenever it reads its rolling statistics.",
       P_RETRY_VARIANTS_NOTE,
     ],
