@@ -132,4 +132,36 @@ describe("the default attempt limit", () => {
     expect(outcome.status === "reflect" && outcome.prompt).toContain("Call it again with the same arguments");
     expect(runs).toBe(1);
   });
+
+  it("many attempts in flight at once, started over several ticks: each hung one times out once, never early; the others succeed", async () => {
+    const clock = createFakeClock();
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
+    const ended: Array<Promise<{ index: number; startedAt: number; endedAt: number; status: string }>> = [];
+    const finishers: Array<() => void> = [];
+    for (let index = 0; index < 600; index++) {
+      if (index % 100 === 0) await clock.advance(700); // six starts, 700 ms apart: several groups
+      const startedAt = clock.now();
+      const hung = index % 3 === 0;
+      const outcome = plugin.execute({ toolName: "search", args: { index }, scope: `s${index}` }, () =>
+        hung ? hangs() : new Promise<string>((resolve) => finishers.push(() => resolve(`ok ${index}`))),
+      );
+      ended.push(outcome.then((settled) => ({ index, startedAt, endedAt: clock.now(), status: settled.status })));
+    }
+    for (const finish of finishers.reverse()) finish(); // out of order
+    for (let step = 0; step < 700; step++) await clock.advance(100);
+    const results = await Promise.all(ended);
+    expect(events.events.filter((event) => event.type === "attempt_timed_out")).toHaveLength(200);
+    for (const { index, startedAt, endedAt, status } of results) {
+      if (index % 3 !== 0) {
+        expect(status, String(index)).toBe("success");
+        expect(endedAt, String(index)).toBe(4_200); // when its tool answered, all at once at the end of the starts
+        continue;
+      }
+      expect(status, String(index)).toBe("failed");
+      // Never early; late by at most the tick (1 s) plus this test's 100 ms steps.
+      expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(60_000);
+      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(61_100);
+    }
+  });
 });
