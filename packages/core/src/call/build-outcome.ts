@@ -15,9 +15,10 @@ import {
   notRecoverableText,
   unknownOutcomeText,
 } from "../texts/model-texts.js";
+import type { ReflectionTemplate } from "../texts/templater.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
-import { type Composed, compose, ERROR_ONCE, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
+import { type Composed, compose, ERROR_ONCE, type FailureValues, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
 import type { ReflectText } from "./decision.js";
 import type { Engine } from "./engine.js";
 
@@ -58,16 +59,7 @@ export function reflectOutcome(
     const template = text === "retry_later" ? run.policy.retryLaterTemplate : run.policy.template;
     // At least 1 s: "in about 0 s" reads as no wait at all.
     const retryAfterS = String(Math.max(1, Math.ceil(waitMs / 1000)));
-    composed = compose(
-      engine,
-      run,
-      error,
-      (values) => template.render(placeholderValues(run, values, retryAfterS)),
-      usesOf(template),
-      error.message,
-      error.code,
-      refusal,
-    );
+    composed = templated(engine, run, error, template, retryAfterS, error.message, error.code, refusal);
   }
   return { status: "reflect", prompt: composed.text, message: composed.message, error: composed.error, attempt: run.attempt };
 }
@@ -93,12 +85,12 @@ export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, re
     // The failure that opened a circuit: `{error}` is its message, beside its code.
     const lastError = reason === "circuit_open" ? error.details?.last_error : undefined;
     const retryAfterS = String(Math.ceil((error.retryAfterMs ?? causeRetryAfterMs(error) ?? 0) / 1000));
-    composed = compose(
+    composed = templated(
       engine,
       run,
       error,
-      (values) => template.render(placeholderValues(run, values, retryAfterS)),
-      usesOf(template),
+      template,
+      retryAfterS,
       typeof lastError === "string" ? lastError : error.message,
       typeof last === "string" ? last : error.code,
     );
@@ -128,6 +120,21 @@ export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, re
     );
   }
   return { status: "failed", message: composed.message, error: composed.error, reason, attempt: run.attempt };
+}
+
+/** A template's text and the structured error: `promptError` and `promptCode` are what `{error}` and `{error_code}` show. */
+function templated(
+  engine: Engine,
+  run: CallRun,
+  error: ToolError,
+  template: ReflectionTemplate,
+  retryAfterS: string,
+  promptError: string,
+  promptCode: string,
+  own = false,
+): Composed {
+  const render = (values: FailureValues) => template.render(placeholderValues(run, values, retryAfterS));
+  return compose(engine, run, error, render, usesOf(template), promptError, promptCode, own);
 }
 
 /** The wait a `RETRIES_EXHAUSTED` error's last failure asked for (its `cause`, a clean error). */
