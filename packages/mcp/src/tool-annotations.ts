@@ -36,38 +36,46 @@ type ListedTool = { readonly name: string; readonly annotations?: EffectHints | 
  * hints (the call falls back to `defaultEffect`) and is tried again on the next call that needs one.
  * A `listTools` made through the wrapper refreshes the cache with what it returns.
  */
+/** What a listing says of one tool: the effect its annotations suggest, and its input schema (does it take an idempotency key?). */
+interface ListedHints {
+  readonly effect: ToolEffect | undefined;
+  readonly inputSchema: unknown;
+}
+
+function addListed(hints: Map<string, ListedHints>, tools: readonly ListedTool[]): void {
+  for (const tool of tools) hints.set(tool.name, { effect: effectOfAnnotations(tool.annotations), inputSchema: tool.inputSchema });
+}
+
 export class ToolHints {
-  private effects: Map<string, ToolEffect | undefined> | undefined;
-  /** Each listed tool's `inputSchema`: whether it declares the idempotency key argument. */
-  private schemas = new Map<string, unknown>();
+  private hints: Map<string, ListedHints> | undefined;
   private loading: Promise<void> | undefined;
 
   constructor(private readonly client: McpClientLike) {}
 
   /** Is the listing loaded (then `cached` answers without waiting)? */
   get loaded(): boolean {
-    return this.effects !== undefined;
+    return this.hints !== undefined;
   }
 
   /** The hinted effect of `toolName` from the loaded listing, without waiting. */
   cached(toolName: string): ToolEffect | undefined {
-    return this.effects?.get(toolName);
+    return this.hints?.get(toolName)?.effect;
   }
 
   /** The listed `inputSchema` of `toolName`, if the listing is loaded and has the tool. */
   schemaOf(toolName: string): unknown {
-    return this.schemas.get(toolName);
+    return this.hints?.get(toolName)?.inputSchema;
   }
 
   /** The hinted effect of `toolName`, fetching the listing first if needed; the caller's abort cuts the wait short. */
   async effectOf(toolName: string, signal: AbortSignal | undefined): Promise<ToolEffect | undefined> {
-    if (this.effects === undefined) {
+    if (this.hints === undefined) {
       this.loading ??= this.load().finally(() => {
         this.loading = undefined;
       });
       await abortable(this.loading, signal);
     }
-    return this.effects?.get(toolName);
+    return this.cached(toolName);
   }
 
   /**
@@ -76,32 +84,22 @@ export class ToolHints {
    * partial listing never stands for the whole: the lazy fetch reads every page).
    */
   remember(listed: { readonly tools: readonly ListedTool[]; readonly nextCursor?: string | undefined }, firstPage: boolean): void {
-    if (firstPage && listed.nextCursor === undefined) {
-      this.effects = new Map();
-      this.schemas = new Map();
-    } else if (this.effects === undefined) return;
-    for (const tool of listed.tools) {
-      this.effects.set(tool.name, effectOfAnnotations(tool.annotations));
-      this.schemas.set(tool.name, tool.inputSchema);
-    }
+    if (firstPage && listed.nextCursor === undefined) this.hints = new Map();
+    else if (this.hints === undefined) return;
+    addListed(this.hints, listed.tools);
   }
 
   private async load(): Promise<void> {
     try {
-      const effects = new Map<string, ToolEffect | undefined>();
-      const schemas = new Map<string, unknown>();
+      const hints = new Map<string, ListedHints>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         const listed = await this.client.listTools(cursor === undefined ? undefined : { cursor });
-        for (const tool of listed.tools) {
-          effects.set(tool.name, effectOfAnnotations(tool.annotations));
-          schemas.set(tool.name, tool.inputSchema);
-        }
+        addListed(hints, listed.tools);
         cursor = listed.nextCursor;
         if (cursor === undefined) break;
       }
-      this.effects = effects;
-      this.schemas = schemas;
+      this.hints = hints;
     } catch {
       // No hints this time: the call uses `defaultEffect`; the next call that needs a hint asks again.
     }
