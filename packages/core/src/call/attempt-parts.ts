@@ -1,8 +1,10 @@
 import type { ToolContext } from "../config/options.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
+import type { CallInfo } from "../events/events.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
 import type { ToolFunction } from "./call-state.js";
+import type { Engine } from "./engine.js";
 
 // What every kind of attempt shares: the tool called once, and the timeout of an attempt cut off
 // at its limit (with the tool's promise, still running, kept for a write's late result).
@@ -17,7 +19,7 @@ export function lateOf(failure: unknown): Promise<unknown> | undefined {
 }
 
 /** The `TIMEOUT` of an attempt cut off at its limit; `write`: a guarded write, which may still take effect. */
-export function timeoutError(toolName: string, write: boolean, timeoutMs: number, late: Promise<unknown>): ToolError {
+function timeoutError(toolName: string, write: boolean, timeoutMs: number, late: Promise<unknown>): ToolError {
   // A guarded write cut off may still take effect: it is not retried in place (its key stays held until it ends).
   const error = createToolError({
     code: ErrorCodes.TIMEOUT,
@@ -28,6 +30,30 @@ export function timeoutError(toolName: string, write: boolean, timeoutMs: number
     details: { timeout_ms: timeoutMs },
   });
   LATE_ATTEMPTS.set(error, late);
+  return error;
+}
+
+const noop = (): void => {};
+
+/**
+ * An attempt cut off at its limit (a precise timer's or the coarse watchdog's): its `TIMEOUT`, with
+ * which `abort` aborts the attempt's own signal, then the tool's late failure swallowed (nobody's
+ * rejection) and the `attempt_timed_out` event. The caller settles the attempt with the error.
+ */
+export function cutOff(
+  engine: Engine,
+  toolName: string,
+  attempt: number,
+  info: CallInfo | undefined,
+  timeoutMs: number,
+  write: boolean,
+  tool: Promise<unknown>,
+  abort: (error: ToolError) => void,
+): ToolError {
+  const error = timeoutError(toolName, write, timeoutMs, tool);
+  abort(error);
+  tool.catch(noop);
+  engine.notifier.emit("attempt_timed_out", toolName, info, { tool_name: toolName, attempt, timeout_ms: timeoutMs });
   return error;
 }
 

@@ -1,6 +1,6 @@
 import { abortReason } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
-import { callTool, timeoutError } from "./attempt-parts.js";
+import { callTool, cutOff } from "./attempt-parts.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
 import { AttemptContext, coarseAttempt } from "./coarse-attempt.js";
 import type { Engine } from "./engine.js";
@@ -71,15 +71,7 @@ async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T
     if (onOuterAbort !== undefined) outer?.removeEventListener("abort", onOuterAbort);
   }
   if (winner !== TIMED_OUT) return winner;
-  const error = timeoutError(run.toolName, run.storeKey !== undefined, timeoutMs, tool);
-  own.abort(error);
-  tool.catch(noop); // its late failure is nobody's rejection
-  engine.notifier.emit("attempt_timed_out", run.toolName, run.info, {
-    tool_name: run.toolName,
-    attempt: run.attempt,
-    timeout_ms: timeoutMs,
-  });
-  throw error;
+  throw cutOff(engine, run.toolName, run.attempt, run.info, timeoutMs, run.storeKey !== undefined, tool, (error) => own.abort(error));
 }
 
 function contextOf(run: CallRun, signal: AbortSignal | undefined): ToolContext {

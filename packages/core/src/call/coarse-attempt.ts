@@ -1,7 +1,7 @@
 import { abortReason } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
 import type { CallInfo } from "../events/events.js";
-import { callTool, timeoutError } from "./attempt-parts.js";
+import { callTool, cutOff } from "./attempt-parts.js";
 import type { ToolFunction } from "./call-state.js";
 import { Watched } from "./coarse-deadlines.js";
 import type { Engine } from "./engine.js";
@@ -10,8 +10,6 @@ import type { Engine } from "./engine.js";
 // AbortController per call. The attempt joins the plugin's coarse deadlines (one timer for all);
 // its context makes a signal of its own only if the tool reads `context.signal`, and that signal
 // aborts at the limit. Past the limit the attempt fails with `TIMEOUT`, as a precise one does.
-
-const noop = (): void => {};
 
 /** A tool's context whose `signal` is made on first read: it follows the caller's and aborts at the limit. */
 export class AttemptContext implements ToolContext {
@@ -70,36 +68,32 @@ class CoarseAttempt<T> extends Watched {
   }
 
   value(value: T): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.engine.deadlines.leave(this);
-    this.context.release();
-    this.resolve(value);
+    if (this.settle()) this.resolve(value);
   }
 
   failure(error: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.engine.deadlines.leave(this);
-    this.context.release();
-    this.reject(error);
+    if (this.settle()) this.reject(error);
   }
 
   expire(): void {
     if (this.settled) return;
     this.settled = true;
-    const { context, limitMs } = this;
+    const { context } = this;
     const tool = this.tool as Promise<T>;
-    const error = timeoutError(context.toolName, this.write, limitMs, tool);
-    context.abort(error);
+    const error = cutOff(this.engine, context.toolName, context.attempt, this.info, this.limitMs, this.write, tool, (cut) =>
+      context.abort(cut),
+    );
     context.release();
-    tool.catch(noop); // its late failure is nobody's rejection
-    this.engine.notifier.emit("attempt_timed_out", context.toolName, this.info, {
-      tool_name: context.toolName,
-      attempt: context.attempt,
-      timeout_ms: limitMs,
-    });
     this.reject(error);
+  }
+
+  /** The tool settled first: true (and the watch left) unless the attempt already ended. */
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.engine.deadlines.leave(this);
+    this.context.release();
+    return true;
   }
 }
 
