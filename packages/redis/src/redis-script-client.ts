@@ -9,6 +9,11 @@ import type { ScriptClient } from "./script-client.js";
 import type { Transport } from "./transport.js";
 
 const SUBSCRIBE_FLOOR_MS = 2_000;
+/**
+ * CONFIG GET runs once per client, off any tool call's path: a busy server or machine answering in
+ * more than the command limit (100 ms by default) must not silence the eviction warning.
+ */
+const DIAGNOSTIC_FLOOR_MS = 2_000;
 
 function commandArg(value: unknown, what: string): string {
   if (typeof value === "string") return value;
@@ -72,7 +77,7 @@ export class RedisScriptClient implements ScriptClient {
 
   async maxmemoryPolicy(): Promise<string | undefined> {
     try {
-      const reply = await this.#bounded("CONFIG GET", this.#timeoutMs, (step) => step("CONFIG GET", ["CONFIG", "GET", "maxmemory-policy"]));
+      const reply = await this.#bounded("CONFIG GET", Math.max(this.#timeoutMs, DIAGNOSTIC_FLOOR_MS), (step) => step("CONFIG GET", ["CONFIG", "GET", "maxmemory-policy"]));
       return configValue(reply, "maxmemory-policy");
     } catch {
       return undefined;
