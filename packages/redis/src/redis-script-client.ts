@@ -77,7 +77,9 @@ export class RedisScriptClient implements ScriptClient {
 
   async maxmemoryPolicy(): Promise<string | undefined> {
     try {
-      const reply = await this.#bounded("CONFIG GET", Math.max(this.#timeoutMs, DIAGNOSTIC_FLOOR_MS), (step) => step("CONFIG GET", ["CONFIG", "GET", "maxmemory-policy"]));
+      const reply = await this.#bounded("CONFIG GET", Math.max(this.#timeoutMs, DIAGNOSTIC_FLOOR_MS), (step) =>
+        step("CONFIG GET", ["CONFIG", "GET", "maxmemory-policy"]),
+      );
       return configValue(reply, "maxmemory-policy");
     } catch {
       return undefined;
