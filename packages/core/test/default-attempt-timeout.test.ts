@@ -27,9 +27,11 @@ describe("the default attempt limit", () => {
     void outcome.then(() => {
       settled = true;
     });
-    await clock.advance(59_999);
+    await clock.advance(60_000);
+    expect(events.types()).toEqual([]); // never before the limit (the group closes a tick after its first attempt)
+    await clock.advance(999);
     expect(events.types()).toEqual([]);
-    await clock.advance(1);
+    await clock.advance(1); // a tick late at most
     expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
     expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 60_000 });
     expect(runs).toBe(1);
@@ -131,6 +133,40 @@ describe("the default attempt limit", () => {
     expect(outcome.status === "reflect" && outcome.error.code).toBe("TIMEOUT");
     expect(outcome.status === "reflect" && outcome.prompt).toContain("Call it again with the same arguments");
     expect(runs).toBe(1);
+  });
+
+  it("never cuts an attempt off early when the watchdog wakes late (a blocked event loop): its limit runs from when its group closed", async () => {
+    let now = 0;
+    const sleeps: Array<{ at: number; wake: () => void }> = [];
+    const clock: Clock = {
+      now: () => now,
+      sleep: (ms) => new Promise<void>((resolve) => sleeps.push({ at: now + ms, wake: resolve })),
+    };
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
+    const endedAt: Record<string, number> = {};
+    const start = (name: string) =>
+      plugin.execute({ toolName: name, args: {} }, hangs).then(() => {
+        endedAt[name] = now;
+      });
+    const first = start("first"); // opens a group at 0: the watchdog asks to wake at 1 s
+    now = 5_000; // the loop was busy for 5 s: the wake-up is late, and another call started meanwhile
+    const second = start("second");
+    const wake = async (at: number) => {
+      now = at;
+      const due = sleeps.filter((entry) => entry.at <= at);
+      sleeps.splice(0, sleeps.length, ...sleeps.filter((entry) => entry.at > at));
+      for (const sleep of due) sleep.wake();
+      for (let turn = 0; turn < 20; turn++) await Promise.resolve();
+    };
+    await wake(5_000); // the late wake-up closes the group: its limit runs from 5 s
+    await wake(64_999);
+    expect(events.types()).toEqual([]);
+    await wake(65_000);
+    await Promise.all([first, second]);
+    expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
+    expect((endedAt.second ?? 0) - 5_000).toBe(60_000); // the call started last gets its whole minute
+    expect(endedAt.first).toBe(65_000); // the first is late by the loop's stall, never early
   });
 
   it("many attempts in flight at once, started over several ticks: each hung one times out once, never early; the others succeed", async () => {

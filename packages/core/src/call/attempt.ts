@@ -19,10 +19,9 @@ const noop = (): void => {};
 export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<T> {
   const timeoutMs = run.policy.attemptTimeoutMs;
   if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
-  const coarseMs = run.policy.coarseTimeoutMs;
-  if (coarseMs !== undefined) {
+  if (run.policy.defaultLimit) {
     const context = new AttemptContext(run.attempt, run.signal, run.toolName, run.call.callId, run.idempotencyKey);
-    const attempt = () => coarseAttempt(engine, fn, run.host, run.call.args, context, coarseMs, run.storeKey !== undefined, run.info);
+    const attempt = () => coarseAttempt(engine, fn, run.host, run.call.args, context, run.storeKey !== undefined, run.info);
     return run.info === undefined ? attempt() : engine.notifier.inContext(run.info, attempt);
   }
   const context = contextOf(run, run.signal);

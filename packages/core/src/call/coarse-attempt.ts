@@ -58,7 +58,6 @@ class CoarseAttempt<T> extends Watched {
   constructor(
     private readonly engine: Engine,
     private readonly context: AttemptContext,
-    private readonly limitMs: number,
     private readonly write: boolean,
     private readonly info: CallInfo | undefined,
     private readonly resolve: (value: T) => void,
@@ -80,8 +79,15 @@ class CoarseAttempt<T> extends Watched {
     this.settled = true;
     const { context } = this;
     const tool = this.tool as Promise<T>;
-    const error = cutOff(this.engine, context.toolName, context.attempt, this.info, this.limitMs, this.write, tool, (cut) =>
-      context.abort(cut),
+    const error = cutOff(
+      this.engine,
+      context.toolName,
+      context.attempt,
+      this.info,
+      this.engine.deadlines.limitMs,
+      this.write,
+      tool,
+      (cut) => context.abort(cut),
     );
     context.release();
     this.reject(error);
@@ -97,20 +103,19 @@ class CoarseAttempt<T> extends Watched {
   }
 }
 
-/** Runs the tool once under the coarse limit `limitMs`: its result, or `TIMEOUT` past the limit (the tool may still be running). */
+/** Runs the tool once under the default limit: its result, or `TIMEOUT` past the limit (the tool may still be running). */
 export function coarseAttempt<T>(
   engine: Engine,
   fn: ToolFunction<unknown, T>,
   self: unknown,
   args: unknown,
   context: AttemptContext,
-  limitMs: number,
   write: boolean,
   info: CallInfo | undefined,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const attempt = new CoarseAttempt<T>(engine, context, limitMs, write, info, resolve, reject);
-    engine.deadlines.watch(attempt, limitMs);
+    const attempt = new CoarseAttempt<T>(engine, context, write, info, resolve, reject);
+    engine.deadlines.watch(attempt);
     const tool = callTool(fn, self, args, context);
     attempt.tool = tool;
     tool.then(

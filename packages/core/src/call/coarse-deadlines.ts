@@ -1,10 +1,11 @@
 import { type Clock, systemClock, watchdogSignal } from "../clock.js";
 
-// The default attempt time limit, kept without a timer per call: attempts are grouped by the
-// moment their limit passes, rounded up to a tick (a second for the 60 s default), and one timer
-// per plugin wakes at the earliest group. A group is a linked list (an attempt joins and leaves it
-// in O(1), with no hashing of objects); nothing outlives the call. The limit is met within one
-// tick (late, never early).
+// The default attempt time limit, kept without a timer and without a clock read per call. An
+// attempt joins the open group (a linked list: joined and left in O(1)); the plugin's one timer
+// closes that group within a tick of its first attempt (a second for the 60 s default), and its
+// limit runs from that moment: every attempt in it started before, so none is cut off early, and
+// none more than a tick (plus the timer's own lateness) late. Closed groups wait in the order they
+// closed, which is the order of their deadlines; nothing outlives the call.
 
 /** One attempt under watch: `expire` ends it with the timeout (the tool still running). */
 export abstract class Watched {
@@ -19,8 +20,11 @@ export abstract class Watched {
 }
 
 interface Group {
-  readonly at: number;
+  /** When its attempts' limit passes: set when the group closes. */
+  at: number;
   first: Watched | undefined;
+  /** The group closed after this one. */
+  later: Group | undefined;
 }
 
 /** The tick of a limit: a twentieth of it, between 1 ms and 1 s. */
@@ -29,27 +33,27 @@ export function tickOf(limitMs: number): number {
 }
 
 export class CoarseDeadlines {
-  /** The groups, by the (tick-rounded) time their limit passes; a group goes when its time passes. */
-  private readonly groups = new Map<number, Group>();
-  /** The group calls join now: the last one made (most calls share it). */
-  private last: Group | undefined = undefined;
+  private readonly tick: number;
+  /** The group attempts join now, until the timer closes it. */
+  private open: Group | undefined = undefined;
+  /** The closed groups, earliest deadline first. */
+  private oldest: Group | undefined = undefined;
+  private newest: Group | undefined = undefined;
   /** The timer's wake-up time and the controller that cancels it, while one is set. */
   private wakeAt = Number.POSITIVE_INFINITY;
   private cancel: AbortController | undefined = undefined;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** The limit of every attempt watched here. */
+    readonly limitMs: number,
+  ) {
+    this.tick = tickOf(limitMs);
+  }
 
-  /** Watches an attempt whose limit is `limitMs` from now. */
-  watch(watched: Watched, limitMs: number): void {
-    const tick = tickOf(limitMs);
-    const at = Math.ceil((this.clock.now() + limitMs) / tick) * tick;
-    let group = this.last !== undefined && this.last.at === at ? this.last : this.groups.get(at);
-    if (group === undefined) {
-      group = { at, first: undefined };
-      this.groups.set(at, group);
-      if (at < this.wakeAt) this.arm(at);
-    }
-    this.last = group;
+  /** Watches an attempt whose limit starts now. */
+  watch(watched: Watched): void {
+    const group = this.open ?? this.opened();
     const first = group.first;
     watched.next = first;
     if (first !== undefined) first.prev = watched;
@@ -68,6 +72,15 @@ export class CoarseDeadlines {
     watched.prev = watched.next = watched.group = undefined;
   }
 
+  /** A new open group; the timer wakes within a tick to close it. */
+  private opened(): Group {
+    const group: Group = { at: Number.NaN, first: undefined, later: undefined };
+    this.open = group;
+    const closeAt = this.clock.now() + this.tick;
+    if (closeAt < this.wakeAt) this.arm(closeAt);
+    return group;
+  }
+
   /** On the real clock the timer does not keep the process alive: a process whose calls are done exits. */
   private arm(at: number): void {
     this.cancel?.abort();
@@ -75,7 +88,7 @@ export class CoarseDeadlines {
     this.cancel = cancel;
     this.wakeAt = at;
     const wake = () => {
-      if (this.cancel === cancel) this.fire();
+      if (this.cancel === cancel) this.wake();
     };
     const ms = Math.max(0, at - this.clock.now());
     if (this.clock === systemClock) {
@@ -87,20 +100,22 @@ export class CoarseDeadlines {
     }
   }
 
-  /** Every group whose time has passed ends its attempts; the timer is set for the next group, if any is watched. */
-  private fire(): void {
+  /** Closes the open group, ends the attempts of every group whose time has passed, and sets the timer for what is left. */
+  private wake(): void {
     this.cancel = undefined;
     this.wakeAt = Number.POSITIVE_INFINITY;
     const now = this.clock.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const [at, group] of [...this.groups]) {
-      if (at > now) {
-        if (group.first !== undefined) next = Math.min(next, at);
-        else this.groups.delete(at);
-        continue;
-      }
-      this.groups.delete(at);
-      if (this.last === group) this.last = undefined;
+    const open = this.open;
+    this.open = undefined;
+    if (open?.first !== undefined) {
+      open.at = now + this.limitMs;
+      if (this.newest === undefined) this.oldest = open;
+      else this.newest.later = open;
+      this.newest = open;
+    }
+    for (let group = this.oldest; group !== undefined && group.at <= now; group = this.oldest) {
+      this.oldest = group.later;
+      if (this.oldest === undefined) this.newest = undefined;
       // Unlinked first: an attempt that settles while it expires finds nothing to leave.
       const expired: Watched[] = [];
       for (let watched = group.first; watched !== undefined; watched = watched.next) expired.push(watched);
@@ -110,6 +125,16 @@ export class CoarseDeadlines {
         watched.expire();
       }
     }
-    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+    // Groups whose attempts all settled are dropped without waiting for their time.
+    while (this.oldest !== undefined && this.oldest.first === undefined) {
+      this.oldest = this.oldest.later;
+      if (this.oldest === undefined) this.newest = undefined;
+    }
+    // An attempt that expired may have started another (its observers run in `expire`): its group is open.
+    const next = Math.min(
+      this.oldest?.at ?? Number.POSITIVE_INFINITY,
+      this.open === undefined ? Number.POSITIVE_INFINITY : now + this.tick,
+    );
+    if (next !== Number.POSITIVE_INFINITY && next < this.wakeAt) this.arm(next);
   }
 }

@@ -3,6 +3,7 @@ import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-break
 import { StoreBreaker } from "../breaker/store-breaker.js";
 import { Cleaner } from "../cleaning/cleaner.js";
 import { errorMessageOf } from "../cleaning/error-message-of.js";
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from "../config/defaults.js";
 import { ownBreakerSetting, type ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
@@ -36,7 +37,7 @@ export interface Engine {
   readonly cleaner: Cleaner;
   /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
-  /** The default attempt time limit's one timer for all attempts (`coarseTimeoutMs`). */
+  /** The default attempt time limit (60 s) and its one timer for all attempts (a policy's `defaultLimit`). */
   readonly deadlines: CoarseDeadlines;
 }
 
@@ -110,7 +111,7 @@ export function createEngine(options: ResolvedOptions): Engine {
     notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
   });
   return {
-    deadlines: new CoarseDeadlines(options.clock),
+    deadlines: new CoarseDeadlines(options.clock, DEFAULT_ATTEMPT_TIMEOUT_MS),
     options,
     defaults,
     setups,

@@ -1,17 +1,11 @@
-import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
-import { abortReason } from "../clock.js";
 import type { ToolCall } from "../config/options.js";
 import { effectOf, isInScope } from "../config/resolve.js";
-import type { CallInfo } from "../events/events.js";
-import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
+import type { ExecuteOutcome, ToolEffect } from "../outcome.js";
 import { admission } from "./admission.js";
-import { runAttempt } from "./attempt.js";
-import { firstAttemptContext, returnedFailure, thrownFailure } from "./attempt-failure.js";
-import { continueAfterFailure, observed } from "./attempt-loop.js";
-import { counterKey } from "./attempt-tracker.js";
-import { endCall, ended, finish } from "./call-end.js";
-import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
-import { AttemptContext, coarseAttempt } from "./coarse-attempt.js";
+import { observed } from "./attempt-loop.js";
+import { finish } from "./call-end.js";
+import { callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
+import { direct, type Present } from "./direct-attempt.js";
 import { type Engine, setupOf, type ToolSetup } from "./engine.js";
 import { checkCall, type EngineCall } from "./tool-call.js";
 
@@ -29,9 +23,6 @@ export function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn: ToolF
     return Promise.reject(error);
   }
 }
-
-/** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
-export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
 
 /**
  * A host adapter's call of an in-scope tool (`runToolCall`): `fn` is the host call's `run`, called
@@ -111,134 +102,6 @@ export function canRunDirectly(engine: Engine, toolName: string, effect: ToolEff
     options.circuitBreakerKey === undefined &&
     isHealthy(engine, setupOf(engine, toolName), toolName, toolName)
   );
-}
-
-/**
- * The one direct attempt: a healthy tool that is not a write runs at once, in this one frame, as a
- * bare wrapper would; observers that follow calls are told of its start and end. A failure becomes
- * attempt 1 of the policy (`afterDirect`: the gate and the loop are behind it). The frame holds
- * only what a success needs: an async function's locals are saved at every await.
- */
-async function direct<T, P>(
-  engine: Engine,
-  call: EngineCall,
-  fn: ToolFunction<unknown, T>,
-  host: EngineCall | undefined,
-  present: Present<T, P> | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-): Promise<ExecuteOutcome<T> | T | P> {
-  // Observers that follow calls see it from its start; observers of events from its failure on.
-  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup) : undefined;
-  let value: T;
-  try {
-    value = await (run !== undefined
-      ? runAttempt(engine, run, fn)
-      : setup.policy.coarseTimeoutMs === undefined
-        ? fn.call(host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId })
-        : limited(engine, call, fn, host, setup.policy.coarseTimeoutMs));
-  } catch (error) {
-    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, error, true);
-  }
-  try {
-    const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run);
-    const failure = returnedFailure(setup.policy, host, value, context);
-    if (failure !== undefined) return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, failure, false);
-    succeeded(engine, call, host, effect, setup, breakerKey, run);
-  } catch (error) {
-    if (run !== undefined) endCall(engine, run, undefined, error);
-    throw error;
-  }
-  if (run === undefined && present !== undefined) return value;
-  const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
-  if (run !== undefined) endCall(engine, run, outcome);
-  return present === undefined ? outcome : value;
-}
-
-/** The direct attempt under the default time limit (no timer of its own: the plugin's coarse deadlines). */
-function limited<T>(
-  engine: Engine,
-  call: EngineCall,
-  fn: ToolFunction<unknown, T>,
-  host: EngineCall | undefined,
-  limitMs: number,
-): Promise<T> {
-  const context = new AttemptContext(1, call.signal, call.toolName, call.callId, undefined);
-  return coarseAttempt(engine, fn, host, call.args, context, limitMs, false, undefined);
-}
-
-/** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
-function observedRun(
-  engine: Engine,
-  call: EngineCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-): CallRun {
-  const call_ = resolvedCall(call, host, effect);
-  const scope = trackingScopeOf(engine.options, call_);
-  const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
-  run.attempt = 1;
-  run.attempts = 1;
-  engine.notifier.callStart(run.info as CallInfo);
-  return run;
-}
-
-/** The direct attempt failed (`thrown`: what the tool threw, or the failure its result reports): attempt 1 of the policy, then the call's end. */
-async function afterDirect<T, P>(
-  engine: Engine,
-  call: EngineCall,
-  fn: ToolFunction<unknown, T>,
-  host: EngineCall | undefined,
-  present: Present<T, P> | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-  observedRun: CallRun | undefined,
-  thrown: unknown,
-  threw: boolean,
-): Promise<ExecuteOutcome<T> | P> {
-  let run = observedRun;
-  try {
-    let failure = thrown;
-    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
-    if (run === undefined) {
-      const call_ = resolvedCall(call, host, effect);
-      const scope = trackingScopeOf(engine.options, call_);
-      const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
-      run = newRun(call_, host, scope, effect, breakerKey, setup, info);
-      // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
-      run.attempt = 1;
-    }
-    const next = continueAfterFailure(engine, run, fn, failure, thrown);
-    const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
-    return present === undefined ? outcome : present(outcome, host as EngineCall);
-  } catch (error) {
-    if (run?.info !== undefined) endCall(engine, run, undefined, error);
-    throw error;
-  }
-}
-
-/** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
-function succeeded(
-  engine: Engine,
-  call: EngineCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
-  setup: ToolSetup,
-  breakerKey: string,
-  run: CallRun | undefined,
-): void {
-  const { tracker } = engine;
-  setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, run?.info);
-  // A parallel call's failure may have started a row of this tool while this one ran.
-  if (tracker.hasCounters(call.toolName)) {
-    const scope = run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect));
-    tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
-  }
-  if (call.signal?.aborted) throw abortReason(call.signal);
 }
 
 /** An out-of-scope tool: one plain call, its error untouched. */

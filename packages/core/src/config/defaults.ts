@@ -161,7 +161,7 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   notRecoverableTemplate: undefined,
   circuitOpenTemplate: undefined,
   attemptTimeoutMs: undefined,
-  coarseTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS,
+  defaultLimit: true,
   shouldRetry: undefined,
   isFailure: undefined,
   maxConcurrent: undefined,

@@ -31,8 +31,8 @@ export interface ResolvedPolicy {
   readonly circuitOpenTemplate: ReflectionTemplate | undefined;
   /** The limit set (`attemptTimeoutMs`), kept with a timer per attempt; undefined when not set, or set to 0. */
   readonly attemptTimeoutMs: number | undefined;
-  /** The default limit when `attemptTimeoutMs` is not set (one timer per plugin, within a tick); undefined once it is set. */
-  readonly coarseTimeoutMs: number | undefined;
+  /** Whether the default limit holds (`attemptTimeoutMs` not set): the engine's coarse deadlines, one timer per plugin, met within a tick. */
+  readonly defaultLimit: boolean;
   readonly shouldRetry: ((error: ToolError, context: FailureContext) => boolean | undefined) | undefined;
   readonly isFailure: ((result: unknown, context: FailureContext) => boolean | ToolError | undefined) | undefined;
   readonly maxConcurrent: number | undefined;
@@ -101,7 +101,7 @@ export function resolvePolicy(
       input.attemptTimeoutMs === undefined
         ? base.attemptTimeoutMs
         : positiveOrOff(finite(0)(input.attemptTimeoutMs, name("attemptTimeoutMs"))),
-    coarseTimeoutMs: input.attemptTimeoutMs === undefined ? base.coarseTimeoutMs : undefined,
+    defaultLimit: input.attemptTimeoutMs === undefined && base.defaultLimit,
     shouldRetry: pick("shouldRetry", fn, base.shouldRetry) as ResolvedPolicy["shouldRetry"],
     isFailure: pick("isFailure", fn, base.isFailure) as ResolvedPolicy["isFailure"],
     maxConcurrent: pick("maxConcurrent", integer(1), base.maxConcurrent),

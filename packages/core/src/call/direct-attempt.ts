@@ -1,0 +1,256 @@
+import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
+import { abortReason } from "../clock.js";
+import type { CallInfo } from "../events/events.js";
+import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
+import { runAttempt } from "./attempt.js";
+import { firstAttemptContext, returnedFailure, thrownFailure } from "./attempt-failure.js";
+import { continueAfterFailure } from "./attempt-loop.js";
+import { callTool, cutOff } from "./attempt-parts.js";
+import { counterKey } from "./attempt-tracker.js";
+import { endCall, ended } from "./call-end.js";
+import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
+import { AttemptContext } from "./coarse-attempt.js";
+import { Watched } from "./coarse-deadlines.js";
+import type { Engine, ToolSetup } from "./engine.js";
+import type { EngineCall } from "./tool-call.js";
+
+// The one direct attempt of a healthy tool that is not a write: it runs at once, as a bare wrapper
+// would, and its call's promise is settled from the tool's own (no second promise between them).
+// Under the default time limit the attempt is watched by the plugin's coarse deadlines (no timer
+// of its own); past the limit it fails with `TIMEOUT` like any other failure. A failure becomes
+// attempt 1 of the policy (`afterDirect`: the gate and the loop are behind it).
+
+/** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
+export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
+
+type Settled<T, P> = ExecuteOutcome<T> | T | P;
+
+/** Runs the direct attempt: resolves to its outcome (or the tool's own value for a host call with `present`). */
+export function direct<T, P>(
+  engine: Engine,
+  call: EngineCall,
+  fn: ToolFunction<unknown, T>,
+  host: EngineCall | undefined,
+  present: Present<T, P> | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+): Promise<Settled<T, P>> {
+  // Observers that follow calls see it from its start; observers of events from its failure on.
+  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup) : undefined;
+  const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run);
+  if (run === undefined && setup.policy.defaultLimit) return attempt.watched();
+  let tool: Promise<T>;
+  if (run !== undefined) {
+    try {
+      tool = runAttempt(engine, run, fn);
+    } catch (error) {
+      tool = Promise.reject(error); // an observer's context threw
+    }
+  } else {
+    tool = callTool(fn, host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
+  }
+  // Nothing can end this attempt but its tool: the call's promise is the tool's, followed.
+  return tool.then(
+    (value) => attempt.value(value),
+    (error: unknown) => attempt.failure(error, true),
+  );
+}
+
+/** Where the executor of a watched attempt's promise hands over its resolving functions (no closure per call). */
+let opening: { open(resolve: (settled: never) => void, reject: (error: unknown) => void): void } | undefined;
+function capture(resolve: (settled: never) => void, reject: (error: unknown) => void): void {
+  opening?.open(resolve, reject);
+}
+
+class DirectAttempt<T, P> extends Watched {
+  /** Under the default limit: whether the attempt ended (the tool answered or the limit passed). */
+  private settled = false;
+  private context: AttemptContext | undefined = undefined;
+  private tool: Promise<T> | undefined = undefined;
+  private resolve: ((settled: Settled<T, P> | Promise<Settled<T, P>>) => void) | undefined = undefined;
+  private reject: ((error: unknown) => void) | undefined = undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly call: EngineCall,
+    private readonly fn: ToolFunction<unknown, T>,
+    private readonly host: EngineCall | undefined,
+    private readonly present: Present<T, P> | undefined,
+    private readonly effect: ToolEffect,
+    private readonly breakerKey: string,
+    private readonly setup: ToolSetup,
+    private readonly run: CallRun | undefined,
+  ) {
+    super();
+  }
+
+  /**
+   * The attempt under the default limit: watched by the plugin's coarse deadlines, with a context
+   * whose signal aborts at the limit; its promise settles with the tool or at the limit.
+   */
+  watched(): Promise<Settled<T, P>> {
+    const { call } = this;
+    opening = this;
+    const promise = new Promise<Settled<T, P>>(capture);
+    opening = undefined;
+    const context = new AttemptContext(1, call.signal, call.toolName, call.callId, undefined);
+    this.context = context;
+    this.engine.deadlines.watch(this);
+    const tool = callTool(this.fn, this.host, call.args, context);
+    this.tool = tool;
+    tool.then(
+      (value) => this.answered(value),
+      (error: unknown) => this.threw(error),
+    );
+    return promise;
+  }
+
+  /** @internal */
+  open(resolve: (settled: never) => void, reject: (error: unknown) => void): void {
+    this.resolve = resolve as (settled: Settled<T, P> | Promise<Settled<T, P>>) => void;
+    this.reject = reject;
+  }
+
+  /**
+   * The tool answered: a failure its result reports goes on as one (attempt 1 of the policy);
+   * otherwise the success. Throws what the caller's promise rejects with.
+   */
+  value(value: T): Settled<T, P> | Promise<Settled<T, P>> {
+    const { engine, call, host, effect, setup, run } = this;
+    try {
+      const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run);
+      const failure = returnedFailure(setup.policy, host, value, context);
+      if (failure !== undefined) return this.failure(failure, false);
+      succeeded(engine, call, host, effect, setup, this.breakerKey, run);
+    } catch (error) {
+      if (run !== undefined) endCall(engine, run, undefined, error);
+      throw error;
+    }
+    if (run === undefined && this.present !== undefined) return value;
+    const outcome: SuccessOutcome<T> = { status: "success", value, attempt: 1, replayed: false };
+    if (run !== undefined) endCall(engine, run, outcome);
+    return this.present === undefined ? outcome : value;
+  }
+
+  /** The attempt failed (`threw`: what the tool threw, or a timeout; else the failure its result reports): attempt 1 of the policy, then the call's end. */
+  failure(thrown: unknown, threw: boolean): Promise<ExecuteOutcome<T> | P> {
+    const { engine, call, fn, host, present, effect, breakerKey, setup, run } = this;
+    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, thrown, threw);
+  }
+
+  /** The default limit passed with the tool still running: the attempt fails with `TIMEOUT`. */
+  expire(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const context = this.context as AttemptContext;
+    const { engine } = this;
+    const error = cutOff(engine, context.toolName, 1, undefined, engine.deadlines.limitMs, false, this.tool as Promise<T>, (cut) =>
+      context.abort(cut),
+    );
+    context.release();
+    this.settle(this.failure(error, true));
+  }
+
+  private answered(value: T): void {
+    if (!this.ended()) return;
+    let settled: Settled<T, P> | Promise<Settled<T, P>>;
+    try {
+      settled = this.value(value);
+    } catch (error) {
+      this.reject?.(error);
+      return;
+    }
+    this.settle(settled);
+  }
+
+  private threw(error: unknown): void {
+    if (this.ended()) this.settle(this.failure(error, true));
+  }
+
+  private settle(settled: Settled<T, P> | Promise<Settled<T, P>>): void {
+    this.resolve?.(settled);
+  }
+
+  /** The tool settled under the default limit: true (the watch left) unless the limit already ended the attempt. */
+  private ended(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.engine.deadlines.leave(this);
+    (this.context as AttemptContext).release();
+    return true;
+  }
+}
+
+/** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
+function observedRun(
+  engine: Engine,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+): CallRun {
+  const call_ = resolvedCall(call, host, effect);
+  const scope = trackingScopeOf(engine.options, call_);
+  const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
+  run.attempt = 1;
+  run.attempts = 1;
+  engine.notifier.callStart(run.info as CallInfo);
+  return run;
+}
+
+/** The direct attempt failed (`thrown`: what the tool threw, or the failure its result reports): attempt 1 of the policy, then the call's end. */
+async function afterDirect<T, P>(
+  engine: Engine,
+  call: EngineCall,
+  fn: ToolFunction<unknown, T>,
+  host: EngineCall | undefined,
+  present: Present<T, P> | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+  observedRun: CallRun | undefined,
+  thrown: unknown,
+  threw: boolean,
+): Promise<ExecuteOutcome<T> | P> {
+  let run = observedRun;
+  try {
+    let failure = thrown;
+    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
+    if (run === undefined) {
+      const call_ = resolvedCall(call, host, effect);
+      const scope = trackingScopeOf(engine.options, call_);
+      const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
+      run = newRun(call_, host, scope, effect, breakerKey, setup, info);
+      // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
+      run.attempt = 1;
+    }
+    const next = continueAfterFailure(engine, run, fn, failure, thrown);
+    const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
+    return present === undefined ? outcome : present(outcome, host as EngineCall);
+  } catch (error) {
+    if (run?.info !== undefined) endCall(engine, run, undefined, error);
+    throw error;
+  }
+}
+
+/** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
+function succeeded(
+  engine: Engine,
+  call: EngineCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  setup: ToolSetup,
+  breakerKey: string,
+  run: CallRun | undefined,
+): void {
+  const { tracker } = engine;
+  setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, run?.info);
+  // A parallel call's failure may have started a row of this tool while this one ran.
+  if (tracker.hasCounters(call.toolName)) {
+    const scope = run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect));
+    tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
+  }
+  if (call.signal?.aborted) throw abortReason(call.signal);
+}
