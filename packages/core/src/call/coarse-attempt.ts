@@ -3,7 +3,7 @@ import type { ToolContext } from "../config/options.js";
 import type { CallInfo } from "../events/events.js";
 import { callTool, cutOff } from "./attempt-parts.js";
 import type { ToolFunction } from "./call-state.js";
-import { Watched } from "./coarse-deadlines.js";
+import type { Group, Watched } from "./coarse-deadlines.js";
 import type { Engine } from "./engine.js";
 
 // An attempt under the default time limit (`attemptTimeoutMs` not set): no timer and no
@@ -51,7 +51,10 @@ export class AttemptContext implements ToolContext {
 }
 
 /** One attempt under watch: settles with the tool, or with `TIMEOUT` when its group's time passes. */
-class CoarseAttempt<T> extends Watched {
+class CoarseAttempt<T> implements Watched {
+  prev: Watched | undefined = undefined;
+  next: Watched | undefined = undefined;
+  group: Group | undefined = undefined;
   settled = false;
   tool: Promise<T> | undefined = undefined;
 
@@ -62,9 +65,7 @@ class CoarseAttempt<T> extends Watched {
     private readonly info: CallInfo | undefined,
     private readonly resolve: (value: T) => void,
     private readonly reject: (error: unknown) => void,
-  ) {
-    super();
-  }
+  ) {}
 
   value(value: T): void {
     if (this.settle()) this.resolve(value);

@@ -7,19 +7,22 @@ import { type Clock, systemClock, watchdogSignal } from "../clock.js";
 // none more than a tick (plus the timer's own lateness) late. Closed groups wait in the order they
 // closed, which is the order of their deadlines; nothing outlives the call.
 
-/** One attempt under watch: `expire` ends it with the timeout (the tool still running). */
-export abstract class Watched {
+/**
+ * One attempt under watch: `expire` ends it with the timeout (the tool still running). The links
+ * are the watcher's (start them `undefined`); an interface, not a base class, so that an attempt's
+ * constructor stays one plain function.
+ */
+export interface Watched {
   /** @internal The group's list. */
-  prev: Watched | undefined = undefined;
+  prev: Watched | undefined;
   /** @internal */
-  next: Watched | undefined = undefined;
+  next: Watched | undefined;
   /** @internal The group it is in, while watched. */
-  group: Group | undefined = undefined;
-
-  abstract expire(): void;
+  group: Group | undefined;
+  expire(): void;
 }
 
-interface Group {
+export interface Group {
   /** When its attempts' limit passes: set when the group closes. */
   at: number;
   first: Watched | undefined;

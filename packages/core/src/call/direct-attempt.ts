@@ -10,7 +10,7 @@ import { counterKey } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
 import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
 import { AttemptContext } from "./coarse-attempt.js";
-import { Watched } from "./coarse-deadlines.js";
+import type { Group, Watched } from "./coarse-deadlines.js";
 import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
@@ -63,7 +63,10 @@ function capture(resolve: (settled: never) => void, reject: (error: unknown) => 
   opening?.open(resolve, reject);
 }
 
-class DirectAttempt<T, P> extends Watched {
+class DirectAttempt<T, P> implements Watched {
+  prev: Watched | undefined = undefined;
+  next: Watched | undefined = undefined;
+  group: Group | undefined = undefined;
   /** Under the default limit: whether the attempt ended (the tool answered or the limit passed). */
   private settled = false;
   private context: AttemptContext | undefined = undefined;
@@ -81,9 +84,7 @@ class DirectAttempt<T, P> extends Watched {
     private readonly breakerKey: string,
     private readonly setup: ToolSetup,
     private readonly run: CallRun | undefined,
-  ) {
-    super();
-  }
+  ) {}
 
   /**
    * The attempt under the default limit: watched by the plugin's coarse deadlines, with a context
