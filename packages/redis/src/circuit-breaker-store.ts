@@ -8,10 +8,10 @@ import type {
   CircuitTransition,
   Clock,
 } from "@retry-reflect/core";
+import { ACQUIRE, ISOLATE, RECORD, RESET } from "./breaker-scripts.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import type { ScriptClient } from "./script-client.js";
-import { ACQUIRE, ISOLATE, RECORD, RESET } from "./scripts.js";
 
 /** What this process knows of a circuit that is not closed; `until` on the local clock. */
 interface View {

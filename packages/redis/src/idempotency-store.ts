@@ -1,8 +1,8 @@
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
+import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import type { ScriptClient } from "./script-client.js";
-import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./scripts.js";
 
 /**
  * Idempotency keys in Redis, shared by every process that uses the same server and prefix: one Lua
