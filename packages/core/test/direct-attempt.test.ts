@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import { createFakeClock, recordEvents } from "../src/testing.js";
+
+// The direct attempt of a healthy tool settles the call's promise from the tool's own, under the
+// default limit (watched, with a context of its own) and without one (`attemptTimeoutMs: 0`).
+// Whatever shape the tool's answer takes, the call ends once, and nothing escapes as an unhandled
+// rejection, also when the tool settles after the limit cut it off.
+
+async function settleEventLoop(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+for (const [name, options] of [
+  ["under the default limit", {}],
+  ["without a limit", { attemptTimeoutMs: 0 }],
+] as const) {
+  describe(`the direct attempt, ${name}`, () => {
+    let unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    beforeEach(() => {
+      unhandled = [];
+      process.on("unhandledRejection", onUnhandled);
+    });
+    afterEach(() => {
+      process.off("unhandledRejection", onUnhandled);
+    });
+
+    it("a tool that throws synchronously fails like one that rejects: reflected, and the call's promise never rejects", async () => {
+      const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), ...options });
+      const outcome = await plugin.execute({ toolName: "search", args: {} }, () => {
+        throw new Error("Invalid input: q is required");
+      });
+      expect(outcome.status).toBe("reflect");
+      await settleEventLoop();
+      expect(unhandled).toEqual([]);
+    });
+
+    it("a tool that returns a plain value (no promise) succeeds with it", async () => {
+      const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), ...options });
+      expect(await plugin.execute({ toolName: "add", args: { a: 1 } }, () => 42)).toEqual({
+        status: "success",
+        value: 42,
+        attempt: 1,
+        replayed: false,
+      });
+    });
+
+    it("the tool gets its attempt, name and call id in its context", async () => {
+      const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), ...options });
+      let seen: ToolContext | undefined;
+      await plugin.execute({ toolName: "search", args: {}, callId: "call-7" }, (_args, context) => {
+        seen = context;
+        return "ok";
+      });
+      expect(seen).toMatchObject({ attempt: 1, toolName: "search", callId: "call-7" });
+      expect(JSON.stringify(seen)).toBeTypeOf("string"); // a tool may log its context
+    });
+
+    it("500 calls in flight, settled out of order with values and failures mixed: each ends once with its own result", async () => {
+      const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), ...options });
+      const settle: Array<() => void> = [];
+      const outcomes = Array.from({ length: 500 }, (_, index) =>
+        plugin.execute(
+          { toolName: `t${index % 5}`, args: { index }, scope: `s${index}` },
+          () =>
+            new Promise<number>((resolve, reject) =>
+              settle.push(() => (index % 4 === 0 ? reject(new Error("Invalid input")) : resolve(index))),
+            ),
+        ),
+      );
+      for (let index = settle.length - 1; index >= 0; index--) settle[index]?.();
+      const ended = await Promise.all(outcomes);
+      ended.forEach((outcome, index) => {
+        if (index % 4 === 0) expect(outcome.status, String(index)).toBe("reflect");
+        else expect(outcome, String(index)).toMatchObject({ status: "success", value: index });
+      });
+    });
+  });
+}
+
+describe("the direct attempt cut off at the default limit", () => {
+  it("a tool that settles after its cut-off changes nothing: a late value is dropped, a late rejection is nobody's unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const clock = createFakeClock();
+      const events = recordEvents();
+      const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
+      const late: Array<{ resolve: (value: string) => void; reject: (error: Error) => void }> = [];
+      const tool = () => new Promise<string>((resolve, reject) => late.push({ resolve, reject }));
+      const first = plugin.execute({ toolName: "slow", args: { n: 1 }, scope: "a" }, tool);
+      const second = plugin.execute({ toolName: "slow", args: { n: 2 }, scope: "b" }, tool);
+      await clock.advance(61_000);
+      const outcomes = await Promise.all([first, second]);
+      expect(outcomes.map((outcome) => outcome.status === "failed" && (outcome.error.cause as { code?: string }).code)).toEqual([
+        "TIMEOUT",
+        "TIMEOUT",
+      ]);
+      late[0]?.resolve("too late");
+      late[1]?.reject(new Error("too late"));
+      await settleEventLoop();
+      expect(unhandled).toEqual([]);
+      expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+});
