@@ -128,3 +128,29 @@ redis.call('DEL', KEYS[1])
 if state ~= 'closed' then publish('closed', 0, failures) end
 return {state, int(now_us)}
 `);
+
+/**
+ * read(resetMs of each key) → {version, then per key: state, remaining ms, failures}: what a
+ * replica learns on first use of its tools and after every (re)subscribe, one script for many keys
+ * (read only: nothing changes, nothing is published). A circuit without a record is closed with no
+ * failures; `remaining` is -1 while isolated, 0 once an open time or a probe's lease is over.
+ */
+export const READ: Script = script(`${NOW}${INT}
+local out = {int(now_us)}
+for i, name in ipairs(KEYS) do
+  local h = redis.call('HMGET', name, 'state', 'failures', 'opened', 'openMs', 'probe', 'probeAt')
+  local state = h[1] or 'closed'
+  local remaining = 0
+  if state == 'open' then
+    remaining = math.max(0, tonumber(h[3] or '0') + tonumber(h[4] or '0') - now)
+  elseif state == 'half' and tonumber(h[5] or '0') ~= 0 then
+    remaining = math.max(0, tonumber(h[6] or '0') + tonumber(ARGV[i]) - now)
+  elseif state == 'isolated' then
+    remaining = -1
+  end
+  out[#out + 1] = state
+  out[#out + 1] = remaining
+  out[#out + 1] = tonumber(h[2] or '0')
+end
+return out
+`);

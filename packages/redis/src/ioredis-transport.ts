@@ -16,6 +16,7 @@ export interface IoRedisLike {
   disconnect(): void;
   on(event: "message", listener: (channel: string, message: string) => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "close", listener: () => void): unknown;
 }
 
 /** Drives an ioredis instance through `call`. */
@@ -32,10 +33,11 @@ export function ioredisTransport(client: IoRedisLike): Transport {
     },
     // Lower-case names: ioredis looks commands up by name (key positions for keyPrefix, flags).
     send: (args) => client.call((args[0] as string).toLowerCase(), ...args.slice(1)),
-    subscriber() {
+    subscriber(onLost) {
       // lazyConnect: connected below, so that connecting is bounded and its failure is seen.
       const connection = client.duplicate({ lazyConnect: true });
       connection.on("error", ignore);
+      connection.on("close", onLost);
       return {
         connect: () => connection.connect(),
         subscribe(channel, onMessage) {

@@ -1,4 +1,3 @@
-import { ignore } from "./ignore.js";
 import type { Transport } from "./transport.js";
 
 /**
@@ -15,6 +14,7 @@ export interface NodeRedisLike {
   unsubscribe(channel: string): Promise<unknown>;
   destroy(): void;
   on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
 }
 
 /** Drives a node-redis client through `sendCommand`, whatever `typeMapping` it was configured with. */
@@ -34,10 +34,11 @@ export function nodeRedisTransport(client: NodeRedisLike): Transport {
     send(args, signal) {
       return client.sendCommand(args, signal ? { ...options, abortSignal: signal } : options);
     },
-    subscriber() {
+    subscriber(onLost) {
       const connection = client.duplicate();
       // Without a listener, an `error` event (a dropped connection) would be thrown.
-      connection.on("error", ignore);
+      connection.on("error", onLost);
+      connection.on("end", onLost);
       return {
         connect: () => connection.connect(),
         subscribe: (channel, onMessage) => connection.subscribe(channel, (message) => onMessage(message)),

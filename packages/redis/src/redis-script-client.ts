@@ -86,9 +86,9 @@ export class RedisScriptClient implements ScriptClient {
     }
   }
 
-  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
-    if (typeof channel !== "string" || typeof onMessage !== "function") {
-      throw new TypeError("ScriptClient.subscribe: `channel` must be a string and `onMessage` a function");
+  async subscribe(channel: string, onMessage: (message: string) => void, onLost?: () => void): Promise<() => Promise<void>> {
+    if (typeof channel !== "string" || typeof onMessage !== "function" || (onLost !== undefined && typeof onLost !== "function")) {
+      throw new TypeError("ScriptClient.subscribe: `channel` must be a string, `onMessage` and `onLost` functions");
     }
     const reason = this.#transport.notReady();
     if (reason !== undefined) throw new RedisUnavailableError("SUBSCRIBE", reason);
@@ -102,7 +102,13 @@ export class RedisScriptClient implements ScriptClient {
         process.emitWarning(`retry-reflect redis: a subscriber of "${channel}" threw: ${messageOf(error)}`, "RetryReflectWarning");
       }
     };
-    const subscriber = this.#transport.subscriber();
+    let lost = false;
+    const subscriber = this.#transport.subscriber(() => {
+      // Once: the connection's close after an error is the same loss.
+      if (closed || lost) return;
+      lost = true;
+      onLost?.();
+    });
     const close = (): void => {
       try {
         subscriber.close();

@@ -34,10 +34,12 @@ export interface ScriptClient {
    * ready, and after `max(commandTimeoutMs, 2000)` ms (a {@link RedisTimeoutError}) when the new
    * connection is not subscribed by then: opening a connection may take longer than one command.
    * On any failure the new connection is closed. A dropped subscription connection never raises
-   * unhandled errors; it reconnects and resubscribes as the client's own options say.
-   * `onMessage` must not throw (a throw is caught and reported with `process.emitWarning`).
+   * unhandled errors; `onLost` is called once, at its first error or close (not after the returned
+   * function closed it): the caller then closes it and subscribes again (messages published
+   * meanwhile are missed). `onMessage` must not throw (a throw is caught and reported with
+   * `process.emitWarning`).
    */
-  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+  subscribe(channel: string, onMessage: (message: string) => void, onLost?: () => void): Promise<() => Promise<void>>;
   /** CONFIG GET maxmemory-policy; undefined when the server refuses CONFIG (managed Redis) or on any error. */
   maxmemoryPolicy(): Promise<string | undefined>;
 }

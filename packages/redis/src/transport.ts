@@ -9,8 +9,8 @@ export interface Transport {
   send(args: string[], signal: AbortSignal | undefined): Promise<unknown>;
   /** Whether `send` uses `signal`; when not, no AbortController is made per command. */
   readonly usesSignal: boolean;
-  /** A new connection (a duplicate of the client), not connected yet. */
-  subscriber(): Subscriber;
+  /** A new connection (a duplicate of the client), not connected yet; `onLost` hears each failure or close of it. */
+  subscriber(onLost: () => void): Subscriber;
 }
 
 /** One subscription connection, made by {@link Transport.subscriber}. */

@@ -180,9 +180,10 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
       for (const round of failing) expect(round.outcomes).toEqual({ "reflect:TOOL_FAILED": 2 });
       const events = await (fleetOf3[0] as Replica).ask<Array<{ type: string; fields: Record<string, unknown> }>>("events");
       const operations = new Set(events.filter((event) => event.type === "store_error").map((event) => event.fields.operation));
-      // `complete` too when a write in flight ran but could not store its result (its caller still got the success).
+      // `complete` too when a write in flight ran but could not store its result (its caller still got the success);
+      // `acquire` when a tool's first use could not read its circuit (the local view decided).
       expect(operations.has("begin") && operations.has("record")).toBe(true);
-      for (const operation of operations) expect(["begin", "record", "complete"]).toContain(operation);
+      for (const operation of operations) expect(["begin", "record", "complete", "acquire"]).toContain(operation);
     } finally {
       await server.restart();
     }
