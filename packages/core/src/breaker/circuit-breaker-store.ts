@@ -38,9 +38,10 @@ export type CircuitAdmission = CircuitDecision & { readonly transition?: Circuit
  * what this process knows now (a closed circuit costs the healthy call nothing). `acquire` and
  * `record` may be async; they should answer without I/O while the local view is closed and nothing
  * needs telling (a success with no failures known). A method that throws or rejects never makes a
- * call reject: the plugin emits `store_error` (operation `acquire` or `record`) and goes on from the
- * local view (a call is admitted unless the local view holds its circuit open). Bound your own
- * calls' time.
+ * call reject: the plugin emits `store_error` (operation `acquire` or `record`) and goes on; a result
+ * `record` could not take updates an in-memory breaker of the plugin's that stands in for the store
+ * (it opens, half-opens and closes the circuit on its own while the store cannot answer; see
+ * `LocalStandIn`). Bound your own calls' time: a failing call waits for `record`.
  */
 export interface CircuitBreakerStore {
   /** Is the circuit of `key` closed as far as this process knows? No I/O. */

@@ -1,6 +1,8 @@
+import { type Clock, systemClock } from "../clock.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
-import type { CircuitTransition } from "./circuit-breaker-options.js";
+import { CLOSED_PERMIT } from "./circuit-breaker.js";
+import { CIRCUIT_BREAKER_DEFAULTS, type CircuitTransition } from "./circuit-breaker-options.js";
 import type {
   CircuitAdmission,
   CircuitBreakerStore,
@@ -10,39 +12,52 @@ import type {
   CircuitStoreSettings,
 } from "./circuit-breaker-store.js";
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
+import { LocalStandIn } from "./local-stand-in.js";
 
 /** A store operation that threw or rejected, with the call it was for. */
 export type StoreFault<C> = (operation: "acquire" | "record", error: unknown, key: string, context: C | undefined) => void;
 
-const CLOSED_FALLBACK: CircuitDecision = Object.freeze({ admitted: true, permit: Object.freeze({ probe: 0 }) });
+const CLOSED_FALLBACK: CircuitDecision = Object.freeze({ admitted: true, permit: CLOSED_PERMIT });
 
 /**
  * One tool's breaker settings over a shared `CircuitBreakerStore`: transitions the store reports
- * become the plugin's circuit events; a store fault becomes a `store_error` and the call goes on
- * from the local view (admitted unless it holds the circuit open). Nothing here rejects.
+ * become the plugin's circuit events; a store fault becomes a `store_error`, and the result the
+ * store could not take goes to a local in-memory breaker with the same settings (`LocalStandIn`),
+ * which opens, half-opens and closes the circuit on its own while the store cannot answer. A
+ * failure waits for the store's answer (it says whether this failure opened the circuit), so a
+ * hung store costs a failure up to the store's own timeout, until the local circuit opens: from
+ * then until its reset no call of that tool asks the store. Nothing here rejects.
  */
 export class StoreBreaker<C> implements Breaker<C> {
+  private readonly local: LocalStandIn<C>;
+
   constructor(
     private readonly store: CircuitBreakerStore,
     private readonly settings: CircuitStoreSettings,
     private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
     private readonly onFault: StoreFault<C>,
-  ) {}
+    clock: Clock = systemClock,
+    maxKeys: number = CIRCUIT_BREAKER_DEFAULTS.maxKeys,
+  ) {
+    this.local = new LocalStandIn(settings, clock, maxKeys, onTransition);
+  }
 
   get size(): number {
-    return typeof this.store.size === "number" ? this.store.size : 0;
+    return (typeof this.store.size === "number" ? this.store.size : 0) + this.local.size;
   }
 
   isClosed(key: string): boolean {
-    return this.store.isClosed(key);
+    return this.store.isClosed(key) && !this.local.holds(key);
   }
 
   peek(key: string): number | undefined {
-    return this.store.peek(key);
+    return this.local.peek(key) ?? this.store.peek(key);
   }
 
   state(key: string): CircuitState {
-    return this.store.state(key);
+    if (this.local.peek(key) !== undefined) return this.local.state(key);
+    const fleet = this.store.state(key);
+    return fleet === "closed" ? this.local.state(key) : fleet;
   }
 
   isIsolated(key: string): boolean {
@@ -50,15 +65,18 @@ export class StoreBreaker<C> implements Breaker<C> {
   }
 
   acquire(key: string, context?: C): CircuitDecision | Promise<CircuitDecision> {
+    // Opened here while the store could not answer: it stays open until its reset, store or not.
+    const standingIn = this.local.holds(key);
+    if (standingIn && this.local.peek(key) !== undefined) return this.local.acquire(key, context);
     let answer: CircuitAdmission | Promise<CircuitAdmission>;
     try {
       answer = this.store.acquire(key, this.settings);
     } catch (error) {
       return this.fallback("acquire", error, key, context);
     }
-    if (!isThenable(answer)) return this.admitted(answer, key, context);
+    if (!isThenable(answer)) return this.admitted(answer, key, standingIn, context);
     return Promise.resolve(answer).then(
-      (admission) => this.admitted(admission, key, context),
+      (admission) => this.admitted(admission, key, standingIn, context),
       (error: unknown) => this.fallback("acquire", error, key, context),
     );
   }
@@ -71,17 +89,22 @@ export class StoreBreaker<C> implements Breaker<C> {
     return this.record(key, permit, "failure", context);
   }
 
-  /** Only a probe's slot is at stake: told to the store without waiting. */
+  /** Only a probe's slot is at stake: told to the store without waiting (a stand-in probe's, to the stand-in). */
   onNeutral(key: string, permit: CircuitPermit): void {
-    if (permit.probe !== 0) void this.record(key, permit, "neutral", undefined);
+    if (this.local.owns(permit)) this.local.neutral(key, permit);
+    else if (permit.probe !== 0) void this.record(key, permit, "neutral", undefined);
   }
 
+  /** Once the store holds it isolated, the stand-in lets go of it (an isolation is the fleet's). */
   isolate(key: string): void | Promise<void> {
     const done = this.store.isolate(key);
-    return isThenable(done) ? Promise.resolve(done) : undefined;
+    if (!isThenable(done)) return this.local.forget(key);
+    return Promise.resolve(done).then(() => this.local.forget(key));
   }
 
-  reset(key?: string): void | Promise<void> {
+  /** Closes the stand-in's circuit at once (with its event), and the store's. */
+  reset(key?: string, context?: C): void | Promise<void> {
+    this.local.reset(key, context);
     const done = this.store.reset(key);
     return isThenable(done) ? Promise.resolve(done) : undefined;
   }
@@ -97,35 +120,66 @@ export class StoreBreaker<C> implements Breaker<C> {
     }
   }
 
+  /**
+   * A success is applied to the stand-in at once (it forgets the failures counted there); a result
+   * the store could not take is applied there too. A stand-in probe's result goes to the store as a
+   * closed circuit's call (the store knows nothing of the stand-in's probes).
+   */
   private record(key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void | Promise<void> {
+    if (result === "success") this.local.succeeded(key, permit, context);
+    const storePermit = this.local.owns(permit) ? CLOSED_PERMIT : permit;
     let answer: CircuitTransition | undefined | Promise<CircuitTransition | undefined>;
     try {
-      answer = this.store.record(key, permit, result, this.settings);
+      answer = this.store.record(key, storePermit, result, this.settings);
     } catch (error) {
-      this.onFault("record", error, key, context);
-      return;
+      return this.standIn(error, key, permit, result, context);
     }
-    if (!isThenable(answer)) {
-      this.emit(answer, context);
-      return;
-    }
+    if (!isThenable(answer)) return this.recorded(answer, key, permit, result, context);
     return Promise.resolve(answer).then(
-      (transition) => this.emit(transition, context),
-      (error: unknown) => this.onFault("record", error, key, context),
+      (transition) => this.recorded(transition, key, permit, result, context),
+      (error: unknown) => this.standIn(error, key, permit, result, context),
     );
   }
 
-  private admitted(admission: CircuitAdmission, key: string, context: C | undefined): CircuitDecision {
+  /** The store took the result. A stand-in probe's failure it heard hands the circuit back to it. */
+  private recorded(
+    transition: CircuitTransition | undefined,
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    context: C | undefined,
+  ): void {
+    if (result === "failure" && this.local.owns(permit)) this.local.forget(key);
+    this.emit(transition, context);
+  }
+
+  private standIn(error: unknown, key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void {
+    this.onFault("record", error, key, context);
+    this.local.stoodIn(key, permit, result, context);
+  }
+
+  /**
+   * The store answered. After the stand-in's open time, an answer other than "closed" (a rejection,
+   * the fleet's probe) is the fleet's state: the stand-in lets go; "closed" says nothing of the
+   * store's health, so the stand-in takes its own probe, as in memory.
+   */
+  private admitted(admission: CircuitAdmission, key: string, standingIn: boolean, context: C | undefined): CircuitDecision {
     if (typeof admission !== "object" || admission === null || typeof admission.admitted !== "boolean") {
       return this.fallback("acquire", new TypeError(`acquire returned ${String(admission)}`), key, context);
     }
     this.emit(admission.transition, context);
-    return admission;
+    if (!standingIn || !this.local.holds(key)) return admission;
+    if (!admission.admitted || admission.permit.probe !== 0) {
+      this.local.forget(key);
+      return admission;
+    }
+    return this.local.acquire(key, context);
   }
 
-  /** The store could not answer: the local view decides (admitted unless it holds the circuit open). */
+  /** The store could not answer: the stand-in decides while it holds the circuit, else the store's local view (admitted unless it holds the circuit open). */
   private fallback(operation: "acquire", error: unknown, key: string, context: C | undefined): CircuitDecision {
     this.onFault(operation, error, key, context);
+    if (this.local.holds(key)) return this.local.acquire(key, context);
     let openFor: number | undefined;
     try {
       openFor = this.store.peek(key);

@@ -83,6 +83,8 @@ export function createEngine(options: ResolvedOptions): Engine {
             const toolName = call?.toolName ?? key;
             notifier.emit("store_error", toolName, call, { tool_name: toolName, operation, error: cleaner.clean(errorMessageOf(error)) });
           },
+          options.clock,
+          options.maxCircuitBreakers,
         )
       : new CircuitBreaker<CallInfo>({
           threshold: policy.circuitBreakerThreshold,
