@@ -1,0 +1,160 @@
+import { type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { createFakeClock } from "@retry-reflect/core/testing";
+import Redis from "ioredis";
+import { createClient } from "redis";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { redisStores } from "../src/index.js";
+import { type RedisServer, startRedis } from "./helpers/redis-server.js";
+
+// The local view stands in (DESIGN Part 3, "Redis in production"), against a real redis-server of
+// this file's own, stopped or paused (SIGSTOP: a hung server) while a dead tool is called: the
+// plugin's local breaker opens at the threshold on its own, and once Redis answers again and the
+// local open time is over, the fleet's state in Redis rules again. The plugin and the store share
+// a fake clock (the local open time passes by advancing it); the waits are for the server and the
+// clients' reconnects, polled briefly.
+
+const redis = await startRedis();
+afterAll(() => redis?.stop());
+
+type Kind = "node-redis" | "ioredis";
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  const server = redis as RedisServer;
+  if (server !== undefined && server.pid === 0) await server.restart();
+});
+// A subscription lost with the server says so: expected here.
+vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+
+const COMMAND_TIMEOUT_MS = 100;
+let prefixes = 0;
+
+async function connect(kind: Kind, url: string): Promise<{ client: unknown; ping(): Promise<unknown> }> {
+  if (kind === "ioredis") {
+    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => 20 });
+    client.on("error", () => {});
+    await client.connect();
+    cleanups.push(() => client.disconnect());
+    return { client, ping: () => client.ping() };
+  }
+  const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 20 } });
+  client.on("error", () => {});
+  await client.connect();
+  cleanups.push(() => (client.isOpen ? client.destroy() : undefined));
+  return { client, ping: () => client.ping() };
+}
+
+async function replica(kind: Kind) {
+  const server = redis as RedisServer;
+  const prefix = `out${++prefixes}:`;
+  const { client, ping } = await connect(kind, server.url);
+  const clock = createFakeClock();
+  const stores = redisStores({ client, prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS, clock });
+  cleanups.push(() => stores.close());
+  await stores.circuitBreaker.subscribed;
+  const events: RetryReflectEvent[] = [];
+  const plugin = RetryReflectPlugin.create({
+    clock,
+    circuitBreakerThreshold: 3,
+    circuitBreakerResetMs: 10_000,
+    circuitBreakerStore: stores.circuitBreaker,
+    observers: [{ onEvent: (event) => events.push(event) }],
+  });
+  let runs = 0;
+  let scopes = 0;
+  const deadTool = () =>
+    plugin.execute({ toolName: "search", args: {}, scope: `s${++scopes}` }, async () => {
+      runs++;
+      throw new Error("upstream exploded");
+    });
+  const count = (type: string) => events.filter((event) => event.type === type).length;
+  /** The circuit's fields in Redis (raw RESP of `HGET`), read over a connection of its own. */
+  const fleet = async (field: "state" | "failures") => {
+    const reply = await server.command("HGET", stores.circuitBreaker.keyOf("search"), field);
+    return reply.split("\r\n")[1];
+  };
+  return { clock, stores, plugin, events, count, deadTool, fleet, ping, runs: () => runs };
+}
+
+/** Polls `ready` (a reconnect, a server's answer) for at most 5 s. */
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    if (await ready().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("not ready within 5 s");
+}
+
+/** 20 calls of the dead tool: it runs 3 times, the circuit opens once (locally), store_error says why. */
+async function twentyCallsOpenLocally(a: Awaited<ReturnType<typeof replica>>) {
+  const outcomes = [];
+  for (let i = 0; i < 20; i++) outcomes.push(await a.deadTool());
+  expect(a.runs()).toBe(3);
+  expect(a.count("circuit_opened")).toBe(1);
+  expect(a.events.find((event) => event.type === "circuit_opened")?.fields).toMatchObject({ tool_name: "search", failures: 3 });
+  const errors = a.events.filter((event) => event.type === "store_error").map((event) => event.fields.operation);
+  // Each failure's record lost (a first use of the tool may also ask Redis, and fail, on acquire).
+  expect(errors.filter((operation) => operation === "record")).toHaveLength(3);
+  expect(errors.every((operation) => operation === "record" || operation === "acquire")).toBe(true);
+  expect(outcomes.slice(2).every((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open")).toBe(true);
+  expect(a.plugin.circuits.state("search")).toBe("open");
+}
+
+/** The local open time is over and Redis answers: the failures count in Redis, which opens the circuit fleet-wide. */
+async function fleetCountsAgain(a: Awaited<ReturnType<typeof replica>>) {
+  expect((await a.deadTool()).status).toBe("reflect"); // the local probe: its failure is Redis's to count
+  expect(await a.fleet("failures")).toBe("1");
+  expect(a.plugin.circuits.state("search")).toBe("closed");
+  expect((await a.deadTool()).status).toBe("reflect");
+  expect(await a.deadTool()).toMatchObject({ status: "failed", reason: "circuit_open" });
+  expect(await a.fleet("state")).toBe("open");
+  expect(a.count("circuit_opened")).toBe(2);
+  expect(a.runs()).toBe(6);
+}
+
+for (const kind of ["node-redis", "ioredis"] as const) {
+  describe.skipIf(redis === undefined)(`the local view stands in while Redis cannot answer (${kind})`, () => {
+    it("Redis stopped: the circuit opens at the threshold (3 runs of 20 calls); Redis back: open until the local reset, then Redis counts again", async () => {
+      const server = redis as RedisServer;
+      const a = await replica(kind);
+      await server.stop();
+      try {
+        await twentyCallsOpenLocally(a);
+      } finally {
+        await server.restart();
+      }
+      await until(async () => (await a.ping()) === "PONG");
+      await a.clock.advance(5_000);
+      expect(await a.deadTool()).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(a.runs()).toBe(3);
+      await a.clock.advance(5_000);
+      await fleetCountsAgain(a);
+    });
+
+    it("Redis hung (SIGSTOP): 3 failures wait the command timeout, the 17 calls after wait for nothing; resumed: after the local reset, Redis's open circuit rejects", async () => {
+      const server = redis as RedisServer;
+      const a = await replica(kind);
+      server.pause();
+      let took: number;
+      try {
+        const started = Date.now();
+        await twentyCallsOpenLocally(a);
+        took = Date.now() - started;
+      } finally {
+        server.resume();
+      }
+      expect(took).toBeGreaterThanOrEqual(3 * COMMAND_TIMEOUT_MS - 10);
+      expect(took).toBeLessThan(3 * COMMAND_TIMEOUT_MS + 1000);
+      // The three records sent while it hung run when it resumes: Redis opens the circuit, and says so.
+      await until(async () => a.stores.circuitBreaker.state("search") === "open");
+      expect(await a.fleet("state")).toBe("open");
+      await a.clock.advance(10_000); // the local open time is over; Redis's (on the server's clock) is not
+      const outcome = await a.deadTool();
+      expect(outcome).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(a.runs()).toBe(3);
+      expect(a.plugin.circuits.state("search")).toBe("open");
+      expect(a.plugin.circuits.retryAfterMs("search")).toBeGreaterThan(5_000);
+      expect(a.count("circuit_opened")).toBe(1);
+    });
+  });
+}
