@@ -9,10 +9,7 @@ export function describeValue(value: unknown): string {
   }
   if (typeof value === "function") return `a function${value.name ? ` (${value.name})` : ""}`;
   const record = value as Record<string, unknown>;
-  if (record.isCluster === true) return "an ioredis Cluster, which is not supported (pass a `new Redis(...)` instance)";
-  if (typeof record.sendCommand === "function" && typeof record.getSlotMaster === "function") {
-    return "a node-redis cluster (createCluster), which is not supported (pass a `createClient(...)` client)";
-  }
+  if (record.isCluster === true) return "an object marked `isCluster` without an ioredis Cluster's methods";
   if (typeof record.sendCommand === "function" && typeof record.isReady !== "boolean") {
     return "a node-redis client pool or similar, which is not supported (pass a `createClient(...)` client)";
   }

@@ -1,11 +1,12 @@
 import { describeValue } from "./describe-value.js";
-import { type IoRedisLike, ioredisTransport } from "./ioredis-transport.js";
+import { type IoRedisClusterLike, type IoRedisLike, ioredisTransport } from "./ioredis-transport.js";
 import { isObject } from "./is-object.js";
+import { type NodeRedisClusterLike, nodeRedisClusterTransport } from "./node-redis-cluster-transport.js";
 import { type NodeRedisLike, nodeRedisTransport } from "./node-redis-transport.js";
 import { RedisScriptClient } from "./redis-script-client.js";
 import type { ScriptClient } from "./script-client.js";
 
-function isIoRedis(value: Record<string, unknown>): boolean {
+function isIoRedisShaped(value: Record<string, unknown>): boolean {
   return (
     typeof value.status === "string" &&
     typeof value.call === "function" &&
@@ -13,8 +14,19 @@ function isIoRedis(value: Record<string, unknown>): boolean {
     typeof value.connect === "function" &&
     typeof value.subscribe === "function" &&
     typeof value.disconnect === "function" &&
-    isObject(value.options) &&
-    value.isCluster !== true
+    isObject(value.options)
+  );
+}
+
+function isNodeRedisCluster(value: Record<string, unknown>): boolean {
+  return (
+    typeof value.sendCommand === "function" &&
+    typeof value.duplicate === "function" &&
+    typeof value.connect === "function" &&
+    typeof value.subscribe === "function" &&
+    typeof value.destroy === "function" &&
+    typeof value.isOpen === "boolean" &&
+    Array.isArray(value.masters)
   );
 }
 
@@ -45,14 +57,20 @@ export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptC
       `scriptClient: \`commandTimeoutMs\` must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS}; got ${describeValue(commandTimeoutMs)}`,
     );
   }
-  const expected = "a connected node-redis v5 client (createClient(...)) or an ioredis v5/v6 instance (new Redis(...))";
-  if (isObject(client) && isIoRedis(client)) {
-    if ((client as unknown as IoRedisLike).options.stringNumbers === true) {
+  const expected =
+    "a connected node-redis v5 client (createClient(...)) or cluster (createCluster(...)), or an ioredis v5/v6 instance (new Redis(...)) or Cluster (new Redis.Cluster(...))";
+  if (isObject(client) && isIoRedisShaped(client)) {
+    const cluster = client.isCluster === true;
+    const options = cluster ? (client as unknown as IoRedisClusterLike).options.redisOptions : (client as unknown as IoRedisLike).options;
+    if (options?.stringNumbers === true) {
       throw new TypeError(
-        "scriptClient: `client` is an ioredis instance with `stringNumbers: true`, which is not supported: script replies would turn integers into strings. Pass a client without it (e.g. `redis.duplicate({ stringNumbers: false })`).",
+        `scriptClient: \`client\` is an ioredis ${cluster ? "Cluster" : "instance"} with \`stringNumbers: true\`, which is not supported: script replies would turn integers into strings. Pass a client without it.`,
       );
     }
-    return new RedisScriptClient(ioredisTransport(client as unknown as IoRedisLike), commandTimeoutMs);
+    return new RedisScriptClient(ioredisTransport(client as unknown as IoRedisLike | IoRedisClusterLike), commandTimeoutMs);
+  }
+  if (isObject(client) && isNodeRedisCluster(client)) {
+    return new RedisScriptClient(nodeRedisClusterTransport(client as unknown as NodeRedisClusterLike), commandTimeoutMs);
   }
   if (isObject(client) && isNodeRedis(client)) {
     return new RedisScriptClient(nodeRedisTransport(client as unknown as NodeRedisLike), commandTimeoutMs);

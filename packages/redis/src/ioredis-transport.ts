@@ -10,6 +10,8 @@ export interface IoRedisLike {
   readonly options: { readonly stringNumbers?: boolean | undefined };
   call(command: string, ...args: string[]): Promise<unknown>;
   duplicate(override?: { lazyConnect?: boolean }): IoRedisLike;
+  /** An ioredis `Cluster` says so. */
+  readonly isCluster?: boolean;
   connect(): Promise<void>;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
@@ -19,8 +21,15 @@ export interface IoRedisLike {
   on(event: "close", listener: () => void): unknown;
 }
 
-/** Drives an ioredis instance through `call`. */
-export function ioredisTransport(client: IoRedisLike): Transport {
+/** An ioredis `Cluster`, as far as this layer uses it: `call` routes each command to the node of its key. */
+export interface IoRedisClusterLike extends Omit<IoRedisLike, "duplicate" | "options"> {
+  readonly isCluster: true;
+  readonly options: { readonly redisOptions?: { readonly stringNumbers?: boolean | undefined } };
+  duplicate(startupNodes?: unknown[], override?: { lazyConnect?: boolean }): IoRedisClusterLike;
+}
+
+/** Drives an ioredis instance (or, `cluster`, an ioredis `Cluster`) through `call`. */
+export function ioredisTransport(client: IoRedisLike | IoRedisClusterLike): Transport {
   return {
     kind: "ioredis",
     usesSignal: false,
@@ -35,7 +44,11 @@ export function ioredisTransport(client: IoRedisLike): Transport {
     send: (args) => client.call((args[0] as string).toLowerCase(), ...args.slice(1)),
     subscriber(onLost) {
       // lazyConnect: connected below, so that connecting is bounded and its failure is seen.
-      const connection = client.duplicate({ lazyConnect: true });
+      // A Cluster's duplicate takes its startup nodes first (none: the same as the original's).
+      const connection =
+        client.isCluster === true
+          ? (client as IoRedisClusterLike).duplicate([], { lazyConnect: true })
+          : (client as IoRedisLike).duplicate({ lazyConnect: true });
       connection.on("error", ignore);
       connection.on("close", onLost);
       return {

@@ -460,12 +460,18 @@ describe("scriptClient with something that is not a client", () => {
     );
     expect(() => scriptClient(undefined, LIMIT_MS)).toThrow(/`client` .*; got undefined$/);
     expect(() => scriptClient(Promise.resolve(), LIMIT_MS)).toThrow(/`client` .*got a Promise/);
-    expect(() => scriptClient({ isCluster: true }, LIMIT_MS)).toThrow(/`client` .*ioredis Cluster/);
+    expect(() => scriptClient({ isCluster: true }, LIMIT_MS)).toThrow(/`client` .*marked `isCluster` without an ioredis Cluster's methods/);
     expect(() => scriptClient("redis://localhost", LIMIT_MS)).toThrow(/`client` .*got a string/);
-    // Real clients of kinds not supported (yet): none of them connects here.
-    expect(() => scriptClient(createCluster({ rootNodes: [] }), LIMIT_MS)).toThrow(/`client` .*a node-redis cluster \(createCluster\)/);
+    // Real clients of kinds not supported: none of them connects here.
     expect(() => scriptClient(createClientPool(), LIMIT_MS)).toThrow(/`client` .*a node-redis client pool/);
-    expect(() => scriptClient(new Redis.Cluster([], { lazyConnect: true }), LIMIT_MS)).toThrow(/`client` .*an ioredis Cluster/);
+  });
+
+  it("accepts cluster clients: node-redis createCluster and ioredis Cluster (each script goes to the node of its one key)", () => {
+    expect(scriptClient(createCluster({ rootNodes: [] }), LIMIT_MS).kind).toBe("node-redis");
+    expect(scriptClient(new Redis.Cluster([], { lazyConnect: true }), LIMIT_MS).kind).toBe("ioredis");
+    expect(() => scriptClient(new Redis.Cluster([], { lazyConnect: true, redisOptions: { stringNumbers: true } }), LIMIT_MS)).toThrow(
+      /ioredis Cluster with `stringNumbers: true`/,
+    );
   });
 
   it("refuses ioredis with stringNumbers (integers would come back as strings)", () => {

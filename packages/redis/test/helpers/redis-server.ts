@@ -127,7 +127,7 @@ function startWatchdog(): { watch(pid: number): void; end(): void } {
   };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
