@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
-import { BEGIN, COMPLETE, EXTEND, RELEASE } from "./idempotency-scripts.js";
+import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { mayStillRun, OwnerReleases } from "./owner-releases.js";
 import type { ScriptClient } from "./script-client.js";
 
 /**
@@ -11,16 +13,21 @@ import type { ScriptClient } from "./script-client.js";
  * and a SHA-256 of the key, never the key itself. A result is stored as JSON (`undefined` kept; a
  * value JSON cannot hold, such as a BigInt, is not stored: a `store_error`, the caller keeps it).
  * Redis down or slow past `commandTimeoutMs`: `begin` rejects, so the write does not run
- * (`STORE_UNAVAILABLE`).
+ * (`STORE_UNAVAILABLE`); when its request was sent, the lock it may still take when Redis answers
+ * late is released (each begin carries an owner id of its own), tried again until Redis answers or
+ * the lease ends. `close()` stops those releases.
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   readonly prefix: string;
   private readonly redis: ScriptClient;
+  /** The releases of begins that got no reply (not private: tests wait for them). */
+  readonly ownerReleases: OwnerReleases;
 
   constructor(options: RedisStoreOptions) {
     const resolved = resolveRedisOptions(options);
     this.redis = resolved.redis;
     this.prefix = resolved.prefix;
+    this.ownerReleases = new OwnerReleases(this.redis);
     warnOnEviction(this.redis, options.client);
   }
 
@@ -30,7 +37,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBeginResult> {
-    const reply = await this.redis.run(BEGIN, [this.keyOf(key)], [fingerprint, Math.max(1, Math.ceil(leaseMs))]);
+    const redisKey = this.keyOf(key);
+    const lease = Math.max(1, Math.ceil(leaseMs));
+    const owner = randomUUID();
+    let reply: unknown;
+    try {
+      reply = await this.redis.run(BEGIN, [redisKey], beginArgs(fingerprint, lease, owner));
+    } catch (error) {
+      // The caller hears that the write did not run: a lock taken by a late reply must not hold the key.
+      if (mayStillRun(error)) this.ownerReleases.release(redisKey, owner, lease);
+      throw error;
+    }
     if (!Array.isArray(reply)) throw new TypeError(`begin: unexpected reply from Redis: ${typeof reply}`);
     switch (reply[0]) {
       case "acquired":
@@ -39,6 +56,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return { status: "completed", fingerprint: String(reply[1]), value: decode(reply[2]) };
       case "in_progress":
         return { status: "in_progress", fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
+      case "abandoned":
+        // Only a begin that reached Redis after its own release gets this, and its caller is gone.
+        throw new Error("begin: this request was released after it got no reply in time");
       default:
         throw new TypeError(`begin: unexpected reply from Redis: ${JSON.stringify(reply).slice(0, 80)}`);
     }
@@ -55,6 +75,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
     return (await this.redis.run(EXTEND, [this.keyOf(key)], [token, Math.max(1, Math.ceil(leaseMs))])) === 1;
+  }
+
+  /**
+   * Stops releasing the locks of begins that got no reply (each such lock then ends with its
+   * lease at the latest). The client is yours: it stays open. Later begins still work.
+   */
+  close(): void {
+    this.ownerReleases.close();
   }
 }
 
