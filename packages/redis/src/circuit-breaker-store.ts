@@ -16,6 +16,7 @@ import { isClusterClient } from "./is-cluster-client.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import type { ScriptClient } from "./script-client.js";
+import { whenReady } from "./when-ready.js";
 
 const CLOSED: CircuitAdmission = Object.freeze({ admitted: true, permit: Object.freeze({ probe: 0 }) });
 const RESULT_CODES: Record<CircuitResult, string> = { success: "s", failure: "f", neutral: "n" };
@@ -68,11 +69,16 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     this.failing = this.local.failing;
     warnOnEviction(this.redis, options.client);
     this.reads = new CircuitReads(
+      // A first call may come before the client connected (a process just started): wait for it, within the command limit.
       (keys, resetMs) =>
-        this.redis.run(
-          READ,
-          keys.map((key) => this.keyOf(key)),
-          resetMs,
+        whenReady(
+          () =>
+            this.redis.run(
+              READ,
+              keys.map((key) => this.keyOf(key)),
+              resetMs,
+            ),
+          resolved.commandTimeoutMs,
         ),
       (key, state, remaining, failures, version) => this.local.read(key, state, remaining, failures, version),
       MAX_VIEWS,

@@ -2,7 +2,7 @@ import { RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { Redis } from "ioredis";
 import { createClient } from "redis";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { RECORD } from "../src/breaker-scripts.js";
 import { type RedisStores, redisStores } from "../src/index.js";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
@@ -21,7 +21,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 // A store whose subscription cannot hold says so once per outage: expected here.
-vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+let warnings: ReturnType<typeof vi.spyOn> | undefined;
+beforeAll(() => {
+  warnings = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+});
+afterAll(() => warnings?.mockRestore());
 
 /** The client as packages/redis/README.md's setup builds it (connect not awaited: Redis may be down). */
 function readmeClient(kind: Kind, url: string): unknown {
@@ -117,6 +121,18 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)).toBe(
         1,
       );
+    });
+
+    it("a replica whose first calls come before its client has connected: they wait for it (up to commandTimeoutMs) and are rejected, the dead tool never runs", async () => {
+      const prefix = `sub${++prefixes}:`;
+      const a = replica(kind, prefix);
+      await a.stores.ready;
+      await a.search("fail");
+      await a.search("fail");
+      const b = replica(kind, prefix); // its client is connecting: the calls below go out at once
+      const outcomes = await Promise.all(Array.from({ length: 20 }, () => b.search("ok")));
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(b.runs()).toBe(0);
     });
 
     it("after the subscription connection drops and comes back, a circuit opened elsewhere meanwhile is learned", async () => {

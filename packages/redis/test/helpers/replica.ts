@@ -14,6 +14,8 @@ interface Init {
   leaseMs?: number;
   /** @default 2000: a limit for a loaded CI machine (2 cores, test files in parallel), not for a hung server */
   commandTimeoutMs?: number;
+  /** The client as packages/redis/README.md builds it (connect not awaited), and init does not wait for `stores.ready`: Redis may be down. */
+  readme?: boolean;
 }
 
 type Message = { id: number; op: string } & Record<string, unknown>;
@@ -45,6 +47,7 @@ function summary(outcomes: ExecuteOutcome<unknown>[]): Record<string, number> {
 // Each client library is imported when a replica first uses it, not both at start: a replica uses
 // one, and loading the other took ~0.3-0.9 s of CPU in each of the ~30 replicas the tests start.
 async function connect(init: Init): Promise<unknown> {
+  if (init.readme === true) return readmeClient(init);
   if (init.client === "ioredis") {
     const { default: Redis } = await import("ioredis");
     const client = new Redis(init.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
@@ -59,12 +62,28 @@ async function connect(init: Init): Promise<unknown> {
   return client;
 }
 
+/** As the README's two setups build the client (its `console.error` left out: the tests stop Redis on purpose). */
+async function readmeClient(init: Init): Promise<unknown> {
+  const { url } = init;
+  if (init.client === "ioredis") {
+    const { Redis } = await import("ioredis");
+    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    client.on("error", () => {});
+    return client;
+  }
+  const { createClient } = await import("redis");
+  const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: (retries) => Math.min(retries * 50, 1000) } });
+  client.on("error", () => {});
+  client.connect().catch(() => {});
+  return client;
+}
+
 const ops: Record<string, (message: Message) => Promise<unknown>> = {
   async init(message) {
     const init = message as unknown as Init;
     const client = await connect(init);
     stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 2000 });
-    await stores.circuitBreaker.subscribed;
+    if (init.readme !== true) await stores.circuitBreaker.subscribed;
     plugin = RetryReflectPlugin.create({
       toolEffects: { pay: "write" },
       maxRetries: 3,
@@ -137,6 +156,12 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       ),
     );
     return { runs: searches - before, outcomes: summary(outcomes), ms: performance.now() - started };
+  },
+  /** Waits for `stores.ready` (at most `timeoutMs`): the ms it took, or -1. */
+  async ready(message) {
+    const started = performance.now();
+    const timeout = new Promise<number>((resolve) => setTimeout(() => resolve(-1), message.timeoutMs as number));
+    return Promise.race([(stores as NonNullable<typeof stores>).ready.then(() => performance.now() - started), timeout]);
   },
   async state(message) {
     return (plugin as RetryReflectPlugin).circuits.state(message.tool as string);

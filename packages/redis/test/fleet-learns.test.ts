@@ -1,0 +1,77 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type RedisServer, startRedis } from "./helpers/redis-server.js";
+import { type Replica, startReplicas } from "./helpers/replicas.js";
+
+// Replicas as separate processes (test/helpers/replica.ts) whose clients are built as the README
+// shows them: a replica that starts late learns the open circuits, and replicas that start while
+// Redis is down work once it comes. This file's redis-server is stopped and restarted here; the
+// waits are for the server and the clients' reconnects, bounded and polled.
+
+const redis = await startRedis();
+afterAll(() => redis?.stop());
+
+type Round = { runs: number; outcomes: Record<string, number> };
+let prefixes = 0;
+
+describe.skipIf(redis === undefined)("replicas learn the fleet's state (the README's setups, both clients)", { timeout: 60_000 }, () => {
+  const server = redis as RedisServer;
+  let replicas: Replica[] = [];
+
+  afterEach(async () => {
+    await Promise.all(replicas.map((replica) => replica.kill()));
+    replicas = [];
+  });
+
+  /** `count` replicas, node-redis and ioredis in turn, their clients built as the README shows. */
+  async function started(count: number, prefix: string): Promise<Replica[]> {
+    const fleet = await startReplicas(count);
+    replicas.push(...fleet);
+    await Promise.all(
+      fleet.map((replica, i) =>
+        replica.ask("init", { url: server.url, prefix, client: i % 2 === 1 ? "ioredis" : "node-redis", readme: true, threshold: 3 }),
+      ),
+    );
+    return fleet;
+  }
+
+  it("replicas started after a circuit opened (one per client) reject it on their first calls, 10 at once each: the dead tool's run count does not grow", async () => {
+    const prefix = `fl${++prefixes}:`;
+    const [a, b] = await started(2, prefix);
+    for (const replica of [a, b] as Replica[]) expect(await replica.ask<number>("ready", { timeoutMs: 10_000 })).toBeGreaterThanOrEqual(0);
+    for (let i = 0; i < 3; i++) await (a as Replica).ask<Round>("calls", { count: 1, result: "fail" });
+    expect(await (a as Replica).ask("state", { tool: "search" })).toBe("open");
+    // Started now: their first calls go out at once, without waiting for `stores.ready`.
+    const late = await started(2, prefix);
+    const rounds = await Promise.all(late.map((replica) => replica.ask<Round>("calls", { count: 10, result: "fail" })));
+    for (const round of rounds) expect(round).toEqual({ runs: 0, outcomes: { "failed:circuit_open": 10 }, ms: expect.any(Number) });
+  });
+
+  it("replicas started while Redis is down: reads run, writes fail closed; Redis comes: stores.ready resolves in each, and a circuit opened by one is heard by the other", async () => {
+    const prefix = `fl${++prefixes}:`;
+    await server.stop();
+    let fleet: Replica[];
+    try {
+      fleet = await started(2, prefix);
+      for (const replica of fleet) {
+        expect(await replica.ask<Round>("calls", { count: 5, result: "ok" })).toMatchObject({ runs: 5, outcomes: { success: 5 } });
+        expect(await replica.ask<Round>("writes", { count: 2, key: `down-${replica.pid}`, distinct: true })).toMatchObject({
+          runs: 0,
+          outcomes: { "reflect:STORE_UNAVAILABLE": 2 },
+        });
+      }
+    } finally {
+      await server.restart();
+    }
+    for (const replica of fleet) expect(await replica.ask<number>("ready", { timeoutMs: 15_000 })).toBeGreaterThanOrEqual(0);
+    const [a, b] = fleet as [Replica, Replica];
+    for (let i = 0; i < 3; i++) await a.ask<Round>("calls", { count: 1, result: "fail" });
+    expect(await b.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 2000 })).toBeGreaterThanOrEqual(0);
+    expect(await b.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 3 } });
+    for (const replica of fleet) {
+      expect(await replica.ask<Round>("writes", { count: 1, key: `up-${replica.pid}` })).toMatchObject({
+        runs: 1,
+        outcomes: { success: 1 },
+      });
+    }
+  });
+});
