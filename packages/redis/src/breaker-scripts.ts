@@ -4,7 +4,8 @@ import { type Script, script } from "./lua-script.js";
 // ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen } ----
 // KEYS[1] is named by a hash of the breaker key (a tool name); ARGV[2] is the breaker key itself,
 // used only in what is published (never stored), so that replicas map a change back to their tool.
-// State changes are published on ARGV[1] (the channel) as JSON { k, s, r, f, v }: key, state,
+// State changes, and the first failure of a row (s = 'failing'), are published on ARGV[1] (the
+// channel) as JSON { k, s, r, f, v }: key, state,
 // remaining ms (open), failures, version. Replies: { what happened, state, remaining ms, failures,
 // open ms, version }. The version is the server's microseconds when the script ran: scripts run one
 // at a time, so a later state has a greater version, and a process that gets a reply after a newer
@@ -91,6 +92,8 @@ if permit == 0 then
   end
   redis.call('HSET', KEYS[1], 'state', 'closed', 'failures', failures)
   keep(0)
+  -- A row's first failure: every replica learns it, so that its next success ends the row at once.
+  if failures == 1 then publish('failing', 0, failures) end
   return {'counted', 'closed', 0, failures, 0, int(now_us)}
 end
 if state ~= 'half' or probe ~= permit or now - probe_at >= reset_ms then

@@ -51,8 +51,6 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   /** `local`'s maps, held here for the healthy call's lookups. */
   private readonly views: CircuitViews["views"];
   private readonly failing: CircuitViews["failing"];
-  /** Keys that succeeded here since this process last recorded a failure of them (the next failure resets the count first). */
-  private readonly succeeded = new Set<string>();
   /** The tools this process uses, read from Redis on first use and after every (re)subscribe. */
   private readonly reads: CircuitReads;
   /** The same map as `reads.known`, held here for the healthy call's one lookup. */
@@ -165,18 +163,27 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     result: CircuitResult,
     settings: CircuitStoreSettings,
   ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
-    if (permit.probe === 0) {
+    if (permit.probe === 0 && result !== "failure") {
       if (result === "neutral") return undefined;
-      if (result === "success") {
-        // Nothing to tell while this process knows of no failure: the next failure resets the count first.
-        if (!this.failing.has(key)) {
-          if (this.views.size === 0 || !this.views.has(key)) this.succeeded.add(key);
-          if (this.succeeded.size > MAX_VIEWS) this.succeeded.delete(this.succeeded.values().next().value as string);
-          return undefined;
-        }
-      }
+      // Nothing to tell while this process knows of no failing row: the next failure resets the count first.
+      if (!this.failing.has(key)) return void this.local.succeed(key);
+      // The row ends fleet-wide at once, one script (the other calls' successes meanwhile send none);
+      // the call does not wait for it, nor fail with it: unheard, the row is known here again.
+      this.failing.delete(key);
+      this.send(key, permit, result, settings, 0).catch(() => this.local.fail(key));
+      return undefined;
     }
-    const resetFirst = result === "failure" && this.succeeded.delete(key) ? 1 : 0;
+    return this.send(key, permit, result, settings, result === "failure" && this.local.succeeded.delete(key) ? 1 : 0);
+  }
+
+  /** Runs the record script and applies its reply; the transition it reports. */
+  private send(
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    settings: CircuitStoreSettings,
+    resetFirst: 0 | 1,
+  ): Promise<CircuitTransition | undefined> {
     return this.redis
       .run(
         RECORD,

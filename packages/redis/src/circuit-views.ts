@@ -23,6 +23,8 @@ export class CircuitViews {
    * failure came longest ago first; at most `maxFailingTools`.
    */
   readonly failing = new Set<string>();
+  /** Keys that succeeded here while no failing row of them was known here (the next failure here resets the count first). */
+  readonly succeeded = new Set<string>();
 
   constructor(
     private readonly clock: Clock,
@@ -57,6 +59,10 @@ export class CircuitViews {
     if (change.s === "closed") {
       this.views.delete(change.k);
       this.failing.delete(change.k);
+    } else if (change.s === "failing") {
+      // A row began elsewhere: a success here now ends it at once (and a failure here no longer resets it).
+      this.succeeded.delete(change.k);
+      this.fail(change.k);
     } else if (change.s === "open") this.see(change.k, "open", remaining);
     else if (change.s === "isolated") this.see(change.k, "isolated", 0);
   }
@@ -84,6 +90,12 @@ export class CircuitViews {
     this.versions.set(key, version);
     if (this.versions.size > MAX_VIEWS) this.versions.delete(this.versions.keys().next().value as string);
     return true;
+  }
+
+  /** A success here of a tool with no failing row known: remembered (bounded), told with its next failure. */
+  succeed(key: string): void {
+    if (this.views.size === 0 || !this.views.has(key)) this.succeeded.add(key);
+    if (this.succeeded.size > MAX_VIEWS) this.succeeded.delete(this.succeeded.values().next().value as string);
   }
 
   /** Remembers that `key` is in a failing row here, as the newest; forgets the oldest beyond `maxFailingTools`. */

@@ -74,4 +74,41 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
       });
     }
   });
+
+  /** 4 replicas (node-redis and ioredis in turn) with the usual setup, threshold 5, their first call of `search` made (healthy). */
+  async function roundRobin(): Promise<Replica[]> {
+    const fleet = await startReplicas(4);
+    replicas.push(...fleet);
+    const prefix = `fl${++prefixes}:`;
+    await Promise.all(
+      fleet.map((replica, i) =>
+        replica.ask("init", { url: server.url, prefix, client: i % 2 === 1 ? "ioredis" : "node-redis", threshold: 5 }),
+      ),
+    );
+    for (const replica of fleet) expect(await replica.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({ runs: 3 });
+    return fleet;
+  }
+
+  /** One call on `replica`, then a pause for the publishes it made to reach the others (nothing else in flight). */
+  async function once(replica: Replica, result: "ok" | "fail"): Promise<number> {
+    const round = await replica.ask<Round>("calls", { count: 1, result });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    return round.runs;
+  }
+
+  it("a healthy tool that dies, called round-robin by 4 replicas one call at a time: it opens fleet-wide after threshold (5) runs", async () => {
+    const fleet = await roundRobin();
+    let runs = 0;
+    for (let i = 0; i < 12; i++) runs += await once(fleet[i % 4] as Replica, "fail");
+    expect(runs).toBe(5);
+    for (const replica of fleet) expect(await replica.ask("state", { tool: "search" })).toBe("open");
+  });
+
+  it("a success on a replica that did not count the row's failures ends it at once: 1 failure before it and 4 after (threshold 5) leave the circuit closed", async () => {
+    const [a, b, c, d] = (await roundRobin()) as [Replica, Replica, Replica, Replica];
+    await once(a, "fail");
+    await once(b, "ok"); // b heard of the row (its first failure is published): its success resets the count fleet-wide
+    for (let i = 0; i < 4; i++) await once(a, "fail");
+    for (const replica of [a, b, c, d]) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
+  });
 });

@@ -147,6 +147,32 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(b.runs()).toBe(1);
     });
 
+    it("a row's first failure is heard by every replica; a success there ends the row: one script for 20 calls at once, which do not wait for it (server paused: they end before commandTimeoutMs)", async () => {
+      const server = redis as RedisServer;
+      const prefix = `sub${++prefixes}:`;
+      const [a, b] = [replica(kind, prefix), replica(kind, prefix)];
+      await Promise.all([a.stores.ready, b.stores.ready]);
+      await b.search("ok"); // b's first call: it reads the circuit (closed, no row)
+      const key = b.stores.circuitBreaker.keyOf("search");
+      for (const paused of [false, true]) {
+        await a.search("fail");
+        await until(() => b.stores.circuitBreaker.failingTools === 1);
+        await server.command("CONFIG", "RESETSTAT");
+        if (paused) server.pause();
+        const started = performance.now();
+        try {
+          const outcomes = await Promise.all(Array.from({ length: 20 }, () => b.search("ok")));
+          expect(outcomes.every((outcome) => outcome.status === "success")).toBe(true);
+          if (paused) expect(performance.now() - started).toBeLessThan(250);
+        } finally {
+          if (paused) server.resume();
+        }
+        await until(() => b.stores.circuitBreaker.failingTools === 0);
+        if (!paused) expect(await server.command("INFO", "commandstats")).toMatch(/cmdstat_evalsha:calls=1,/);
+        await vi.waitFor(async () => expect(await server.command("EXISTS", key)).toBe(":0\r\n"), { timeout: 2000, interval: 10 }); // the row ended
+      }
+    });
+
     it("started while Redis is down: reads run, writes fail closed; Redis comes: stores.ready resolves, the subscription holds, writes run", async () => {
       const server = redis as RedisServer;
       const prefix = `sub${++prefixes}:`;
