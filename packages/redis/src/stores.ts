@@ -12,7 +12,7 @@ export interface RedisStores {
    * (reads run, writes fail closed while Redis is down). Rejects only if `close()` comes first.
    */
   readonly ready: Promise<void>;
-  /** Ends the breaker store's subscription (the client is yours: it stays open). */
+  /** Ends the breaker store's subscription and the idempotency store's pending releases (the client is yours: it stays open). */
   close(): Promise<void>;
 }
 
@@ -24,5 +24,9 @@ export interface RedisStores {
 export function redisStores(options: RedisStoreOptions): RedisStores {
   const idempotency = new RedisIdempotencyStore(options);
   const circuitBreaker = new RedisCircuitBreakerStore(options);
-  return { idempotency, circuitBreaker, ready: circuitBreaker.subscribed, close: () => circuitBreaker.close() };
+  const close = async (): Promise<void> => {
+    idempotency.close();
+    await circuitBreaker.close();
+  };
+  return { idempotency, circuitBreaker, ready: circuitBreaker.subscribed, close };
 }

@@ -250,6 +250,16 @@ describe.skipIf(redis === undefined)("the Redis stores' options", () => {
     expect(() => redisStores({ client, maxFailingTools: 0 })).toThrow(/`maxFailingTools`.*0/);
   });
 
+  it("close() ends both stores: the breaker's subscription and the idempotency store's releases (none is started after)", async () => {
+    const server = redis as RedisServer;
+    const client = await connect("node-redis", server.url);
+    const stores = redisStores({ client, prefix: `close${++prefixes}:` });
+    await stores.ready;
+    await stores.close();
+    stores.idempotency.ownerReleases.release("close:k", "owner-1", 30_000);
+    expect(stores.idempotency.ownerReleases.pending).toBe(0);
+  });
+
   it("warns when the server may evict keys (maxmemory-policy other than noeviction)", async () => {
     const evicting = await startRedis({ args: ["--maxmemory-policy", "allkeys-lru"] });
     try {
