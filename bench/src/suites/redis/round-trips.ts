@@ -33,6 +33,11 @@ export async function roundTrips(
       call: (plugin, i) => plugin.execute({ toolName: "search", args: { q: i }, scope: `rt-ok-${i}` }, ok),
     },
     {
+      operation: "first call of a tool in this process (reads its circuit once: the fleet's state)",
+      expected: 1,
+      call: (plugin, i) => plugin.execute({ toolName: `flaky_${i}`, args: { q: i }, scope: `rt-first-${i}` }, ok),
+    },
+    {
       operation: 'failing read call (`new Error("upstream exploded")`: one failure recorded)',
       expected: 1,
       call: (plugin, i) => plugin.execute({ toolName: `flaky_${i}`, args: { q: i }, scope: `rt-fail-${i}` }, exploding),
@@ -77,6 +82,7 @@ export async function roundTrips(
     await stores.circuitBreaker.subscribed;
     const plugin = storePlugin(core, stores);
     // Warm up: each script once, so that the counts below are of cached scripts (EVALSHA), not of the first load (EVALSHA, NOSCRIPT, EVAL).
+    await plugin.execute({ toolName: "search", args: {}, scope: "warm-0" }, ok); // its first call reads its circuit
     await plugin.execute({ toolName: "warm", args: {}, scope: "warm-1" }, exploding);
     await plugin.execute({ toolName: "warm", args: {}, scope: "warm-2" }, ok);
     await plugin.execute({ toolName: "send_payment", args: { idempotency_key: "warm", amount: 5 }, scope: "warm-3" }, ok);
