@@ -18,29 +18,21 @@ function isIoRedisShaped(value: Record<string, unknown>): boolean {
   );
 }
 
-function isNodeRedisCluster(value: Record<string, unknown>): boolean {
+/** A node-redis client or cluster: both send commands, duplicate, connect, subscribe and are destroyed alike. */
+function isNodeRedisShaped(value: Record<string, unknown>): boolean {
   return (
     typeof value.sendCommand === "function" &&
     typeof value.duplicate === "function" &&
     typeof value.connect === "function" &&
     typeof value.subscribe === "function" &&
     typeof value.destroy === "function" &&
-    typeof value.isOpen === "boolean" &&
-    Array.isArray(value.masters)
+    typeof value.isOpen === "boolean"
   );
 }
 
-function isNodeRedis(value: Record<string, unknown>): boolean {
-  return (
-    typeof value.sendCommand === "function" &&
-    typeof value.duplicate === "function" &&
-    typeof value.connect === "function" &&
-    typeof value.subscribe === "function" &&
-    typeof value.destroy === "function" &&
-    typeof value.isOpen === "boolean" &&
-    typeof value.isReady === "boolean"
-  );
-}
+/** A cluster lists its masters; a client says whether it is ready. */
+const isNodeRedisCluster = (value: Record<string, unknown>): boolean => isNodeRedisShaped(value) && Array.isArray(value.masters);
+const isNodeRedis = (value: Record<string, unknown>): boolean => isNodeRedisShaped(value) && typeof value.isReady === "boolean";
 
 const MAX_TIMER_MS = 2_147_483_647;
 

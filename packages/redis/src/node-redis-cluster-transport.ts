@@ -1,3 +1,4 @@
+import { nodeRedisSubscriber } from "./node-redis-transport.js";
 import type { Transport } from "./transport.js";
 
 /**
@@ -46,16 +47,7 @@ export function nodeRedisClusterTransport(client: NodeRedisClusterLike): Transpo
     },
     subscriber(onLost) {
       const connection = client.duplicate();
-      // Without a listener, an `error` event (a dropped connection) would be thrown.
-      connection.on("error", onLost);
-      connection.on("end", onLost);
-      return {
-        connect: () => connection.connect(),
-        subscribe: (channel, onMessage) => connection.subscribe(channel, (message) => onMessage(message)),
-        unsubscribe: (channel) => connection.unsubscribe(channel),
-        close: () => connection.destroy(),
-        isReady: () => connection.isOpen,
-      };
+      return nodeRedisSubscriber(connection, onLost, () => connection.isOpen);
     },
   };
 }

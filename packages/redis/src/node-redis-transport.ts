@@ -1,4 +1,4 @@
-import type { Transport } from "./transport.js";
+import type { Subscriber, Transport } from "./transport.js";
 
 /**
  * node-redis v5 `createClient(...)` (RedisClientType), as far as this layer uses it (checked against
@@ -36,16 +36,30 @@ export function nodeRedisTransport(client: NodeRedisLike): Transport {
     },
     subscriber(onLost) {
       const connection = client.duplicate();
-      // Without a listener, an `error` event (a dropped connection) would be thrown.
-      connection.on("error", onLost);
-      connection.on("end", onLost);
-      return {
-        connect: () => connection.connect(),
-        subscribe: (channel, onMessage) => connection.subscribe(channel, (message) => onMessage(message)),
-        unsubscribe: (channel) => connection.unsubscribe(channel),
-        close: () => connection.destroy(),
-        isReady: () => connection.isReady,
-      };
+      return nodeRedisSubscriber(connection, onLost, () => connection.isReady);
     },
+  };
+}
+
+/** What a node-redis connection (a client's or a cluster's duplicate) needs to serve as a subscriber. */
+export interface NodeRedisConnection {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  destroy(): void;
+  on(event: "error" | "end", listener: () => void): unknown;
+}
+
+/** A subscription connection over a node-redis duplicate; `onLost` hears each failure or end of it. */
+export function nodeRedisSubscriber(connection: NodeRedisConnection, onLost: () => void, isReady: () => boolean): Subscriber {
+  // Without a listener, an `error` event (a dropped connection) would be thrown.
+  connection.on("error", onLost);
+  connection.on("end", onLost);
+  return {
+    connect: () => connection.connect(),
+    subscribe: (channel, onMessage) => connection.subscribe(channel, (message) => onMessage(message)),
+    unsubscribe: (channel) => connection.unsubscribe(channel),
+    close: () => connection.destroy(),
+    isReady,
   };
 }
