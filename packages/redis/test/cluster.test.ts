@@ -1,8 +1,8 @@
 import { RetryReflectPlugin } from "@retry-reflect/core";
 import Redis from "ioredis";
-import { createCluster } from "redis";
+import { createClient, createCluster } from "redis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { redisStores } from "../src/index.js";
+import { RedisClusterNodeError, redisStores } from "../src/index.js";
 import { type RedisCluster, startRedisCluster } from "./helpers/redis-cluster.js";
 
 // The stores over a real 3-master Redis Cluster (started here), through each client's cluster
@@ -103,6 +103,40 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       const before = runs;
       expect(await dead(b.plugin, "b1")).toMatchObject({ status: "failed", reason: "circuit_open" });
       expect(runs).toBe(before);
+    });
+  });
+}
+
+for (const kind of ["node-redis", "ioredis"] as const) {
+  describe.skipIf(cluster === undefined)(`a plain ${kind} client connected to one cluster node`, { timeout: 30_000 }, () => {
+    it("is refused: stores.ready rejects with RedisClusterNodeError saying to pass a cluster client, and a process warning says so", async () => {
+      const node = (cluster as RedisCluster).nodes[0] as RedisCluster["nodes"][number];
+      let client: unknown;
+      if (kind === "ioredis") {
+        const plain = new Redis(node.url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+        plain.on("error", () => {});
+        await plain.connect();
+        opened.push(() => plain.disconnect());
+        client = plain;
+      } else {
+        const plain = createClient({ url: node.url });
+        plain.on("error", () => {});
+        await plain.connect();
+        opened.push(() => (plain.isOpen ? plain.destroy() : undefined));
+        client = plain;
+      }
+      const warnings: Array<{ message: string; code?: string }> = [];
+      const onWarning = (warning: Error & { code?: string }) => warnings.push({ message: warning.message, code: warning.code });
+      process.on("warning", onWarning);
+      try {
+        const stores = redisStores({ client, prefix: `node${++prefixes}:` });
+        opened.push(() => stores.close());
+        await expect(stores.ready).rejects.toBeInstanceOf(RedisClusterNodeError);
+        await expect(stores.ready).rejects.toThrow(/Pass a cluster client: node-redis `createCluster/);
+        await until(() => warnings.some((warning) => warning.code === "RETRY_REFLECT_REDIS_CLUSTER_NODE"));
+      } finally {
+        process.off("warning", onWarning);
+      }
     });
   });
 }
