@@ -1,7 +1,7 @@
 import { INT, NOW } from "./lua-helpers.js";
 import { type Script, script } from "./lua-script.js";
 
-// ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen } ----
+// ---- circuit breaker: a hash per key { state = closed | open | half | isolated, failures, opened, openMs, probe, probeAt, gen, owner, abandoned } ----
 // KEYS[1] is named by a hash of the breaker key (a tool name); ARGV[2] is the breaker key itself,
 // used only in what is published (never stored), so that replicas map a change back to their tool.
 // State changes, and the first failure of a row (s = 'failing'), are published on ARGV[1] (the
@@ -42,11 +42,65 @@ end
 `;
 
 /**
- * acquire(channel, key, resetMs) → {'closed'} | {'isolated'} | {'open', remaining} | {'half', remaining}
- * | {'probe', generation, movedFromOpen (1|0), failures, openMs}: exactly one caller fleet-wide gets the probe.
+ * Owners kept as abandoned per circuit at most: beyond it (a burst of timeouts of one tool within a
+ * probe's lease), an acquire that reaches Redis after its own release may still take the probe,
+ * held then until its lease ends, as before owner ids.
+ */
+export const MAX_MARKS = 100;
+
+/**
+ * acquire(channel, key, resetMs, owner) → {'closed'} | {'isolated'} | {'open', remaining} | {'half', remaining}
+ * | {'probe', generation, movedFromOpen (1|0), failures, openMs} | {'abandoned'}: exactly one caller
+ * fleet-wide gets the probe. `owner` is unique per acquire (made by the caller, so that a caller
+ * that got no reply can release the probe its acquire may have taken): an acquire whose owner was
+ * already released arrived after its caller gave up and takes nothing ('abandoned').
+ *
+ * The same script releases an owner (arguments from {@link acquireReleaseArgs}; → 1: the probe of
+ * `owner` freed and published as open with 0 left, so that replicas told 'half' meanwhile ask again;
+ * 0: none, another owner's probe left as it is). One script, so that the release is cached on the
+ * server whenever the acquire it undoes could run there (see BEGIN in idempotency-scripts.ts). When
+ * the circuit holds no probe of `owner`, its acquire may not have arrived yet (a reconnect
+ * reordered it): the record then keeps `owner` as abandoned for the lease left (a JSON map of
+ * owner → until, the expired marks dropped at each write; at most {@link MAX_MARKS}).
  */
 export const ACQUIRE: Script = script(`${BREAKER_HELPERS}
 local reset_ms = tonumber(ARGV[3])
+local owner = ARGV[4]
+local function abandoned()
+  local raw = redis.call('HGET', KEYS[1], 'abandoned')
+  local marks, count = {}, 0
+  if raw then
+    for who, till in pairs(cjson.decode(raw)) do
+      if tonumber(till) > now then
+        marks[who] = till
+        count = count + 1
+      end
+    end
+  end
+  return marks, count
+end
+local function keep_marks(marks)
+  if next(marks) == nil then redis.call('HDEL', KEYS[1], 'abandoned')
+  else redis.call('HSET', KEYS[1], 'abandoned', cjson.encode(marks)) end
+end
+if ARGV[5] == 'release' then
+  if state == 'half' and probe ~= 0 and redis.call('HGET', KEYS[1], 'owner') == owner then
+    redis.call('HSET', KEYS[1], 'probe', 0)
+    publish('open', 0, failures)
+    return 1
+  end
+  -- Only an open or half-open circuit gives a probe: elsewhere a late acquire takes nothing anyway.
+  -- A burst of timed-out acquires marks many owners (each release tried several times while
+  -- Redis was silent): a mark is written once, and at most MAX_MARKS are kept per circuit.
+  if state == 'open' or state == 'half' then
+    local marks, count = abandoned()
+    if marks[owner] == nil and count < ${MAX_MARKS} then
+      marks[owner] = int(now + reset_ms)
+      keep_marks(marks)
+    end
+  end
+  return 0
+end
 if state == 'closed' then return {'closed', 'closed', 0, failures, 0, int(now_us)} end
 if state == 'isolated' then return {'isolated', 'isolated', -1, failures, 0, int(now_us)} end
 local moved = 0
@@ -57,11 +111,27 @@ if state == 'open' then
 elseif probe ~= 0 and now - probe_at < reset_ms then
   return {'half', 'half', probe_at + reset_ms - now, failures, open_ms, int(now_us)}
 end
+local marks = abandoned()
+if marks[owner] then
+  marks[owner] = nil
+  keep_marks(marks)
+  return {'abandoned', state, 0, failures, open_ms, int(now_us)}
+end
 local g = next_gen()
-redis.call('HSET', KEYS[1], 'state', 'half', 'probe', int(g), 'probeAt', int(now), 'gen', int(g))
+redis.call('HSET', KEYS[1], 'state', 'half', 'probe', int(g), 'probeAt', int(now), 'gen', int(g), 'owner', owner)
 keep(open_ms * 2)
 return {'probe', int(g), moved, failures, open_ms, int(now_us)}
 `);
+
+/** The arguments of {@link ACQUIRE} that ask for the probe as `owner`. */
+export function acquireArgs(channel: string, key: string, resetMs: number, owner: string): (string | number)[] {
+  return [channel, key, resetMs, owner];
+}
+
+/** The arguments of {@link ACQUIRE} that release `owner`'s probe (an abandoned mark kept for `leaseMs` when it holds none). */
+export function acquireReleaseArgs(channel: string, key: string, owner: string, leaseMs: number): (string | number)[] {
+  return [channel, key, leaseMs, owner, "release"];
+}
 
 /**
  * record(channel, key, result s|f|n, probe, threshold, resetMs, maxResetMs (0: none), resetFirst 1|0)

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type {
   CircuitAdmission,
   CircuitBreakerStore,
@@ -7,18 +8,18 @@ import type {
   CircuitStoreSettings,
   CircuitTransition,
 } from "@retry-reflect/core";
-import { parse, transitionOf, versionOf } from "./breaker-replies.js";
-import { ACQUIRE, ISOLATE, READ, RECORD, RESET } from "./breaker-scripts.js";
+import { admissionOf, CLOSED, parse, transitionOf, versionOf } from "./breaker-replies.js";
+import { ACQUIRE, acquireArgs, acquireReleaseArgs, ISOLATE, READ, RECORD, RESET } from "./breaker-scripts.js";
 import { CircuitReads, KEYS_PER_READ } from "./circuit-reads.js";
 import { CircuitViews, MAX_VIEWS } from "./circuit-views.js";
 import { HeldSubscription, subscribeWarning } from "./held-subscription.js";
 import { isClusterClient } from "./is-cluster-client.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { mayStillRun, OwnerReleases } from "./owner-releases.js";
 import type { ScriptClient } from "./script-client.js";
 import { whenReady } from "./when-ready.js";
 
-const CLOSED: CircuitAdmission = Object.freeze({ admitted: true, permit: Object.freeze({ probe: 0 }) });
 const RESULT_CODES: Record<CircuitResult, string> = { success: "s", failure: "f", neutral: "n" };
 
 /**
@@ -34,7 +35,10 @@ const RESULT_CODES: Record<CircuitResult, string> = { success: "s", failure: "f"
  * `store_error` from the plugin). The first call of each tool here reads its circuit from Redis
  * (one script for the tools first called in the same tick), and every (re)subscribe reads them
  * all again, so a replica that starts, or hears nothing for a while, never runs a tool whose
- * circuit is open fleet-wide. The subscription is retried with backoff until it holds.
+ * circuit is open fleet-wide. The subscription is retried with backoff until it holds. Each
+ * acquire sent to Redis carries an owner id of its own: when it got no reply in time, the probe it
+ * may still take when Redis answers late is released, tried again until Redis answers or the
+ * probe's lease ends (`close()` stops those releases).
  */
 export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   readonly prefix: string;
@@ -56,6 +60,8 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
   /** The same map as `reads.known`, held here for the healthy call's one lookup. */
   private readonly known: Map<string, number>;
   private readonly subscription: HeldSubscription;
+  /** The releases of acquires that got no reply (not private: tests wait for them). */
+  readonly ownerReleases: OwnerReleases;
 
   constructor(options: RedisStoreOptions) {
     const resolved = resolveRedisOptions(options);
@@ -91,6 +97,11 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       onFailing: (error) => subscribeWarning(this.channel, error),
     });
     this.subscribed = this.subscription.ready;
+    const channel = this.channel;
+    this.ownerReleases = new OwnerReleases(this.redis, {
+      script: ACQUIRE,
+      args: (owner, leaseLeftMs, key) => acquireReleaseArgs(channel, key, owner, leaseLeftMs),
+    });
   }
 
   /**
@@ -132,29 +143,17 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     if (view === undefined) return CLOSED;
     const left = this.local.peek(key);
     if (left !== undefined) return { admitted: false, retryAfterMs: left, state: view.state === "half-open" ? "half-open" : "open" };
-    return this.redis.run(ACQUIRE, [this.keyOf(key)], [this.channel, key, settings.resetMs]).then((reply) => {
-      const [what, , remaining, failures, openMs, version] = parse(reply);
-      const fresh = this.local.fresh(key, version);
-      switch (what) {
-        case "closed":
-          if (fresh) this.views.delete(key);
-          return CLOSED;
-        case "probe": {
-          // This process holds the probe: its other calls are rejected here for the probe's lease.
-          if (fresh) this.local.see(key, "half-open", settings.resetMs);
-          const admission: CircuitAdmission = { admitted: true, permit: { probe: Number((reply as unknown[])[1]) } };
-          if (Number((reply as unknown[])[2]) !== 1) return admission;
-          const transition: CircuitTransition = { key, from: "open", to: "half-open", failures, resetMs: openMs };
-          return { ...admission, transition };
-        }
-        case "isolated":
-          if (fresh) this.local.see(key, "isolated", 0);
-          return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
-        default:
-          if (fresh) this.local.see(key, what === "half" ? "half-open" : "open", remaining);
-          return { admitted: false, retryAfterMs: Math.max(1, remaining), state: what === "half" ? "half-open" : "open" };
-      }
-    });
+    const redisKey = this.keyOf(key);
+    const owner = randomUUID();
+    const asked = this.redis.run(ACQUIRE, [redisKey], acquireArgs(this.channel, key, settings.resetMs, owner));
+    return asked.then(
+      (reply) => admissionOf(this.local, key, reply, settings),
+      (error: unknown) => {
+        // The caller hears nothing from Redis: a probe taken by a late reply must not hold the slot.
+        if (mayStillRun(error)) this.ownerReleases.release(redisKey, owner, settings.resetMs, key);
+        throw error;
+      },
+    );
   }
 
   record(
@@ -224,8 +223,9 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     });
   }
 
-  /** Ends the subscription (the client is yours: it stays open). */
+  /** Ends the subscription and the releases of acquires that got no reply (the client is yours: it stays open). */
   async close(): Promise<void> {
+    this.ownerReleases.close();
     await this.subscription.close();
   }
 }

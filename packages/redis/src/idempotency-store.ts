@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
-import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE } from "./idempotency-scripts.js";
+import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE, releaseOwnerArgs } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { mayStillRun, OwnerReleases } from "./owner-releases.js";
@@ -27,7 +27,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const resolved = resolveRedisOptions(options);
     this.redis = resolved.redis;
     this.prefix = resolved.prefix;
-    this.ownerReleases = new OwnerReleases(this.redis);
+    this.ownerReleases = new OwnerReleases(this.redis, { script: BEGIN, args: releaseOwnerArgs });
     warnOnEviction(this.redis, options.client);
   }
 

@@ -1,12 +1,24 @@
 import { setMaxListeners } from "node:events";
-import { BEGIN, releaseOwnerArgs } from "./idempotency-scripts.js";
+import type { Script } from "./lua-script.js";
 import { RedisTimeoutError, RedisUnavailableError } from "./redis-errors.js";
 import type { ScriptClient } from "./script-client.js";
 
-// A begin that got no reply may still run on the server (a paused or slow Redis answers later):
-// its lock would then refuse every retry for a whole lease while nobody runs the write. So the
-// store releases that begin's owner id until Redis answers, or the lease, which frees the key by
-// itself, is over.
+// A request that got no reply may still run on the server (a paused or slow Redis answers later):
+// a begin's lock would then refuse every retry for a whole lease while nobody runs the write, an
+// acquire's probe would hold the half-open slot for a whole reset period while nobody probes. So
+// the store releases that request's owner id until Redis answers, or the lease, which frees the
+// key by itself, is over.
+
+/**
+ * How an owner is released: the script whose request got no reply, run in its release mode (the
+ * same script, so that the release is cached wherever the late request could run), and the
+ * arguments of that mode for `owner` with `leaseLeftMs` of its lease left; `subject` is what
+ * {@link OwnerReleases.release} was given (a breaker's tool name, which its script publishes).
+ */
+export interface OwnerRelease {
+  readonly script: Script;
+  args(owner: string, leaseLeftMs: number, subject: string): (string | number)[];
+}
 
 /** Time as the releases see it; injected by tests, so that no test waits for a backoff. */
 export interface ReleaseTiming {
@@ -45,17 +57,19 @@ export function mayStillRun(error: unknown): boolean {
 }
 
 /**
- * The releases of owners whose begin got no reply: each one repeated (with its own backoff) until
+ * The releases of owners whose request got no reply: each one repeated (with its own backoff) until
  * Redis answers it, the lease ends, or {@link close} is called.
  */
 export class OwnerReleases {
   readonly #redis: ScriptClient;
+  readonly #undo: OwnerRelease;
   readonly #timing: ReleaseTiming;
   readonly #closing = new AbortController();
   readonly #running = new Set<Promise<void>>();
 
-  constructor(redis: ScriptClient, timing: ReleaseTiming = realTiming) {
+  constructor(redis: ScriptClient, undo: OwnerRelease, timing: ReleaseTiming = realTiming) {
     this.#redis = redis;
+    this.#undo = undo;
     this.#timing = timing;
     // One listener per pause in flight (a burst of timeouts makes hundreds): not a leak.
     setMaxListeners(0, this.#closing.signal);
@@ -67,12 +81,12 @@ export class OwnerReleases {
   }
 
   /**
-   * Starts releasing `owner`'s lock of `redisKey` (taken for `leaseMs`, if the begin ran). Never
+   * Starts releasing what `owner` took of `redisKey` (for `leaseMs`, if its request ran). Never
    * throws, never rejects; does nothing once closed.
    */
-  release(redisKey: string, owner: string, leaseMs: number): void {
+  release(redisKey: string, owner: string, leaseMs: number, subject = ""): void {
     if (this.#closing.signal.aborted || !(leaseMs > 0)) return;
-    const running = this.#untilAnswered(redisKey, owner, this.#timing.now() + leaseMs).catch(() => {});
+    const running = this.#untilAnswered(redisKey, owner, subject, this.#timing.now() + leaseMs).catch(() => {});
     this.#running.add(running);
     void running.finally(() => this.#running.delete(running));
   }
@@ -87,13 +101,13 @@ export class OwnerReleases {
     while (this.#running.size > 0) await Promise.all(this.#running);
   }
 
-  async #untilAnswered(redisKey: string, owner: string, deadline: number): Promise<void> {
+  async #untilAnswered(redisKey: string, owner: string, subject: string, deadline: number): Promise<void> {
     const { signal } = this.#closing;
     for (let attempt = 0; !signal.aborted; attempt++) {
       const leaseLeft = Math.ceil(deadline - this.#timing.now());
-      if (leaseLeft <= 0) return; // the lease is over: a late lock has expired by itself
+      if (leaseLeft <= 0) return; // the lease is over: what a late request took has expired by itself
       try {
-        await this.#redis.run(BEGIN, [redisKey], releaseOwnerArgs(owner, leaseLeft));
+        await this.#redis.run(this.#undo.script, [redisKey], this.#undo.args(owner, leaseLeft, subject));
         return; // answered: released, or nothing of this owner's to release
       } catch (error) {
         // An error reply (a script error, OOM...) is an answer too. Silence, a lost connection, a

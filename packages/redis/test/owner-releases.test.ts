@@ -9,6 +9,8 @@ import type { ScriptClient } from "../src/script-client.js";
 // answers what the test says) and time is injected (a fake monotonic clock; a pause is recorded
 // and resolved by the test), so no test waits for a backoff.
 
+const BEGIN_RELEASE = { script: BEGIN, args: releaseOwnerArgs };
+
 type Answer = () => Promise<unknown>;
 const timeout: Answer = () => Promise.reject(new RedisTimeoutError("EVALSHA", 50));
 const notReady: Answer = () => Promise.reject(new RedisUnavailableError("EVALSHA", "client not ready"));
@@ -53,7 +55,7 @@ describe("OwnerReleases", () => {
   it("tries again after silence with a doubling pause (20 ms up to 1 s), and stops at the first answer", async () => {
     const { client, runs } = scriptedClient([timeout, timeout, notReady, timeout, timeout, timeout, timeout, timeout]);
     const time = fakeTiming();
-    const releases = new OwnerReleases(client, time.timing);
+    const releases = new OwnerReleases(client, BEGIN_RELEASE, time.timing);
     releases.release("p:idem:{k}", "owner-1", 30_000);
     const pauses: number[] = [];
     for (let i = 0; i < 8; i++) pauses.push(await time.endPause());
@@ -71,7 +73,7 @@ describe("OwnerReleases", () => {
     for (const answer of [() => Promise.resolve(1), () => Promise.resolve(0), () => Promise.reject(new Error("ERR script error"))]) {
       const { client, runs } = scriptedClient([answer]);
       const time = fakeTiming();
-      const releases = new OwnerReleases(client, time.timing);
+      const releases = new OwnerReleases(client, BEGIN_RELEASE, time.timing);
       releases.release("k", "o", 1000);
       await releases.settled();
       expect(runs).toHaveLength(1);
@@ -82,7 +84,7 @@ describe("OwnerReleases", () => {
   it("stops when the lease is over (the late lock has expired by itself)", async () => {
     const { client, runs } = scriptedClient(Array.from({ length: 100 }, () => timeout));
     const time = fakeTiming();
-    const releases = new OwnerReleases(client, time.timing);
+    const releases = new OwnerReleases(client, BEGIN_RELEASE, time.timing);
     releases.release("k", "o", 100);
     expect(await time.endPause()).toBe(20);
     expect(await time.endPause()).toBe(40);
@@ -94,7 +96,7 @@ describe("OwnerReleases", () => {
   it("close() ends a pause at once and sends nothing more; a release after close() sends nothing", async () => {
     const { client, runs } = scriptedClient(Array.from({ length: 100 }, () => timeout));
     const time = fakeTiming();
-    const releases = new OwnerReleases(client, time.timing);
+    const releases = new OwnerReleases(client, BEGIN_RELEASE, time.timing);
     for (let i = 0; i < 50; i++) releases.release(`k${i}`, `o${i}`, 30_000);
     await vi.waitFor(() => expect(time.pauses).toHaveLength(50), { interval: 1 });
     releases.close();
@@ -108,7 +110,7 @@ describe("OwnerReleases", () => {
 
   it("bad leases start nothing (0, negative, NaN)", () => {
     const { client, runs } = scriptedClient([]);
-    const releases = new OwnerReleases(client, fakeTiming().timing);
+    const releases = new OwnerReleases(client, BEGIN_RELEASE, fakeTiming().timing);
     for (const lease of [0, -5, Number.NaN]) releases.release("k", "o", lease);
     expect(releases.pending).toBe(0);
     expect(runs).toHaveLength(0);
@@ -123,7 +125,7 @@ describe("OwnerReleases", () => {
       return timer;
     }) as typeof setTimeout);
     const { client } = scriptedClient(Array.from({ length: 10 }, () => timeout));
-    const releases = new OwnerReleases(client);
+    const releases = new OwnerReleases(client, BEGIN_RELEASE);
     releases.release("k", "o", 30_000);
     await vi.waitFor(() => expect(timers.length).toBeGreaterThan(0), { interval: 1 });
     expect(timers.every((timer) => !timer.hasRef())).toBe(true);
