@@ -116,6 +116,13 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(Object.keys(JSON.parse(marks.split("\r\n")[1] || "{}")).length).toBeLessThanOrEqual(MAX_MARKS);
     });
 
+    it("close() stops the releases: none starts after it", async () => {
+      const { a, key } = await twoAtTheProbe(kind);
+      await a.store.close();
+      a.store.ownerReleases.release(key, "owner-1", RESET_MS, TOOL);
+      expect(a.store.ownerReleases.pending).toBe(0);
+    });
+
     it("a stale release never frees another owner's probe", async () => {
       const { prefix, a, b, key } = await twoAtTheProbe(kind);
       const probe = await b.store.acquire(TOOL, SETTINGS);
