@@ -1,10 +1,11 @@
 import { RetryReflectPlugin } from "@retry-reflect/core";
-import Redis from "ioredis";
-import { createClient } from "redis";
+import type Redis from "ioredis";
+import type { createClient } from "redis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { scriptClient } from "../src/detect-client.js";
 import { BEGIN, beginArgs, releaseOwnerArgs } from "../src/idempotency-scripts.js";
 import { RedisIdempotencyStore } from "../src/index.js";
+import { connectTo, whilePaused as pausedFor, sleep } from "./helpers/paused-server.js";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
 
 // A `begin` whose reply comes after the command timeout (a paused server, SIGSTOP) must not leave
@@ -24,21 +25,8 @@ afterEach(async () => {
   for (const close of opened.splice(0).reverse()) await close();
 });
 
-async function connect(kind: Kind): Promise<unknown> {
-  const url = (redis as RedisServer).url;
-  if (kind === "ioredis") {
-    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => 20 });
-    client.on("error", () => {});
-    await client.connect();
-    opened.push(() => client.disconnect());
-    return client;
-  }
-  const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 20 } });
-  client.on("error", () => {});
-  await client.connect();
-  opened.push(() => (client.isOpen ? client.destroy() : undefined));
-  return client;
-}
+/** A client as the README builds it, closed after the test. */
+const connect = (kind: Kind): Promise<unknown> => connectTo(redis as RedisServer, kind, opened);
 
 let prefixes = 0;
 
@@ -57,20 +45,8 @@ async function warmStore(kind: Kind, prefix: string, commandTimeoutMs: number): 
 }
 let warmed = 0;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs `during` with the server paused (SIGSTOP); resumes it `pauseMs` after the pause began. */
-async function whilePaused<T>(pauseMs: number, during: () => Promise<T>): Promise<T> {
-  const server = redis as RedisServer;
-  server.pause();
-  const started = Date.now();
-  try {
-    return await during();
-  } finally {
-    await sleep(Math.max(0, pauseMs - (Date.now() - started)));
-    server.resume();
-  }
-}
+/** Runs `during` with this file's server paused (SIGSTOP); resumes it `pauseMs` after the pause began. */
+const whilePaused = <T>(pauseMs: number, during: () => Promise<T>): Promise<T> => pausedFor(redis as RedisServer, pauseMs, during);
 
 /** Polls `check` (a Redis round trip each) until it holds; how long it took, or -1 past `limitMs`. */
 async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
