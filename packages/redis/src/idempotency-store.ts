@@ -4,6 +4,7 @@ import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE, releaseOwnerArgs } from ".
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { mayStillRun, OwnerReleases } from "./owner-releases.js";
+import { ReplicaWaits } from "./replica-waits.js";
 import type { ScriptClient } from "./script-client.js";
 
 /**
@@ -22,12 +23,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly redis: ScriptClient;
   /** The releases of begins that got no reply (not private: tests wait for them). */
   readonly ownerReleases: OwnerReleases;
+  /** With `replicas`: the WAITs, and when each held lock's lease ends (performance.now(), by token). */
+  readonly #replicas: { waits: ReplicaWaits; leaseEnds: Map<string, number> } | undefined;
 
   constructor(options: RedisStoreOptions) {
     const resolved = resolveRedisOptions(options);
     this.redis = resolved.redis;
     this.prefix = resolved.prefix;
     this.ownerReleases = new OwnerReleases(this.redis, { script: BEGIN, args: releaseOwnerArgs });
+    if (resolved.replicas) this.#replicas = { waits: new ReplicaWaits(this.redis, resolved.replicas), leaseEnds: new Map() };
     warnOnEviction(this.redis, options.client);
   }
 
@@ -51,7 +55,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (!Array.isArray(reply)) throw new TypeError(`begin: unexpected reply from Redis: ${typeof reply}`);
     switch (reply[0]) {
       case "acquired":
-        return { status: "acquired", token: String(reply[1]) };
+        return { status: "acquired", token: await this.#replicated(redisKey, owner, lease, String(reply[1])) };
       case "completed":
         return { status: "completed", fingerprint: String(reply[1]), value: decode(reply[2]) };
       case "in_progress":
@@ -64,17 +68,43 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /** With `replicas`: the token once replicas have the lock; else the lock is released and the write does not run. */
+  async #replicated(redisKey: string, owner: string, lease: number, token: string): Promise<string> {
+    if (this.#replicas === undefined) return token;
+    try {
+      await this.#replicas.waits.lockReplicated();
+    } catch (error) {
+      this.ownerReleases.release(redisKey, owner, lease);
+      throw error;
+    }
+    const { leaseEnds } = this.#replicas;
+    if (leaseEnds.size >= MAX_LEASES_KEPT) dropEnded(leaseEnds);
+    leaseEnds.set(token, performance.now() + lease);
+    return token;
+  }
+
   async complete(key: string, token: string, value: unknown, ttlMs: number): Promise<boolean> {
-    const reply = await this.redis.run(COMPLETE, [this.keyOf(key)], [token, encode(value), Math.max(1, Math.ceil(ttlMs))]);
-    return reply === 1;
+    const redisKey = this.keyOf(key);
+    const args = [token, encode(value), Math.max(1, Math.ceil(ttlMs))];
+    const held = (await this.redis.run(COMPLETE, [redisKey], args)) === 1;
+    if (this.#replicas === undefined) return held;
+    const leaseEnd = this.#replicas.leaseEnds.get(token);
+    this.#replicas.leaseEnds.delete(token);
+    if (!held) return false;
+    // A lock this process did not take here (another store instance): one WAIT's time to replicate.
+    return this.#replicas.waits.resultReplicated(redisKey, args, leaseEnd ?? performance.now() + 1);
   }
 
   async release(key: string, token: string): Promise<boolean> {
+    this.#replicas?.leaseEnds.delete(token);
     return (await this.redis.run(RELEASE, [this.keyOf(key)], [token])) === 1;
   }
 
   async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.run(EXTEND, [this.keyOf(key)], [token, Math.max(1, Math.ceil(leaseMs))])) === 1;
+    const lease = Math.max(1, Math.ceil(leaseMs));
+    const held = (await this.redis.run(EXTEND, [this.keyOf(key)], [token, lease])) === 1;
+    if (held && this.#replicas?.leaseEnds.has(token)) this.#replicas.leaseEnds.set(token, performance.now() + lease);
+    return held;
   }
 
   /**
@@ -84,6 +114,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   close(): void {
     this.ownerReleases.close();
   }
+}
+
+/** Lease ends kept at most (a caller that never completes nor releases leaves one behind). */
+const MAX_LEASES_KEPT = 100_000;
+
+function dropEnded(leaseEnds: Map<string, number>): void {
+  const now = performance.now();
+  for (const [token, end] of leaseEnds) if (end <= now) leaseEnds.delete(token);
 }
 
 /** `{ v: value }`: JSON drops `undefined` at the top, the envelope keeps it apart from `null`. */

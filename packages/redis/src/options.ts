@@ -1,5 +1,6 @@
 import { type Clock, InvalidOptionError, systemClock } from "@retry-reflect/core";
 import { scriptClient } from "./detect-client.js";
+import { isClusterClient } from "./is-cluster-client.js";
 import type { ScriptClient } from "./script-client.js";
 
 /** The options of `redisStores`, `RedisIdempotencyStore` and `RedisCircuitBreakerStore` (the same for all three). */
@@ -26,6 +27,22 @@ export interface RedisStoreOptions {
    * memory when tool names (which a model may pick) are many. @default 10_000
    */
   readonly maxFailingTools?: number;
+  /**
+   * Replication to wait for, so that a failover cannot run a write twice: after a `begin` takes a
+   * lock and after a `complete`, `WAIT count timeoutMs`. When fewer than `count` replicas
+   * acknowledged, the write does not run (`STORE_UNAVAILABLE`), and a completion is tried again
+   * until the write's lease ends. Not with a cluster client. @default none (no WAIT: a failover can
+   * lose a running write's lock, or a completed key, and a write may then run twice)
+   */
+  readonly replicas?: ReplicasOption;
+}
+
+/** See {@link RedisStoreOptions.replicas}. */
+export interface ReplicasOption {
+  /** Replicas that must acknowledge; an integer >= 1. */
+  readonly count: number;
+  /** How long Redis waits for them per WAIT, in milliseconds; an integer >= 1. */
+  readonly timeoutMs: number;
 }
 
 /** The defaults, in one place. */
@@ -37,9 +54,10 @@ export interface ResolvedRedisOptions {
   readonly commandTimeoutMs: number;
   readonly clock: Clock;
   readonly maxFailingTools: number;
+  readonly replicas: ReplicasOption | undefined;
 }
 
-const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools"]);
+const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools", "replicas"]);
 
 /** Checks the options; throws `InvalidOptionError` naming the option and the value. */
 export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOptions {
@@ -73,6 +91,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
   if (!Number.isSafeInteger(maxFailingTools) || maxFailingTools < 1) {
     throw new InvalidOptionError("maxFailingTools", options.maxFailingTools, "an integer >= 1");
   }
+  const replicas = resolveReplicas(options.replicas, options.client);
   let redis: ScriptClient;
   try {
     redis = scriptClient(options.client, commandTimeoutMs);
@@ -83,7 +102,26 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
       "a connected node-redis v5+ client (await createClient({ url }).connect()) or an ioredis v5+ instance",
     );
   }
-  return { redis, prefix, commandTimeoutMs, clock, maxFailingTools };
+  return { redis, prefix, commandTimeoutMs, clock, maxFailingTools, replicas };
+}
+
+function resolveReplicas(replicas: unknown, client: unknown): ReplicasOption | undefined {
+  if (replicas === undefined) return undefined;
+  if (typeof replicas !== "object" || replicas === null)
+    throw new InvalidOptionError("replicas", replicas, "an object { count, timeoutMs }");
+  for (const name of Object.keys(replicas)) {
+    if (name !== "count" && name !== "timeoutMs")
+      throw new InvalidOptionError(`replicas.${name}`, (replicas as Record<string, unknown>)[name], "count or timeoutMs (unknown option)");
+  }
+  const { count, timeoutMs } = replicas as Record<string, unknown>;
+  if (!Number.isSafeInteger(count) || (count as number) < 1) throw new InvalidOptionError("replicas.count", count, "an integer >= 1");
+  if (!Number.isSafeInteger(timeoutMs) || (timeoutMs as number) < 1 || (timeoutMs as number) > 2_147_483_647) {
+    throw new InvalidOptionError("replicas.timeoutMs", timeoutMs, "an integer of milliseconds >= 1");
+  }
+  // WAIT has no key: a cluster client would send it to some node, not the one that took the lock.
+  if (isClusterClient(client))
+    throw new InvalidOptionError("replicas", replicas, "no `replicas` with a cluster client (WAIT has no key to route by)");
+  return Object.freeze({ count: count as number, timeoutMs: timeoutMs as number });
 }
 
 const warned = new WeakSet<object>();

@@ -75,6 +75,15 @@ export class RedisScriptClient implements ScriptClient {
     await this.#bounded("PUBLISH", this.#timeoutMs, (step) => step("PUBLISH", ["PUBLISH", channel, message]));
   }
 
+  async waitForReplicas(count: number, timeoutMs: number): Promise<number> {
+    const reply = await this.#bounded("WAIT", this.#timeoutMs + timeoutMs, (step) =>
+      step("WAIT", ["WAIT", commandArg(count, "count"), commandArg(timeoutMs, "timeoutMs")]),
+    );
+    const acknowledged = Number(reply);
+    if (!Number.isSafeInteger(acknowledged)) throw new TypeError(`WAIT: unexpected reply from Redis: ${describeValue(reply)}`);
+    return acknowledged;
+  }
+
   async maxmemoryPolicy(): Promise<string | undefined> {
     try {
       const reply = await this.#bounded("CONFIG GET", Math.max(this.#timeoutMs, DIAGNOSTIC_FLOOR_MS), (step) =>

@@ -40,6 +40,13 @@ export interface ScriptClient {
    * `process.emitWarning`).
    */
   subscribe(channel: string, onMessage: (message: string) => void, onLost?: () => void): Promise<() => Promise<void>>;
+  /**
+   * WAIT count timeoutMs on the connection the scripts use: resolves with how many replicas
+   * acknowledged every write sent on it so far. Bounded by the command timeout plus `timeoutMs`
+   * (Redis itself answers after `timeoutMs`); same readiness and error rules as {@link run}.
+   * Optional so that test doubles need not have it; the clients made by `scriptClient` do.
+   */
+  waitForReplicas?(count: number, timeoutMs: number): Promise<number>;
   /** CONFIG GET maxmemory-policy; undefined when the server refuses CONFIG (managed Redis) or on any error. */
   maxmemoryPolicy(): Promise<string | undefined>;
 }
