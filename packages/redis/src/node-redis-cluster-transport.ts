@@ -1,11 +1,11 @@
-import { nodeRedisSubscriber } from "./node-redis-transport.js";
+import { type NodeRedisConnection, nodeRedisSubscriber } from "./node-redis-transport.js";
 import type { Transport } from "./transport.js";
 
 /**
  * node-redis v5 `createCluster(...)` (RedisClusterType), as far as this layer uses it: commands are
  * sent with their first key, which picks the node of its slot.
  */
-export interface NodeRedisClusterLike {
+export interface NodeRedisClusterLike extends NodeRedisConnection {
   readonly isOpen: boolean;
   readonly masters: readonly unknown[];
   sendCommand(
@@ -15,12 +15,6 @@ export interface NodeRedisClusterLike {
     options?: { abortSignal?: AbortSignal; typeMapping?: Record<number, unknown> },
   ): Promise<unknown>;
   duplicate(): NodeRedisClusterLike;
-  connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
-  destroy(): void;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  on(event: "end", listener: () => void): unknown;
 }
 
 /** The key a command is routed by: a script's first key (every script here has exactly one). */

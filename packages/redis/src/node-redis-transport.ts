@@ -4,17 +4,11 @@ import type { Subscriber, Transport } from "./transport.js";
  * node-redis v5 `createClient(...)` (RedisClientType), as far as this layer uses it (checked against
  * the real type in test/client.test.ts).
  */
-export interface NodeRedisLike {
+export interface NodeRedisLike extends NodeRedisConnection {
   readonly isOpen: boolean;
   readonly isReady: boolean;
   sendCommand(args: string[], options?: { abortSignal?: AbortSignal; typeMapping?: Record<number, unknown> }): Promise<unknown>;
   duplicate(): NodeRedisLike;
-  connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
-  destroy(): void;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  on(event: "end", listener: () => void): unknown;
 }
 
 /** Drives a node-redis client through `sendCommand`, whatever `typeMapping` it was configured with. */
