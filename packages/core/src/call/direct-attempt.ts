@@ -18,7 +18,7 @@ import type { EngineCall } from "./tool-call.js";
 // would, and its call's promise is settled from the tool's own (no second promise between them).
 // Under the default time limit the attempt is watched by the plugin's coarse deadlines (no timer
 // of its own); past the limit it fails with `TIMEOUT` like any other failure. A failure becomes
-// attempt 1 of the policy (`afterDirect`: the gate and the loop are behind it).
+// attempt 1 of the policy (`failure`: the gate and the loop are behind it).
 
 /** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
 export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
@@ -135,9 +135,27 @@ class DirectAttempt<T, P> implements Watched {
   }
 
   /** The attempt failed (`threw`: what the tool threw, or a timeout; else the failure its result reports): attempt 1 of the policy, then the call's end. */
-  failure(thrown: unknown, threw: boolean): Promise<ExecuteOutcome<T> | P> {
-    const { engine, call, fn, host, present, effect, breakerKey, setup, run } = this;
-    return afterDirect(engine, call, fn, host, present, effect, breakerKey, setup, run, thrown, threw);
+  async failure(thrown: unknown, threw: boolean): Promise<ExecuteOutcome<T> | P> {
+    const { engine, call, fn, host, present, effect, breakerKey, setup } = this;
+    let run = this.run;
+    try {
+      let failure = thrown;
+      if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
+      if (run === undefined) {
+        const call_ = resolvedCall(call, host, effect);
+        const scope = trackingScopeOf(engine.options, call_);
+        const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
+        run = newRun(call_, host, scope, effect, breakerKey, setup, info);
+        // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
+        run.attempt = 1;
+      }
+      const next = continueAfterFailure(engine, run, fn, failure, thrown);
+      const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
+      return present === undefined ? outcome : present(outcome, host as EngineCall);
+    } catch (error) {
+      if (run?.info !== undefined) endCall(engine, run, undefined, error);
+      throw error;
+    }
   }
 
   /** The default limit passed with the tool still running: the attempt fails with `TIMEOUT`. */
@@ -199,41 +217,6 @@ function observedRun(
   run.attempts = 1;
   engine.notifier.callStart(run.info as CallInfo);
   return run;
-}
-
-/** The direct attempt failed (`thrown`: what the tool threw, or the failure its result reports): attempt 1 of the policy, then the call's end. */
-async function afterDirect<T, P>(
-  engine: Engine,
-  call: EngineCall,
-  fn: ToolFunction<unknown, T>,
-  host: EngineCall | undefined,
-  present: Present<T, P> | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-  observedRun: CallRun | undefined,
-  thrown: unknown,
-  threw: boolean,
-): Promise<ExecuteOutcome<T> | P> {
-  let run = observedRun;
-  try {
-    let failure = thrown;
-    if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
-    if (run === undefined) {
-      const call_ = resolvedCall(call, host, effect);
-      const scope = trackingScopeOf(engine.options, call_);
-      const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
-      run = newRun(call_, host, scope, effect, breakerKey, setup, info);
-      // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
-      run.attempt = 1;
-    }
-    const next = continueAfterFailure(engine, run, fn, failure, thrown);
-    const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
-    return present === undefined ? outcome : present(outcome, host as EngineCall);
-  } catch (error) {
-    if (run?.info !== undefined) endCall(engine, run, undefined, error);
-    throw error;
-  }
 }
 
 /** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
