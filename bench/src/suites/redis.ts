@@ -13,6 +13,7 @@ import { latencies } from "./redis/latency.js";
 import { measuredResult } from "./redis/measured-result.js";
 import { METHOD } from "./redis/method.js";
 import { KINDS, type RedisModule } from "./redis/parameters.js";
+import { startReplicaOf } from "./redis/replication.js";
 import { roundTrips } from "./redis/round-trips.js";
 import { INSTALL_NOTE, NOT_MEASURED, unmeasuredResult } from "./redis/unmeasured-result.js";
 
@@ -22,13 +23,18 @@ const BINARY_VARIABLE = "BENCH_REDIS_SERVER";
 /** 8. Redis stores: round trips, latency, the healthy call with a shared breaker, and a fleet calling a dead tool. */
 export async function redis(core: CoreModule | undefined): Promise<SuiteResult> {
   if (core === undefined) return unmeasuredResult(METHOD, [], PENDING);
-  const server = await startRedisServer(process.env[BINARY_VARIABLE] || undefined);
+  const binary = process.env[BINARY_VARIABLE] || undefined;
+  const server = await startRedisServer(binary);
   if (server === undefined) return unmeasuredResult(METHOD, [INSTALL_NOTE], `${NOT_MEASURED} (redis-server not installed)`);
   const redisModule: RedisModule = await import("@retry-reflect/redis");
 
   const cleanup: Array<() => Promise<void>> = [];
   cleanup.push(() => server.stop());
   try {
+    // A replica of the server, for the rows with the stores' `replicas` setting (not measured without it).
+    const replica = await startReplicaOf(server, binary);
+    if (replica !== undefined) cleanup.push(() => replica.stop());
+    const replicated = replica !== undefined;
     const admin = await connectClient("node-redis", server.url);
     cleanup.push(() => admin.close());
     const connections: Connection[] = [];
@@ -48,8 +54,10 @@ export async function redis(core: CoreModule | undefined): Promise<SuiteResult> 
       }
     };
 
-    const trips = await timed("round trips", () => roundTrips(core, redisModule, connections, admin, cleanup));
-    const { rows: latency, evalshaServerUs } = await timed("latency", () => latencies(core, redisModule, connections, admin, cleanup));
+    const trips = await timed("round trips", () => roundTrips(core, redisModule, connections, admin, cleanup, replicated));
+    const { rows: latency, evalshaServerUs } = await timed("latency", () =>
+      latencies(core, redisModule, connections, admin, cleanup, replicated),
+    );
     // One client is enough here: a closed circuit never touches it (the script count below proves it).
     const success = await timed("healthy call", () =>
       healthyCall(
@@ -64,7 +72,19 @@ export async function redis(core: CoreModule | undefined): Promise<SuiteResult> 
     const fleet = await timed("fleet", () => deadToolFleet(server.url));
     const loadAtEnd = loadavg()[0]!;
 
-    return measuredResult({ server, trips, latency, evalshaServerUs, success, fleet, seconds, loadAtStart, loadBeforeFleet, loadAtEnd });
+    return measuredResult({
+      server,
+      replicated,
+      trips,
+      latency,
+      evalshaServerUs,
+      success,
+      fleet,
+      seconds,
+      loadAtStart,
+      loadBeforeFleet,
+      loadAtEnd,
+    });
   } finally {
     for (const close of cleanup.reverse()) await close().catch(() => undefined);
   }

@@ -46,10 +46,16 @@ export async function connectClient(kind: ClientKind, url: string): Promise<Conn
 
 /**
  * Calls of EVALSHA and EVAL the server counted since the last CONFIG RESETSTAT (every script call
- * is one of them), and the server's mean time per EVALSHA (`usec_per_call`, the script's run on the server alone).
+ * is one of them), of WAIT (the `replicas` setting's round trips), and the server's mean time per
+ * EVALSHA (`usec_per_call`, the script's run on the server alone).
  */
-export async function scriptCalls(admin: Connection): Promise<{ evalsha: number; eval: number; evalshaServerUs: number }> {
+export async function scriptCalls(admin: Connection): Promise<{ evalsha: number; eval: number; wait: number; evalshaServerUs: number }> {
   const info = String(await admin.command(["INFO", "commandstats"]));
   const field = (name: string, key: string) => Number(new RegExp(`cmdstat_${name}:[^\\r\\n]*?\\b${key}=([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return { evalsha: field("evalsha", "calls"), eval: field("eval", "calls"), evalshaServerUs: field("evalsha", "usec_per_call") };
+  return {
+    evalsha: field("evalsha", "calls"),
+    eval: field("eval", "calls"),
+    wait: field("wait", "calls"),
+    evalshaServerUs: field("evalsha", "usec_per_call"),
+  };
 }

@@ -1,8 +1,9 @@
 // Latency per call: wall clock of sequential calls (a PING, one script call, a guarded write and
-// its replay) for each client, in interleaved blocks, p50 and p99.
+// its replay, and with a replica the guarded write with the `replicas` setting) for each client,
+// in interleaved blocks, p50 and p99.
 import type { CoreModule } from "../../ours.js";
 import { type Connection, scriptCalls } from "./connections.js";
-import { type ClientKind, LATENCY_BLOCK, LATENCY_SAMPLES, type RedisModule } from "./parameters.js";
+import { type ClientKind, LATENCY_BLOCK, LATENCY_SAMPLES, REPLICATED, REPLICATED_LABEL, type RedisModule } from "./parameters.js";
 import { ok, storePlugin } from "./store-plugin.js";
 
 export interface LatencyRow {
@@ -20,13 +21,17 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 }
 
-/** Per client kind, p50/p99/mean wall clock of each operation, and the server's own µs per EVALSHA over the run. */
+/**
+ * Per client kind, p50/p99/mean wall clock of each operation, and the server's own µs per EVALSHA
+ * over the run. `replicated`: the server has a replica, and the write with `replicas` is measured.
+ */
 export async function latencies(
   core: CoreModule,
   redis: RedisModule,
   connections: readonly Connection[],
   admin: Connection,
   cleanup: Array<() => Promise<void>>,
+  replicated: boolean,
 ): Promise<{ rows: LatencyRow[]; evalshaServerUs: number }> {
   interface Probe {
     readonly kind: ClientKind;
@@ -84,6 +89,30 @@ export async function latencies(
         failures: 0,
       },
     );
+    if (replicated) {
+      const waiting = redis.redisStores({ client: connection.client, prefix: `bench-latr-${kind}:`, replicas: REPLICATED });
+      cleanup.push(() => waiting.close());
+      await waiting.circuitBreaker.subscribed;
+      const waitingPlugin = storePlugin(core, waiting);
+      probes.push({
+        kind,
+        operation: `guarded write through the plugin, ${REPLICATED_LABEL} (begin + WAIT + tool + complete + WAIT)`,
+        run: async (i) => {
+          const outcome = await waitingPlugin.execute(
+            {
+              toolName: "send_payment",
+              args: { idempotency_key: `lat-rw-${i}`, amount: 5 },
+              scope: `lat-rw-${i}`,
+              namespace: `lat-rw-${i}`,
+            },
+            ok,
+          );
+          return outcome.status === "success" && !outcome.replayed;
+        },
+        samples: [],
+        failures: 0,
+      });
+    }
   }
   // Warm-up (scripts loaded, JIT), on keys of their own.
   for (const probe of probes) for (let i = 0; i < 200; i++) await probe.run(-1 - i);

@@ -16,6 +16,7 @@ import {
   PROCESSES,
   REPLICAS,
   REPLICAS_PER_PROCESS,
+  REPLICATED_LABEL,
   redisContestant,
   SUCCESS_MAX_RATIO,
   SUCCESS_ROUNDS,
@@ -29,6 +30,8 @@ import type { RoundTripRow } from "./round-trips.js";
 /** What the suite's four parts measured, and the machine's load around them. */
 export interface RedisMeasurements {
   readonly server: RedisServer;
+  /** A replica of the server was running (the rows with `replicas` were measured). */
+  readonly replicated: boolean;
   readonly trips: { readonly rows: RoundTripRow[]; readonly unexpected: string[] };
   readonly latency: LatencyRow[];
   readonly evalshaServerUs: number;
@@ -44,7 +47,8 @@ export interface RedisMeasurements {
 
 /** The report's part for this suite: tables, targets (met or missed), notes, and the unrounded data. */
 export function measuredResult(measurements: RedisMeasurements): SuiteResult {
-  const { server, trips, latency, evalshaServerUs, success, fleet, seconds, loadAtStart, loadBeforeFleet, loadAtEnd } = measurements;
+  const { server, replicated, trips, latency, evalshaServerUs, success, fleet, seconds, loadAtStart, loadBeforeFleet, loadAtEnd } =
+    measurements;
   const fleetSeconds = seconds.fleet ?? Number.NaN;
   // --- tables
   const tripRows: Record<string, Cell>[] = trips.rows.map((row) => ({
@@ -141,6 +145,18 @@ export function measuredResult(measurements: RedisMeasurements): SuiteResult {
   const notes: string[] = [];
   if (trips.unexpected.length > 0) notes.push(`Unexpected in the round-trip counts: ${trips.unexpected.join("; ")}.`);
   notes.push(
+    replicated
+      ? `Replicated rows: a second redis-server of the same kind, \`REPLICAOF\` the suite's server over loopback (linked before the rows ran), and stores made with \`${REPLICATED_LABEL}\` on the same clients: a begin that takes a lock and a complete each wait for the replica (WAIT); a replay and a healthy call wait for nothing. The replicated write's p50 over the plain guarded write's, same client, same run: ${KINDS.map(
+          (kind) => {
+            const of = (prefix: string) => latency.find((row) => row.kind === kind && row.operation.startsWith(prefix));
+            const plain = of("guarded write through the plugin (");
+            const waiting = of("guarded write through the plugin, replicas");
+            return plain === undefined || waiting === undefined
+              ? `${kind} —`
+              : `${kind} ${formatRatio(waiting.p50Ns / plain.p50Ns)} (${formatNs(waiting.p50Ns)} vs ${formatNs(plain.p50Ns)})`;
+          },
+        ).join(", ")}.`
+      : "Replicated rows: not measured (a replica of the suite's server did not start or link within 10 s).",
     "Round trips: the failing call uses a tool of its own per call (each its first failure, so no circuit opens); the next row calls those same tools successfully: the first success after this replica recorded a failure of a tool tells Redis (a reset of the shared count), later successes do not. The replay row repeats the keys of the guarded-write row.",
     `Latency: sequential calls on an otherwise idle server over loopback, wall clock, on a 2-core machine shared with other work (1-minute load average ${loadAtStart.toFixed(2)} when the suite began, ${loadBeforeFleet.toFixed(2)} before the fleet, ${loadAtEnd.toFixed(2)} at its end, the fleet's own ${PROCESSES} processes included; redis-server and the bench compete for the same two cores): the p99 is mostly the scheduler, and the medians (p50) are the figures to compare. ` +
       `The server itself spent ${evalshaServerUs.toFixed(2)} µs per EVALSHA on average (\`usec_per_call\` over the latency rows' scripts: begin and complete): the rest of a script call is the two clients' work and the loopback round trip (compare the PING rows).`,
@@ -171,7 +187,7 @@ export function measuredResult(measurements: RedisMeasurements): SuiteResult {
     method: METHOD,
     tables: [
       {
-        caption: "Round trips to Redis per call (EVALSHA + EVAL counted by the server)",
+        caption: "Round trips to Redis per call (EVALSHA + EVAL + WAIT counted by the server)",
         table: { columns: ["operation", "expected", "node-redis", "ioredis", "as expected"], rows: tripRows },
       },
       {
@@ -190,7 +206,7 @@ export function measuredResult(measurements: RedisMeasurements): SuiteResult {
     targets: [successTarget, fleetTarget],
     notes,
     data: {
-      server: { version: server.version, port: server.port },
+      server: { version: server.version, port: server.port, replicated },
       loadAverage: { atStart: round(loadAtStart, 2), beforeFleet: round(loadBeforeFleet, 2), atEnd: round(loadAtEnd, 2) },
       roundTrips: trips.rows,
       roundTripIssues: trips.unexpected,

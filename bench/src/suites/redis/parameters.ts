@@ -24,6 +24,12 @@ export const MAX_WAVES = 400;
 /** The fleet runs 50 replicas on 2 shared cores: the default 100 ms command limit would measure the scheduler, not the store. */
 export const FLEET_COMMAND_TIMEOUT_MS = 2_000;
 export const ROUND_TRIP_CALLS = 100;
+/**
+ * The stores' `replicas` setting of the replicated rows (one replica of the suite's server, over
+ * loopback): the limit is what a user would set on a busy machine, not what a healthy replica needs.
+ */
+export const REPLICATED = { count: 1, timeoutMs: 1_000 } as const;
+export const REPLICATED_LABEL = `replicas: { count: ${REPLICATED.count}, timeoutMs: ${REPLICATED.timeoutMs} }`;
 export const LATENCY_SAMPLES = 2_000;
 export const LATENCY_BLOCK = 250;
 /** A healthy call through a plugin with the Redis breaker store may cost at most this factor of the in-memory plugin's. */
