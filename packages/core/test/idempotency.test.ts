@@ -129,6 +129,49 @@ describe("idempotency guard for write tools", () => {
     void hanging;
   });
 
+  it("IN_PROGRESS refusals spend no attempt of the scope: writes held by another process, asked again as told, never exhaust the tool", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const options = { clock, maxRetries: 1, toolEffects: { send_email: "write" as const }, idempotency: { store, leaseMs: 10_000 } };
+    const processA = RetryReflectPlugin.create(options);
+    const processB = RetryReflectPlugin.create(options);
+    const finish: Array<() => void> = [];
+    const holding = [1, 2, 3, 4].map((n) =>
+      processA.execute(
+        { toolName: "send_email", args: { to: "a@example.com", subject: `s${n}`, idempotency_key: `k-${n}` } },
+        () => new Promise<{ id: string }>((resolve) => finish.push(() => resolve({ id: `msg-${n}` }))),
+      ),
+    );
+    await clock.advance(0);
+    // One conversation on process B asks for the four writes, each twice (as its text tells it): red before, the third refusal ended exhausted.
+    for (let round = 0; round < 2; round++) {
+      for (const n of [1, 2, 3, 4]) {
+        const busy = await processB.execute(
+          {
+            toolName: "send_email",
+            args: { to: "a@example.com", subject: `s${n}`, idempotency_key: `k-${n}` },
+            scope: "b",
+            namespace: "default",
+          },
+          () => ({ id: "never" }),
+        );
+        expect(busy).toMatchObject({ status: "reflect", error: { code: "IN_PROGRESS" } });
+      }
+    }
+    for (const done of finish) done();
+    await Promise.all(holding);
+    const replayed = await processB.execute(
+      { toolName: "send_email", args: { to: "a@example.com", subject: "s1", idempotency_key: "k-1" }, scope: "b", namespace: "default" },
+      () => ({ id: "never" }),
+    );
+    expect(replayed).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: true });
+    const fresh = await processB.execute(
+      { toolName: "send_email", args: { to: "a@example.com", subject: "s5", idempotency_key: "k-5" }, scope: "b", namespace: "default" },
+      () => ({ id: "msg-5" }),
+    );
+    expect(fresh).toMatchObject({ status: "success", value: { id: "msg-5" }, replayed: false, attempt: 1 });
+  });
+
   it("runs an unkeyed write once and says the outcome is unknown when requireKey is false", async () => {
     const { plugin, clock } = emailSetup({ idempotency: { requireKey: false } });
     let calls = 0;

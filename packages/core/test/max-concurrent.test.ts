@@ -134,20 +134,22 @@ describe("maxConcurrent", () => {
     await report;
   });
 
-  it("an OVERLOADED refusal takes an attempt of the budget: repeated refusals end exhausted", async () => {
+  it("an OVERLOADED refusal spends no attempt: the model told to call again later is refused as often as the slot is taken, then the call runs as attempt 1", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, maxConcurrent: 1, maxRetries: 1 });
     const held = deferred<string>();
     const busy = plugin.execute({ toolName: "t", args: {}, scope: "other" }, () => held.promise);
     await clock.advance(0);
-    const first = await plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => "x");
-    expect(first).toMatchObject({ status: "reflect", attempt: 1 });
-    const secondPending = plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => "x");
-    await clock.runAll();
-    const second = await secondPending;
-    expect(second).toMatchObject({ status: "failed", reason: "exhausted", attempt: 2 });
+    let runs = 0;
+    for (let call = 0; call < 4; call++) {
+      const pending = plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => ++runs);
+      await clock.runAll();
+      expect(await pending).toMatchObject({ status: "reflect", attempt: 1, error: { code: "OVERLOADED" } });
+    }
     held.resolve("done");
     await busy;
+    expect(await plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => ++runs)).toMatchObject({ status: "success", attempt: 1 });
+    expect(runs).toBe(1);
   });
 
   it("rejects invalid values naming the option", () => {

@@ -102,7 +102,13 @@ function decideFailure(
 /** Refusals of a call that did not run or is still running: the model is asked for the same call later, not for other arguments. */
 const SAME_CALL_LATER: ReadonlySet<string> = new Set<string>([ErrorCodes.IN_PROGRESS, ErrorCodes.STORE_UNAVAILABLE, ErrorCodes.OVERLOADED]);
 
-/** A call turned away before the tool ran (a conflict, bad arguments, the store): an attempt, never a breaker failure. */
+/**
+ * A call turned away before the tool ran (a conflict, bad arguments, the store): never a breaker
+ * failure. A refusal that asks for other arguments is an attempt of the scope's budget; one that
+ * asks for the same call later (`IN_PROGRESS`, `STORE_UNAVAILABLE`, `OVERLOADED`) is not: nothing
+ * failed that the model could change, and obeying its text must not spend the budget (a write
+ * still running elsewhere, or a store coming back, would else stop the tool in the scope).
+ */
 export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): ReflectOutcome | FailedOutcome {
   if (refused.conflict !== undefined) {
     engine.notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
@@ -110,20 +116,22 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   if (refused.refused !== undefined)
     engine.notifier.emit("call_refused", run.toolName, run.info, { tool_name: run.toolName, reason: refused.refused });
   const tracked = engine.tracker.entry(run.counterKey, run.toolName);
-  tracked.failures += 1;
-  run.attempt = tracked.failures;
   const error = refused.refusal;
+  const sameCallLater = SAME_CALL_LATER.has(error.code);
+  if (!sameCallLater) tracked.failures += 1;
+  // The outcome names the attempt the call would have been; the budget sees only the attempts used.
+  run.attempt = sameCallLater ? tracked.failures + 1 : tracked.failures;
   const decision = decide(
     {
       origin: "refusal",
       recoverable: true,
       kind: error.kind,
-      attempt: run.attempt,
+      attempt: tracked.failures,
       budgetSpent: tracked.exhausted !== undefined,
       circuitOpenForMs: undefined,
       effect: run.effect,
       guarded: true,
-      sameCallLater: SAME_CALL_LATER.has(error.code),
+      sameCallLater,
       backoffMs: 0,
       retryAfterMs: error.retryAfterMs,
     },
