@@ -16,6 +16,8 @@ interface Init {
   commandTimeoutMs?: number;
   /** The client as packages/redis/README.md builds it (connect not awaited), and init does not wait for `stores.ready`: Redis may be down. */
   readme?: boolean;
+  /** A Redis Cluster's nodes (test/helpers/redis-cluster.ts): the replica uses `client`'s cluster client, `url` is unused. */
+  cluster?: { rootNodes: Array<{ url: string }>; startupNodes: Array<{ host: string; port: number }> };
 }
 
 type Message = { id: number; op: string } & Record<string, unknown>;
@@ -48,6 +50,7 @@ function summary(outcomes: ExecuteOutcome<unknown>[]): Record<string, number> {
 // one, and loading the other took ~0.3-0.9 s of CPU in each of the ~30 replicas the tests start.
 async function connect(init: Init): Promise<unknown> {
   if (init.readme === true) return readmeClient(init);
+  if (init.cluster !== undefined) return clusterClient(init, init.cluster);
   if (init.client === "ioredis") {
     const { default: Redis } = await import("ioredis");
     const client = new Redis(init.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
@@ -57,6 +60,22 @@ async function connect(init: Init): Promise<unknown> {
   }
   const { createClient } = await import("redis");
   const client = createClient({ url: init.url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+/** Each library's cluster client (offline queue off for ioredis, as in cluster.test.ts). */
+async function clusterClient(init: Init, cluster: NonNullable<Init["cluster"]>): Promise<unknown> {
+  if (init.client === "ioredis") {
+    const { default: Redis } = await import("ioredis");
+    const client = new Redis.Cluster(cluster.startupNodes, { lazyConnect: true, enableOfflineQueue: false });
+    client.on("error", () => {});
+    await client.connect();
+    return client;
+  }
+  const { createCluster } = await import("redis");
+  const client = createCluster({ rootNodes: cluster.rootNodes });
   client.on("error", () => {});
   await client.connect();
   return client;
@@ -99,7 +118,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
   async writes(message) {
     const count = message.count as number;
     const key = message.key as string;
-    const before = writes;
+    let runs = 0; // this request's own runs: several `writes` may be in flight in one replica
     const started = performance.now();
     const outcomes = await Promise.all(
       Array.from({ length: count }, (_, i) =>
@@ -112,6 +131,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
           },
           async () => {
             writes++;
+            runs++;
             await new Promise((resolve) => setTimeout(resolve, (message.holdMs as number | undefined) ?? 5));
             return { paid: key, by: process.pid };
           },
@@ -119,7 +139,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       ),
     );
     const values = new Set(outcomes.map((outcome) => (outcome.status === "success" ? JSON.stringify(outcome.value) : outcome.status)));
-    return { runs: writes - before, outcomes: summary(outcomes), values: [...values], ms: performance.now() - started };
+    return { runs, outcomes: summary(outcomes), values: [...values], ms: performance.now() - started };
   },
   /** `count` concurrent raw `begin`s of one key on the store: how many acquired it. */
   async begins(message) {
