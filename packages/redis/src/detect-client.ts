@@ -42,8 +42,9 @@ const MAX_TIMER_MS = 2_147_483_647;
  * `client` and describing what was given otherwise (a cluster, a pool, a Promise, ...), and a
  * RangeError for a `commandTimeoutMs` that is not a positive number of milliseconds.
  * ioredis with `stringNumbers: true` is refused: its integers would come back as strings.
+ * `subscriptionPingMs`: how often a subscription's connection is pinged (0: never; default 10 s).
  */
-export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptClient {
+export function scriptClient(client: unknown, commandTimeoutMs: number, subscriptionPingMs?: number): ScriptClient {
   if (typeof commandTimeoutMs !== "number" || !(commandTimeoutMs > 0) || commandTimeoutMs > MAX_TIMER_MS) {
     throw new RangeError(
       `scriptClient: \`commandTimeoutMs\` must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS}; got ${describeValue(commandTimeoutMs)}`,
@@ -59,13 +60,21 @@ export function scriptClient(client: unknown, commandTimeoutMs: number): ScriptC
         `scriptClient: \`client\` is an ioredis ${cluster ? "Cluster" : "instance"} with \`stringNumbers: true\`, which is not supported: script replies would turn integers into strings. Pass a client without it.`,
       );
     }
-    return new RedisScriptClient(ioredisTransport(client as unknown as IoRedisLike | IoRedisClusterLike), commandTimeoutMs);
+    return new RedisScriptClient(
+      ioredisTransport(client as unknown as IoRedisLike | IoRedisClusterLike),
+      commandTimeoutMs,
+      subscriptionPingMs,
+    );
   }
   if (isObject(client) && isNodeRedisCluster(client)) {
-    return new RedisScriptClient(nodeRedisClusterTransport(client as unknown as NodeRedisClusterLike), commandTimeoutMs);
+    return new RedisScriptClient(
+      nodeRedisClusterTransport(client as unknown as NodeRedisClusterLike),
+      commandTimeoutMs,
+      subscriptionPingMs,
+    );
   }
   if (isObject(client) && isNodeRedis(client)) {
-    return new RedisScriptClient(nodeRedisTransport(client as unknown as NodeRedisLike), commandTimeoutMs);
+    return new RedisScriptClient(nodeRedisTransport(client as unknown as NodeRedisLike), commandTimeoutMs, subscriptionPingMs);
   }
   throw new TypeError(`scriptClient: \`client\` must be ${expected}; got ${describeValue(client)}`);
 }

@@ -62,6 +62,8 @@ export function ioredisTransport(client: IoRedisLike | IoRedisClusterLike): Tran
         unsubscribe: (channel) => connection.unsubscribe(channel),
         close: () => connection.disconnect(),
         isReady: () => connection.status === "ready",
+        // A Cluster's PING goes to some node, not to the subscribed connection.
+        ping: client.isCluster === true ? undefined : () => connection.call("ping"),
       };
     },
   };

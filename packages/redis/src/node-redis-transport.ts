@@ -30,7 +30,7 @@ export function nodeRedisTransport(client: NodeRedisLike): Transport {
     },
     subscriber(onLost) {
       const connection = client.duplicate();
-      return nodeRedisSubscriber(connection, onLost, () => connection.isReady);
+      return { ...nodeRedisSubscriber(connection, onLost, () => connection.isReady), ping: () => connection.ping?.() ?? Promise.resolve() };
     },
   };
 }
@@ -41,6 +41,7 @@ export interface NodeRedisConnection {
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   destroy(): void;
+  ping?(): Promise<unknown>;
   on(event: "error" | "end", listener: () => void): unknown;
 }
 

@@ -35,6 +35,15 @@ export interface RedisStoreOptions {
    * lose a running write's lock, or a completed key, and a write may then run twice)
    */
   readonly replicas?: ReplicasOption;
+  /**
+   * How often the breaker store's subscription connection is pinged, in milliseconds; a PING with
+   * no reply within `max(commandTimeoutMs, 2000)` ms ends the connection as lost, and the
+   * subscription is made again (reading every circuit this process uses). Catches a connection
+   * dropped without a close (an idle connection cut by a NAT or load balancer), which otherwise
+   * delivers no publish until TCP gives up. `0`: no PING. Not with cluster clients (their PING goes
+   * to some node, not to the subscribed connection). @default 10_000
+   */
+  readonly subscriptionPingMs?: number;
 }
 
 /** See {@link RedisStoreOptions.replicas}. */
@@ -46,7 +55,12 @@ export interface ReplicasOption {
 }
 
 /** The defaults, in one place. */
-export const REDIS_STORE_DEFAULTS = Object.freeze({ prefix: "retry-reflect:", commandTimeoutMs: 100, maxFailingTools: 10_000 });
+export const REDIS_STORE_DEFAULTS = Object.freeze({
+  prefix: "retry-reflect:",
+  commandTimeoutMs: 100,
+  maxFailingTools: 10_000,
+  subscriptionPingMs: 10_000,
+});
 
 export interface ResolvedRedisOptions {
   readonly redis: ScriptClient;
@@ -57,7 +71,7 @@ export interface ResolvedRedisOptions {
   readonly replicas: ReplicasOption | undefined;
 }
 
-const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools", "replicas"]);
+const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools", "replicas", "subscriptionPingMs"]);
 
 /** Checks the options; throws `InvalidOptionError` naming the option and the value. */
 export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOptions {
@@ -92,9 +106,14 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
     throw new InvalidOptionError("maxFailingTools", options.maxFailingTools, "an integer >= 1");
   }
   const replicas = resolveReplicas(options.replicas, options.client);
+  const subscriptionPingMs =
+    options.subscriptionPingMs === undefined ? REDIS_STORE_DEFAULTS.subscriptionPingMs : options.subscriptionPingMs;
+  if (!Number.isSafeInteger(subscriptionPingMs) || subscriptionPingMs < 0 || subscriptionPingMs > 2_147_483_647) {
+    throw new InvalidOptionError("subscriptionPingMs", options.subscriptionPingMs, "an integer of milliseconds >= 0 (0: no PING)");
+  }
   let redis: ScriptClient;
   try {
-    redis = scriptClient(options.client, commandTimeoutMs);
+    redis = scriptClient(options.client, commandTimeoutMs, subscriptionPingMs);
   } catch {
     throw new InvalidOptionError(
       "client",

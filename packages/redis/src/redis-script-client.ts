@@ -9,6 +9,8 @@ import type { ScriptClient } from "./script-client.js";
 import type { Transport } from "./transport.js";
 
 const SUBSCRIBE_FLOOR_MS = 2_000;
+/** How often a held subscription's connection is pinged by default (`subscriptionPingMs`). */
+export const SUBSCRIPTION_PING_MS = 10_000;
 /**
  * CONFIG GET runs once per client, off any tool call's path: a busy server or machine answering in
  * more than the command limit (100 ms by default) must not silence the eviction warning.
@@ -33,11 +35,14 @@ export class RedisScriptClient implements ScriptClient {
   readonly kind: ScriptClient["kind"];
   readonly #transport: Transport;
   readonly #timeoutMs: number;
+  readonly #pingEveryMs: number;
 
-  constructor(transport: Transport, timeoutMs: number) {
+  /** `pingEveryMs`: a subscription's connection is pinged this often (0: never); no reply within the subscribe limit is a loss. */
+  constructor(transport: Transport, timeoutMs: number, pingEveryMs = SUBSCRIPTION_PING_MS) {
     this.kind = transport.kind;
     this.#transport = transport;
     this.#timeoutMs = timeoutMs;
+    this.#pingEveryMs = pingEveryMs;
   }
 
   run(script: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
@@ -112,12 +117,15 @@ export class RedisScriptClient implements ScriptClient {
       }
     };
     let lost = false;
-    const subscriber = this.#transport.subscriber(() => {
+    let pinger: ReturnType<typeof setTimeout> | undefined;
+    const loseIt = (): void => {
       // Once: the connection's close after an error is the same loss.
       if (closed || lost) return;
       lost = true;
+      clearTimeout(pinger);
       onLost?.();
-    });
+    };
+    const subscriber = this.#transport.subscriber(loseIt);
     const close = (): void => {
       try {
         subscriber.close();
@@ -143,10 +151,44 @@ export class RedisScriptClient implements ScriptClient {
       close();
       throw error;
     }
+    const { ping } = subscriber;
+    if (ping !== undefined && this.#pingEveryMs > 0) {
+      // A connection dropped without a close (an idle one cut by a NAT or load balancer) delivers
+      // nothing and reports nothing: a PING with no reply within the limit ends it as lost.
+      const beat = (): void => {
+        pinger = setTimeout(() => {
+          let answered = false;
+          const silent = setTimeout(() => {
+            if (answered || closed || lost) return;
+            close();
+            loseIt();
+          }, limit);
+          silent.unref();
+          ping().then(
+            () => {
+              answered = true;
+              clearTimeout(silent);
+              if (!closed && !lost) beat();
+            },
+            () => {
+              answered = true;
+              clearTimeout(silent);
+              if (!closed && !lost) {
+                close();
+                loseIt();
+              }
+            },
+          );
+        }, this.#pingEveryMs);
+        pinger.unref();
+      };
+      beat();
+    }
     let closing: Promise<void> | undefined;
     return () => {
       closing ??= (async () => {
         closed = true;
+        clearTimeout(pinger);
         if (subscriber.isReady()) {
           // Bounded, and its failure does not matter: closing the connection unsubscribes too.
           await this.#bounded("UNSUBSCRIBE", this.#timeoutMs, () => subscriber.unsubscribe(channel)).catch(ignore);

@@ -22,4 +22,10 @@ export interface Subscriber {
   /** Closes the connection at once (pending commands are dropped). */
   close(): void;
   isReady(): boolean;
+  /**
+   * A PING on this very connection (allowed while subscribed), so that a connection lost without a
+   * close (a NAT or load balancer dropping an idle one) is noticed. Absent for cluster clients,
+   * whose PING would go to some node, not to the subscribed connection.
+   */
+  readonly ping?: () => Promise<unknown>;
 }
