@@ -54,6 +54,17 @@ function medianRound(name: string, rounds: readonly RoundTiming[]): Timing {
 }
 
 /**
+ * mitata times one call first and, when it took over 500 µs (its `warmup_threshold`), measures
+ * every call on its own instead of in batches of 4,096: each sample then counts the clock's own
+ * cost (`process.cpuUsage()` is a system call, about 1–4 µs here). A fast contestant whose first
+ * call in a round is slow (the first call after `gc()` can take milliseconds: finalizing the last
+ * round's garbage) was reported at several µs per call (the MCP adapter at 4.1 µs for a 0.3 µs
+ * call). With no threshold, every contestant takes the warm-up samples, and it is batched when one
+ * of them takes at most 65 µs (`batch_threshold`): the same rule for all, decided on warm calls.
+ */
+const BATCHING = { warmup_threshold: Number.POSITIVE_INFINITY } as const;
+
+/**
  * Measures every contestant in the same process, interleaved over many short rounds so that JIT
  * warm-up, GC pressure and other processes on a shared machine do not favour whoever runs at a quiet
  * moment. Each reports its median round (by mean): the best round would flatter whoever got the one
@@ -66,7 +77,10 @@ export async function compare(contestants: readonly Contestant[], options: Compa
   for (let round = 0; round < rounds; round++) {
     for (const [name, fn] of contestants) {
       globalThis.gc?.();
-      const stats = await measure(fn, options.clock === "wall" ? { min_cpu_time: minCpuNs } : { min_cpu_time: minCpuNs, now: cpuNow });
+      const stats = await measure(
+        fn,
+        options.clock === "wall" ? { ...BATCHING, min_cpu_time: minCpuNs } : { ...BATCHING, min_cpu_time: minCpuNs, now: cpuNow },
+      );
       measured.get(name)!.push({ name, avgNs: stats.avg, p50Ns: stats.p50, p99Ns: stats.p99, calls: stats.ticks });
     }
   }
