@@ -278,3 +278,37 @@ describe("a hostile value thrown by a write tool", () => {
     expect(outcome.status === "failed" && outcome.error.code).toBe("TOOL_FAILED");
   });
 });
+
+describe("one plugin, one key in many namespaces and tools", () => {
+  it("each namespace and tool replays only its own result, in any order, also after more keys than the plugin remembers", async () => {
+    const plugin = RetryReflectPlugin.create({ toolEffects: { transfer: "write", refund: "write" } });
+    const runs: string[] = [];
+    const tool = (label: string) => (args: Transfer) => {
+      runs.push(`${label}:${args.amount}`);
+      return `${label} ${args.amount}`;
+    };
+    const call = (toolName: string, namespace: string, amount: number, key = "k-1") =>
+      plugin.execute(
+        { toolName, args: { to: "X", amount, idempotency_key: key }, namespace, scope: namespace },
+        tool(`${toolName}@${namespace}`),
+      );
+    const first = [
+      await call("transfer", "a", 1),
+      await call("transfer", "b", 2),
+      await call("refund", "a", 3),
+      await call("refund", "b", 4),
+    ];
+    expect(first.map((outcome) => outcome.status === "success" && outcome.replayed)).toEqual([false, false, false, false]);
+    // Interleaved again, in another order: each replays its own receipt.
+    for (let round = 0; round < 2; round++) {
+      expect(await call("refund", "b", 4)).toMatchObject({ status: "success", value: "refund@b 4", replayed: true });
+      expect(await call("transfer", "a", 1)).toMatchObject({ status: "success", value: "transfer@a 1", replayed: true });
+      expect(await call("refund", "a", 3)).toMatchObject({ status: "success", value: "refund@a 3", replayed: true });
+      expect(await call("transfer", "b", 2)).toMatchObject({ status: "success", value: "transfer@b 2", replayed: true });
+      // More distinct keys than the plugin keeps hashed (1,024) between the rounds.
+      for (let index = 0; index < 1100; index++) await call("transfer", "c", index, `other-${round}-${index}`);
+    }
+    expect(runs.filter((run) => !run.startsWith("transfer@c"))).toEqual(["transfer@a:1", "transfer@b:2", "refund@a:3", "refund@b:4"]);
+    expect(runs.filter((run) => run.startsWith("transfer@c"))).toHaveLength(2200);
+  });
+});

@@ -59,16 +59,7 @@ function textOf(walk: Walk, item: unknown, depth: number): string {
  * cheaper for the short strings arguments are made of.
  */
 function writeQuoted(sink: Sink, text: string): void {
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) {
-      sink.add(JSON.stringify(text));
-      return;
-    }
-  }
-  sink.add('"');
-  sink.add(text);
-  sink.add('"');
+  if (!sink.addQuoted(text)) sink.add(JSON.stringify(text));
 }
 
 function writeObject(walk: Walk, item: object, depth: number): void {
@@ -193,6 +184,39 @@ export function withoutField(args: unknown, field: string): unknown {
  */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
   const sink = new Hash64();
-  write({ tagged: true, ancestors: [], omit, sink }, args, 0);
+  if (isPlainRecord(args)) writeRecord(sink, args, omit);
+  else write({ tagged: true, ancestors: [], omit, sink }, args, 0);
   return sink.digest();
+}
+
+/** A plain object without a `toJSON` (the usual arguments): `write` would go straight to its members. */
+function isPlainRecord(args: unknown): args is Record<string, unknown> {
+  if (typeof args !== "object" || args === null || Array.isArray(args) || Object.getPrototypeOf(args) !== Object.prototype) return false;
+  return typeof (args as { toJSON?: unknown }).toJSON !== "function";
+}
+
+/**
+ * `writeMembers` of a plain top-level object, the same text: strings and finite numbers written in
+ * place, every other member through the walk (made on first need, with the object as its ancestor).
+ */
+function writeRecord(sink: Hash64, members: Record<string, unknown>, omit: string | undefined): void {
+  let walk: Walk | undefined;
+  sink.add("{");
+  let first = true;
+  for (const key of sortedKeys(members)) {
+    if (key === omit) continue;
+    const member = members[key];
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    if (!first) sink.add(",");
+    writeQuoted(sink, key);
+    sink.add(":");
+    if (typeof member === "string") writeQuoted(sink, member);
+    else if (typeof member === "number" && Number.isFinite(member)) sink.add(String(member));
+    else {
+      walk ??= { tagged: true, ancestors: [members], omit, sink };
+      write(walk, member, 1);
+    }
+    first = false;
+  }
+  sink.add("}");
 }

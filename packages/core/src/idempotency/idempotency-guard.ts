@@ -36,6 +36,7 @@ export function omittedField(settings: IdempotencySettings): string | undefined 
 export class IdempotencyGuard {
   private readonly flights: SingleFlight;
   private readonly storeLock: StoreLock;
+  private readonly storeKeys = new StoreKeys();
 
   constructor(
     private readonly store: IdempotencyStore,
@@ -96,7 +97,7 @@ export class IdempotencyGuard {
     }
     run.idempotencyKey = key;
     // Hashed before any store sees it: a key is a key only within its namespace and tool.
-    run.storeKey = hash128(namespace, run.toolName, key);
+    run.storeKey = this.storeKeys.of(namespace, run.toolName, key);
     run.fingerprint = fingerprint;
     return "guarded";
   }
@@ -124,6 +125,32 @@ export class IdempotencyGuard {
   /** Drops the lock after a failed attempt, so that a retry may run (`StoreLock`). */
   release(run: GuardedCall, token: string): Promise<void> {
     return this.storeLock.release(run, token);
+  }
+}
+
+/** The most keys whose store key is remembered; and the longest key remembered (longer ones are hashed each time). */
+const STORE_KEYS_KEPT = 1024;
+const STORE_KEY_MAX_LENGTH = 256;
+
+/**
+ * The store keys of the keys seen last (`hash128` of namespace, tool and key): a write called again
+ * with its key (a replay, a retry) is not hashed again, and its store key, the same string as
+ * before, has its hash for the Map lookups cached. One entry per key: a key used under another
+ * namespace or tool replaces it. At most `STORE_KEYS_KEPT` keys of at most `STORE_KEY_MAX_LENGTH`
+ * characters; when full, it starts afresh.
+ */
+class StoreKeys {
+  private readonly byKey = new Map<string, { readonly namespace: string; readonly toolName: string; readonly storeKey: string }>();
+
+  of(namespace: string, toolName: string, key: string): string {
+    const known = this.byKey.get(key);
+    if (known !== undefined && known.namespace === namespace && known.toolName === toolName) return known.storeKey;
+    const storeKey = hash128(namespace, toolName, key);
+    if (key.length <= STORE_KEY_MAX_LENGTH) {
+      if (known === undefined && this.byKey.size >= STORE_KEYS_KEPT) this.byKey.clear();
+      this.byKey.set(key, { namespace, toolName, storeKey });
+    }
+    return storeKey;
   }
 }
 

@@ -4,6 +4,11 @@
 /** Where a walk writes its text: joined into a string (display), or fed to a hash (the fingerprint). */
 export interface Sink {
   add(text: string): void;
+  /**
+   * Adds `"text"` (with its quotes) when nothing in it needs escaping (no quote, backslash, control
+   * character or surrogate) and returns true; else adds nothing and returns false.
+   */
+  addQuoted(text: string): boolean;
 }
 
 export class TextSink implements Sink {
@@ -12,6 +17,21 @@ export class TextSink implements Sink {
   add(text: string): void {
     this.text += text;
   }
+
+  addQuoted(text: string): boolean {
+    if (needsEscape(text)) return false;
+    this.text += `"${text}"`;
+    return true;
+  }
+}
+
+/** Whether `JSON.stringify` would escape anything in `text`. */
+function needsEscape(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return true;
+  }
+  return false;
 }
 
 /**
