@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ErrorCodes, type ExecuteOutcome, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { DEFAULT_SUGGESTED_ACTIONS } from "../src/primitives.js";
 import { createFakeClock, drive } from "../src/testing.js";
-import { exhaustedAction, TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE } from "../src/texts/model-texts.js";
+import { exhaustedAction, IN_DOUBT_ACTION, TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE } from "../src/texts/model-texts.js";
 
 // For random, nested, hostile error shapes (deep, cyclic, throwing getters, proxies, huge strings,
 // control characters, planted secrets), thrown or returned: `execute` resolves; the model text is
@@ -142,7 +142,13 @@ const escaped = (value: string): number => JSON.stringify(value).length - 2;
 
 /** The library's own texts a failure of `tool` may carry: part of the fixed template, as `maxErrorLength` documents it. */
 function ownTexts(tool: string): Set<string> {
-  return new Set([...Object.values(DEFAULT_SUGGESTED_ACTIONS), TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE, exhaustedAction(tool)]);
+  return new Set([
+    ...Object.values(DEFAULT_SUGGESTED_ACTIONS),
+    TOOL_CODE_FAULT_ACTION,
+    IN_DOUBT_ACTION,
+    UNREADABLE_ERROR_MESSAGE,
+    exhaustedAction(tool),
+  ]);
 }
 
 /**
@@ -171,6 +177,7 @@ function checkMessage(outcome: Exclude<ExecuteOutcome<unknown>, { status: "succe
     const own = [
       DEFAULT_SUGGESTED_ACTIONS.UNAUTHORIZED,
       TOOL_CODE_FAULT_ACTION,
+      IN_DOUBT_ACTION,
       `Do not call '${tool}' again for this task; tell the user what failed.`,
     ];
     expected = own.map((action) => head + action).find((candidate) => candidate === textPart) ?? `${head}<one of the library's actions>`;

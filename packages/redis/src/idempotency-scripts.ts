@@ -4,9 +4,11 @@ import { type Script, script } from "./lua-script.js";
 // ---- idempotency: a hash per key { state = lock | done, fp, token, owner, value }, or { abandoned } ----
 
 /**
- * begin(fingerprint, leaseMs, owner) → {'completed', fp, value} | {'in_progress', fp, remainingMs} |
- * {'acquired', token} | {'abandoned'}. A lock's key expires with its lease (a killed holder never
- * blocks the key beyond it); a token is greater than any earlier one of the key: the server's
+ * begin(fingerprint, leaseMs, owner, mode, doubtMs) → {'completed', fp, value} | {'in_progress', fp,
+ * remainingMs} | {'in_doubt', fp} | {'acquired', token} | {'abandoned'}. A lock's key expires with
+ * its lease (a killed holder never blocks the key beyond it), unless `doubtMs` > 0 (the `replicas`
+ * option): then the lock is kept `doubtMs` past its lease, as `doubt`, and a begin after the lease
+ * answers 'in_doubt' (the write may have taken effect: its result never came); a token is greater than any earlier one of the key: the server's
  * microseconds, or the last token + 1. `owner` is unique per begin (made by the caller, so that a
  * caller that got no reply can release what its begin took): a begin whose owner was already
  * released arrived after its caller gave up and takes nothing ('abandoned').
@@ -33,11 +35,12 @@ if ARGV[4] == 'release' then
   end
   return 0
 end
-local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'value', 'until', 'token', 'abandoned')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'value', 'until', 'token', 'abandoned', 'doubt')
 if rec[1] == 'done' then return {'completed', rec[2], rec[3]} end
 if rec[1] == 'lock' then
   local left = tonumber(rec[4]) - now
   if left > 0 then return {'in_progress', rec[2], left} end
+  if rec[7] then return {'in_doubt', rec[2]} end
 end
 if rec[6] == ARGV[3] then return {'abandoned'} end
 local token = now_us
@@ -46,13 +49,15 @@ if token <= last then token = last + 1 end
 local lease = tonumber(ARGV[2])
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'lock', 'fp', ARGV[1], 'until', int(now + lease), 'token', int(token), 'owner', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], lease)
+local doubt = tonumber(ARGV[5] or '0')
+if doubt > 0 then redis.call('HSET', KEYS[1], 'doubt', int(doubt)) end
+redis.call('PEXPIRE', KEYS[1], lease + doubt)
 return {'acquired', int(token)}
 `);
 
 /** The arguments of {@link BEGIN} that take a lock for `owner`. */
-export function beginArgs(fingerprint: string, leaseMs: number, owner: string): (string | number)[] {
-  return [fingerprint, leaseMs, owner];
+export function beginArgs(fingerprint: string, leaseMs: number, owner: string, doubtMs = 0): (string | number)[] {
+  return [fingerprint, leaseMs, owner, "begin", doubtMs];
 }
 
 /** The arguments of {@link BEGIN} that release `owner`'s lock (an abandoned mark kept for `leaseMs` when there is none). */
@@ -60,16 +65,19 @@ export function releaseOwnerArgs(owner: string, leaseMs: number): (string | numb
   return ["", leaseMs, owner, "release"];
 }
 
-/** The lock of ARGV[1], live: 1, else 0. */
+/**
+ * The lock of ARGV[1], live: 1, else 0. A lock kept in doubt past its lease is still its holder's
+ * (nobody else can take it): its late result is stored, its failure releases it.
+ */
 const HELD = `${NOW}
-local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until')
-if rec[1] ~= 'lock' or rec[2] ~= ARGV[1] or tonumber(rec[3]) <= now then return 0 end
+local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until', 'doubt')
+if rec[1] ~= 'lock' or rec[2] ~= ARGV[1] or (tonumber(rec[3]) <= now and not rec[4]) then return 0 end
 `;
 
 /** complete(token, value, ttlMs) → 1 (stored), 0 (the token no longer holds the key: nothing stored). */
 export const COMPLETE: Script = script(`${HELD}
 redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
-redis.call('HDEL', KEYS[1], 'until')
+redis.call('HDEL', KEYS[1], 'until', 'doubt')
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
 `);
@@ -84,6 +92,6 @@ return 1
 export const EXTEND: Script = script(`${HELD}${INT}
 local lease = tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], 'until', int(now + lease))
-redis.call('PEXPIRE', KEYS[1], lease)
+redis.call('PEXPIRE', KEYS[1], lease + tonumber(rec[4] or '0'))
 return 1
 `);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
 import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE, releaseOwnerArgs } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
-import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { DEFAULT_IN_DOUBT_MS, type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { mayStillRun, OwnerReleases } from "./owner-releases.js";
 import { ReplicaWaits } from "./replica-waits.js";
 import type { ScriptClient } from "./script-client.js";
@@ -10,7 +10,9 @@ import type { ScriptClient } from "./script-client.js";
 /**
  * Idempotency keys in Redis, shared by every process that uses the same server and prefix: one Lua
  * script per operation (atomic, one key each), the server's clock, fencing tokens. A lock expires
- * with its lease, so a killed holder never blocks its key beyond it. Key names carry the prefix
+ * with its lease, so a killed holder never blocks its key beyond it; with `replicas`, it is kept
+ * `replicas.inDoubtMs` longer, in doubt (`begin` answers `in_doubt`: the write may have taken
+ * effect, its result was lost), and only its holder may still complete or release it. Key names carry the prefix
  * and a SHA-256 of the key, never the key itself. A result is stored as JSON (`undefined` kept; a
  * value JSON cannot hold, such as a BigInt, is not stored: a `store_error`, the caller keeps it).
  * Redis down or slow past `commandTimeoutMs`: `begin` rejects, so the write does not run
@@ -24,14 +26,21 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   /** The releases of begins that got no reply (not private: tests wait for them). */
   readonly ownerReleases: OwnerReleases;
   /** With `replicas`: the WAITs, and when each held lock's lease ends (performance.now(), by token). */
-  readonly #replicas: { waits: ReplicaWaits; leaseEnds: Map<string, number> } | undefined;
+  readonly #replicas: { waits: ReplicaWaits; leaseEnds: Map<string, number>; inDoubtMs: number } | undefined;
 
   constructor(options: RedisStoreOptions) {
     const resolved = resolveRedisOptions(options);
     this.redis = resolved.redis;
     this.prefix = resolved.prefix;
     this.ownerReleases = new OwnerReleases(this.redis, { script: BEGIN, args: releaseOwnerArgs });
-    if (resolved.replicas) this.#replicas = { waits: new ReplicaWaits(this.redis, resolved.replicas), leaseEnds: new Map() };
+    if (resolved.replicas) {
+      const { replicas } = resolved;
+      this.#replicas = {
+        waits: new ReplicaWaits(this.redis, replicas),
+        leaseEnds: new Map(),
+        inDoubtMs: replicas.inDoubtMs ?? DEFAULT_IN_DOUBT_MS,
+      };
+    }
     warnOnEviction(this.redis, options.client);
   }
 
@@ -46,7 +55,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const owner = randomUUID();
     let reply: unknown;
     try {
-      reply = await this.redis.run(BEGIN, [redisKey], beginArgs(fingerprint, lease, owner));
+      reply = await this.redis.run(BEGIN, [redisKey], beginArgs(fingerprint, lease, owner, this.#replicas?.inDoubtMs ?? 0));
     } catch (error) {
       // The caller hears that the write did not run: a lock taken by a late reply must not hold the key.
       if (mayStillRun(error)) this.ownerReleases.release(redisKey, owner, lease);
@@ -60,6 +69,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return { status: "completed", fingerprint: String(reply[1]), value: decode(reply[2]) };
       case "in_progress":
         return { status: "in_progress", fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
+      case "in_doubt":
+        return { status: "in_doubt", fingerprint: String(reply[1]) };
       case "abandoned":
         // Only a begin that reached Redis after its own release gets this, and its caller is gone.
         throw new Error("begin: this request was released after it got no reply in time");

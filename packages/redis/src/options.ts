@@ -31,8 +31,11 @@ export interface RedisStoreOptions {
    * Replication to wait for, so that a failover cannot run a write twice: after a `begin` takes a
    * lock and after a `complete`, `WAIT count timeoutMs`. When fewer than `count` replicas
    * acknowledged, the write does not run (`STORE_UNAVAILABLE`), and a completion is tried again
-   * until the write's lease ends. Not with a cluster client. @default none (no WAIT: a failover can
-   * lose a running write's lock, or a completed key, and a write may then run twice)
+   * until the write's lease ends. A lock whose lease ends with no result (its process stopped, or
+   * a failover lost the result) is kept for `inDoubtMs`: the write is in doubt, and a call with its
+   * key is refused (`WRITE_IN_DOUBT`, not recoverable) instead of running it again. Not with a
+   * cluster client. @default none (no WAIT: a failover can lose a running write's lock, or a
+   * completed key, and a write may then run twice; an ended lease frees the key)
    */
   readonly replicas?: ReplicasOption;
   /**
@@ -52,7 +55,16 @@ export interface ReplicasOption {
   readonly count: number;
   /** How long Redis waits for them per WAIT, in milliseconds; an integer >= 1. */
   readonly timeoutMs: number;
+  /**
+   * How long a write whose lease ended with no result stays in doubt (refused with
+   * `WRITE_IN_DOUBT`) before its key is free again, in milliseconds. @default 86_400_000 (a day,
+   * the core's `idempotency.ttlMs` default)
+   */
+  readonly inDoubtMs?: number;
 }
+
+/** `replicas.inDoubtMs` when not given. */
+export const DEFAULT_IN_DOUBT_MS = 86_400_000;
 
 /** The defaults, in one place. */
 export const REDIS_STORE_DEFAULTS = Object.freeze({
@@ -129,18 +141,25 @@ function resolveReplicas(replicas: unknown, client: unknown): ReplicasOption | u
   if (typeof replicas !== "object" || replicas === null)
     throw new InvalidOptionError("replicas", replicas, "an object { count, timeoutMs }");
   for (const name of Object.keys(replicas)) {
-    if (name !== "count" && name !== "timeoutMs")
-      throw new InvalidOptionError(`replicas.${name}`, (replicas as Record<string, unknown>)[name], "count or timeoutMs (unknown option)");
+    if (name !== "count" && name !== "timeoutMs" && name !== "inDoubtMs")
+      throw new InvalidOptionError(
+        `replicas.${name}`,
+        (replicas as Record<string, unknown>)[name],
+        "count, timeoutMs or inDoubtMs (unknown option)",
+      );
   }
-  const { count, timeoutMs } = replicas as Record<string, unknown>;
+  const { count, timeoutMs, inDoubtMs = DEFAULT_IN_DOUBT_MS } = replicas as Record<string, unknown>;
   if (!Number.isSafeInteger(count) || (count as number) < 1) throw new InvalidOptionError("replicas.count", count, "an integer >= 1");
   if (!Number.isSafeInteger(timeoutMs) || (timeoutMs as number) < 1 || (timeoutMs as number) > 2_147_483_647) {
     throw new InvalidOptionError("replicas.timeoutMs", timeoutMs, "an integer of milliseconds >= 1");
   }
+  if (!Number.isSafeInteger(inDoubtMs) || (inDoubtMs as number) < 1) {
+    throw new InvalidOptionError("replicas.inDoubtMs", inDoubtMs, "an integer of milliseconds >= 1");
+  }
   // WAIT has no key: a cluster client would send it to some node, not the one that took the lock.
   if (isClusterClient(client))
     throw new InvalidOptionError("replicas", replicas, "no `replicas` with a cluster client (WAIT has no key to route by)");
-  return Object.freeze({ count: count as number, timeoutMs: timeoutMs as number });
+  return Object.freeze({ count: count as number, timeoutMs: timeoutMs as number, inDoubtMs: inDoubtMs as number });
 }
 
 const warned = new WeakSet<object>();

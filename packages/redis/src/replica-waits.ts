@@ -19,15 +19,16 @@ export class RedisReplicasError extends Error {
 }
 
 /**
- * complete again (token, value, ttlMs) → 1 when the key is held or completed by the token (the
- * result written again, so that a WAIT on a new connection covers it), else 0.
+ * complete again (token, value, ttlMs) → 1 when the key is held (also in doubt past its lease) or
+ * completed by the token (the result written again, so that a WAIT on a new connection covers
+ * it), else 0.
  */
 const COMPLETE_AGAIN: Script = script(`${NOW}
-local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until', 'doubt')
 if rec[2] ~= ARGV[1] then return 0 end
-if rec[1] ~= 'done' and (rec[1] ~= 'lock' or tonumber(rec[3]) <= now) then return 0 end
+if rec[1] ~= 'done' and (rec[1] ~= 'lock' or (tonumber(rec[3]) <= now and not rec[4])) then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
-redis.call('HDEL', KEYS[1], 'until')
+redis.call('HDEL', KEYS[1], 'until', 'doubt')
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
 `);

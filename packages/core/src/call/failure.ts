@@ -124,7 +124,7 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   const decision = decide(
     {
       origin: "refusal",
-      recoverable: true,
+      recoverable: error.recoverable,
       kind: error.kind,
       attempt: tracked.failures,
       budgetSpent: tracked.exhausted !== undefined,

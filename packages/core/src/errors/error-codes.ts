@@ -11,6 +11,12 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED",
   IN_PROGRESS: "IN_PROGRESS",
   STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
+  /**
+   * A write whose earlier run under this key started and never reported a result (its process
+   * stopped, or a Redis failover lost the result): it may have taken effect. Not run again, not
+   * recoverable: the outcome must be checked. Only stores that can tell answer it (Redis with `replicas`).
+   */
+  WRITE_IN_DOUBT: "WRITE_IN_DOUBT",
   /** HTTP 401 or a credential error (invalid or expired API key, unauthenticated): the model cannot fix it; not recoverable, counted by the breaker. */
   UNAUTHORIZED: "UNAUTHORIZED",
   /**

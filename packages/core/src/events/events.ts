@@ -133,7 +133,7 @@ export type IdempotencyConflictEvent = EventOf<
   "idempotency conflict",
   {
     tool_name: string;
-    reason: "key_required" | "key_reused" | "in_progress";
+    reason: "key_required" | "key_reused" | "in_progress" | "in_doubt";
   }
 >;
 

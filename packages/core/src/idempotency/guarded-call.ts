@@ -51,6 +51,6 @@ export interface GuardedCall {
  */
 export interface GuardRefusal {
   readonly refusal: ToolError;
-  readonly conflict?: "key_required" | "key_reused" | "in_progress";
+  readonly conflict?: "key_required" | "key_reused" | "in_progress" | "in_doubt";
   readonly refused?: "overloaded" | "repeated_call";
 }

@@ -11,6 +11,13 @@ export type IdempotencyBeginResult =
   /** Another holder runs it now; try again after `retryAfterMs`. */
   | { readonly status: "in_progress"; readonly fingerprint: string; readonly retryAfterMs: number }
   /**
+   * A holder took the key and its lease ended with no result (its process stopped, or a failover
+   * lost the result): the write may have taken effect, so it does not run again under this key
+   * (`WRITE_IN_DOUBT`, not recoverable). Only stores that keep an ended lock answer it (the Redis
+   * store with `replicas`); others let the next `begin` take the key.
+   */
+  | { readonly status: "in_doubt"; readonly fingerprint: string }
+  /**
    * The store cannot take a new key now (full of in-flight locks): back pressure, not a conflict.
    * The write does not run; the model is told to try again after `retryAfterMs`.
    */

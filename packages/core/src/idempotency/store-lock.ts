@@ -1,8 +1,11 @@
 import type { Clock } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
+import { createToolError } from "../errors/tool-error.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import {
+  IN_DOUBT_ACTION,
   IN_PROGRESS_ACTION,
+  inDoubtMessage,
   inProgressMessage,
   STORE_BUSY_ACTION,
   STORE_UNAVAILABLE_ACTION,
@@ -70,6 +73,18 @@ export class StoreLock {
         };
       case "completed":
         return begun.fingerprint === fingerprint ? { replay: begun.value } : keyReused(run);
+      case "in_doubt":
+        if (begun.fingerprint !== fingerprint) return keyReused(run);
+        // It may have taken effect: running it again could do it twice. A stop, not a wait.
+        return {
+          conflict: "in_doubt",
+          refusal: createToolError({
+            code: ErrorCodes.WRITE_IN_DOUBT,
+            message: inDoubtMessage(run.toolName),
+            recoverable: false,
+            suggestedAction: IN_DOUBT_ACTION,
+          }),
+        };
       default:
         if (begun.fingerprint !== fingerprint) return keyReused(run);
         return {

@@ -7,7 +7,7 @@ import type { IdempotencyBeginResult } from "./idempotency-store.js";
 // The guard's side of the store protocol: reading the key, checking what a store answered, and
 // the refusals a write gets before it runs.
 
-const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "busy"]);
+const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "in_doubt", "busy"]);
 
 /** A recoverable refusal: the write did not run. */
 export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number, cause?: unknown): ToolError {
@@ -48,6 +48,8 @@ export function checkBegin(value: unknown): IdempotencyBeginResult | undefined {
       return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, value: result.value } : undefined;
     case "in_progress":
       return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint, retryAfterMs: retryAfter } : undefined;
+    case "in_doubt":
+      return typeof result.fingerprint === "string" ? { status, fingerprint: result.fingerprint } : undefined;
     default:
       return { status: "busy", retryAfterMs: retryAfter };
   }

@@ -53,6 +53,7 @@ export const UNREADABLE_ERROR_MESSAGE =
 export function notRecoverableAction(toolName: string, code: string, fault: unknown): string {
   if (code === "UNAUTHORIZED") return DEFAULT_SUGGESTED_ACTIONS.UNAUTHORIZED;
   if (code === "TOOL_FAILED" && fault === "tool_code") return TOOL_CODE_FAULT_ACTION;
+  if (code === "WRITE_IN_DOUBT") return IN_DOUBT_ACTION;
   return `Do not call '${toolName}' again for this task; tell the user what failed.`;
 }
 
@@ -118,6 +119,15 @@ export function keyRequiredMessage(toolName: string): string {
 export function keyReusedMessage(toolName: string): string {
   return `The idempotency key given to '${toolName}' was already used with different arguments.`;
 }
+
+/** A write whose earlier run under its key never reported a result (`WRITE_IN_DOUBT`). */
+export function inDoubtMessage(toolName: string): string {
+  return `An earlier '${toolName}' call with this idempotency key started and its result was lost (its process stopped, or the store failed over): it may or may not have taken effect.`;
+}
+
+/** After `WRITE_IN_DOUBT`: a stop for this key, the outcome checked by someone who can. */
+export const IN_DOUBT_ACTION =
+  "Do not call the tool again with this key for this task: tell the user that the outcome is unknown and must be checked before the action is repeated.";
 
 export function inProgressMessage(toolName: string): string {
   return `The same '${toolName}' operation is already running elsewhere.`;
@@ -205,6 +215,7 @@ const OWN_TEXTS: ReadonlySet<string> = new Set<string>([
   UNKNOWN_OUTCOME_ACTION,
   KEY_REUSED_ACTION,
   IN_PROGRESS_ACTION,
+  IN_DOUBT_ACTION,
   STORE_BUSY_ACTION,
   STORE_UNAVAILABLE_ACTION,
   ARGUMENTS_TOO_DEEP_ACTION,
