@@ -18,9 +18,11 @@ const LINK_UP_TIMEOUT_MS = 10_000;
 
 /** Undefined without redis-server (as startRedis). */
 export async function startReplication(): Promise<Replication | undefined> {
-  const primary = await startRedis();
+  // hz 100: a WAIT that times out (no replica acknowledged) holds its connection ~10 ms, not up
+  // to the default timer's 100 ms: the failover tests' writes that fail closed take less time.
+  const primary = await startRedis({ args: ["--hz", "100"] });
   if (primary === undefined) return undefined;
-  const replica = await startRedis({ args: ["--replicaof", "127.0.0.1", String(primary.port)] });
+  const replica = await startRedis({ args: ["--hz", "100", "--replicaof", "127.0.0.1", String(primary.port)] });
   if (replica === undefined) {
     await primary.stop();
     return undefined;

@@ -18,6 +18,8 @@ interface Init {
   readme?: boolean;
   /** A Redis Cluster's nodes (test/helpers/redis-cluster.ts): the replica uses `client`'s cluster client, `url` is unused. */
   cluster?: { rootNodes: Array<{ url: string }>; startupNodes: Array<{ host: string; port: number }> };
+  /** The stores' `replicas` option (WAIT for replication). */
+  replicas?: { count: number; timeoutMs: number };
 }
 
 type Message = { id: number; op: string } & Record<string, unknown>;
@@ -101,7 +103,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
   async init(message) {
     const init = message as unknown as Init;
     const client = await connect(init);
-    stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 2000 });
+    stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 2000, replicas: init.replicas });
     if (init.readme !== true) await stores.circuitBreaker.subscribed;
     plugin = RetryReflectPlugin.create({
       toolEffects: { pay: "write" },
@@ -113,6 +115,32 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       observers: [{ onEvent: (event) => events.push(event) }],
     });
     return process.pid;
+  },
+  /**
+   * One write per key (each key its own conversation), `inFlight` at a time: how often the tool ran
+   * here for each key, and the outcomes (as failover.test.ts counts them).
+   */
+  async payEach(message) {
+    const keys = message.keys as string[];
+    const runs: Record<string, number> = {};
+    const outcomes: ExecuteOutcome<unknown>[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < keys.length) {
+        const key = keys[next++] as string;
+        outcomes.push(
+          await (plugin as RetryReflectPlugin).execute(
+            { toolName: "pay", args: { idempotency_key: key, order: key }, scope: key },
+            async () => {
+              runs[key] = (runs[key] ?? 0) + 1;
+              return { paid: key };
+            },
+          ),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: message.inFlight as number }, worker));
+    return { runs, outcomes: summary(outcomes) };
   },
   /** `count` concurrent writes with one key: how often the tool ran here, and the outcomes. */
   async writes(message) {
