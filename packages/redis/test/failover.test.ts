@@ -181,7 +181,8 @@ for (const kind of ["node-redis", "ioredis"] as const) {
         client,
         prefix: "d:",
         commandTimeoutMs: COMMAND_TIMEOUT_MS,
-        replicas: { count: 1, timeoutMs: 1_000, inDoubtMs: 400 },
+        // Long enough that a loaded machine's slow WAITs never let it end within this test.
+        replicas: { count: 1, timeoutMs: 1_000, inDoubtMs: 60_000 },
       });
       // A holder that stopped after its lock (a killed process): its lease ends with no result.
       const stopped = await store.begin("stopped", "fp", lease);
@@ -213,9 +214,16 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       const again = await payWith(store);
       expect(again).toMatchObject({ status: "failed", reason: "not_recoverable", error: { code: "WRITE_IN_DOUBT", recoverable: false } });
       expect(runs).toBe(1);
-      // After inDoubtMs the key is free again.
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect(await store.begin("stopped", "fp", lease)).toMatchObject({ status: "acquired" });
+      // After inDoubtMs the key is free again (counted from its own begin's reply, at the latest).
+      const shortDoubt = new RedisIdempotencyStore({
+        client,
+        prefix: "d:",
+        commandTimeoutMs: COMMAND_TIMEOUT_MS,
+        replicas: { count: 1, timeoutMs: 1_000, inDoubtMs: 300 },
+      });
+      expect(await shortDoubt.begin("expires", "fp", lease)).toMatchObject({ status: "acquired" });
+      await new Promise((resolve) => setTimeout(resolve, lease + 300 + 50));
+      expect(await shortDoubt.begin("expires", "fp", lease)).toMatchObject({ status: "acquired" });
     });
 
     it(`without replicas: a failover that lost the last writes runs many of ${WRITES} writes twice (the README's stated risk)`, async () => {
