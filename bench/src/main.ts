@@ -104,12 +104,16 @@ function runInOwnProcess(id: string, title: string): SuiteResult {
     try {
       return JSON.parse(readFileSync(resultFile, "utf8")) as SuiteResult;
     } catch {
-      const message = `its process ended (exit ${child.status ?? child.signal}) without a result`;
-      return { id, title, method: "", tables: [], targets: [], notes: [`The suite failed: ${message}`], data: { error: message } };
+      return failedSuite(id, title, `its process ended (exit ${child.status ?? child.signal}) without a result`);
     }
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** The result of a suite that failed: a note that says why, nothing measured. */
+function failedSuite(id: string, title: string, message: string): SuiteResult {
+  return { id, title, method: "", tables: [], targets: [], notes: [`The suite failed: ${message}`], data: { error: message } };
 }
 
 /** In a suite's own process: runs it and writes its result (a failure as a result that says so). */
@@ -123,8 +127,7 @@ async function runSuite(id: string, resultFile: string): Promise<void> {
   try {
     result = await run(core);
   } catch (error) {
-    const message = error instanceof Error ? `${error.message}` : String(error);
-    result = { id, title, method: "", tables: [], targets: [], notes: [`The suite failed: ${message}`], data: { error: message } };
+    result = failedSuite(id, title, error instanceof Error ? error.message : String(error));
     console.error(error);
   }
   writeFileSync(resultFile, JSON.stringify(result));

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
 import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE, releaseOwnerArgs } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
-import { DEFAULT_IN_DOUBT_MS, type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
+import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";
 import { mayStillRun, OwnerReleases } from "./owner-releases.js";
 import { ReplicaWaits } from "./replica-waits.js";
 import type { ScriptClient } from "./script-client.js";
@@ -38,7 +38,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       this.#replicas = {
         waits: new ReplicaWaits(this.redis, replicas),
         leaseEnds: new Map(),
-        inDoubtMs: replicas.inDoubtMs ?? DEFAULT_IN_DOUBT_MS,
+        inDoubtMs: replicas.inDoubtMs,
       };
     }
     warnOnEviction(this.redis, options.client);

@@ -80,7 +80,7 @@ export interface ResolvedRedisOptions {
   readonly commandTimeoutMs: number;
   readonly clock: Clock;
   readonly maxFailingTools: number;
-  readonly replicas: ReplicasOption | undefined;
+  readonly replicas: Required<ReplicasOption> | undefined;
 }
 
 const NAMES = new Set(["client", "prefix", "commandTimeoutMs", "clock", "maxFailingTools", "replicas", "subscriptionPingMs"]);
@@ -136,7 +136,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
   return { redis, prefix, commandTimeoutMs, clock, maxFailingTools, replicas };
 }
 
-function resolveReplicas(replicas: unknown, client: unknown): ReplicasOption | undefined {
+function resolveReplicas(replicas: unknown, client: unknown): Required<ReplicasOption> | undefined {
   if (replicas === undefined) return undefined;
   if (typeof replicas !== "object" || replicas === null)
     throw new InvalidOptionError("replicas", replicas, "an object { count, timeoutMs }");

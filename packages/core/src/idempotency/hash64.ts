@@ -1,3 +1,5 @@
+import { escapedInJson } from "./value-walk.js";
+
 /**
  * cyrb53's two 32-bit states over a text given in pieces (`add`), mixed (`digest`) into 8 + 8 hex
  * characters (not cryptographic). The pieces are read in place: hashing `a` then `b` gives what
@@ -25,7 +27,7 @@ export class Hash64 {
     let state2 = Math.imul(this.state2 ^ QUOTE, 1597334677);
     for (let index = 0; index < text.length; index++) {
       const code = text.charCodeAt(index);
-      if (code < 0x20 || code === QUOTE || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return false;
+      if (escapedInJson(code)) return false;
       state1 = Math.imul(state1 ^ code, 2654435761);
       state2 = Math.imul(state2 ^ code, 1597334677);
     }

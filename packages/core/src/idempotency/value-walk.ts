@@ -27,11 +27,13 @@ export class TextSink implements Sink {
 
 /** Whether `JSON.stringify` would escape anything in `text`. */
 function needsEscape(text: string): boolean {
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return true;
-  }
+  for (let index = 0; index < text.length; index++) if (escapedInJson(text.charCodeAt(index))) return true;
   return false;
+}
+
+/** A UTF-16 code unit `JSON.stringify` escapes in a string: a control character, a quote, a backslash or a surrogate. */
+export function escapedInJson(code: number): boolean {
+  return code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff);
 }
 
 /**
