@@ -128,7 +128,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
    * changes nothing.
    */
   onSuccess(key: string, permit: CircuitPermit, context?: C): void {
-    const entry = this.entries.peek(key);
+    const entry = this.entries.size === 0 ? undefined : this.entries.peek(key);
     if (entry === undefined) {
       if (this.failureRate !== undefined && permit.probe === 0) this.transitions.record(key, undefined, false, context);
       return;

@@ -47,6 +47,9 @@ export interface ResolvedOptions extends ResolvedPolicy {
   readonly random: () => number;
 }
 
+/** The `toolEffects` of a plugin that names none (one shared object: `effectOf` tells it by identity). */
+const NO_TOOL_EFFECTS: Record<string, ToolEffect> = Object.freeze(Object.create(null) as Record<string, ToolEffect>);
+
 /** Applies defaults and checks every option; throws `InvalidOptionError` naming the option and the value. */
 export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptions {
   const input = plainObject(options, "options") ?? {};
@@ -66,8 +69,9 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   }
   // Copied (with no prototype, so that a tool named "toString" is not mistaken for an effect):
   // changing the caller's object after create() does not change the plugin.
-  const toolEffects: Record<string, ToolEffect> = Object.create(null) as Record<string, ToolEffect>;
+  let toolEffects: Record<string, ToolEffect> = NO_TOOL_EFFECTS;
   for (const [tool, effect] of Object.entries(plainObject(options.toolEffects, "toolEffects") ?? {})) {
+    if (toolEffects === NO_TOOL_EFFECTS) toolEffects = Object.create(null) as Record<string, ToolEffect>;
     toolEffects[tool] = oneOf(EFFECTS)(effect, `toolEffects.${tool}`);
   }
 
@@ -103,6 +107,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
           `the effect toolEffects.${toolName} gives ("${declared}"): they are one setting`,
         );
       }
+      if (toolEffects === NO_TOOL_EFFECTS) toolEffects = Object.create(null) as Record<string, ToolEffect>;
       toolEffects[toolName] = effect;
     }
     const toolPolicy = resolvePolicy(toolInput, toolIdempotency, policy, prefix);
@@ -173,11 +178,13 @@ function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap
 /** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
 export function isInScope(options: ResolvedOptions, toolName: string): boolean {
   const { includeTools, excludeTools } = options;
-  if (excludeTools.has(toolName)) return false;
+  if (excludeTools.size !== 0 && excludeTools.has(toolName)) return false;
   return includeTools.size === 0 || includeTools.has(toolName);
 }
 
 /** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
 export function effectOf(options: ResolvedOptions, toolName: string): ToolEffect {
-  return options.toolEffects[toolName] ?? options.defaultEffect;
+  const { toolEffects } = options;
+  // No lookup by name when no tool has an effect of its own (the healthy path of most plugins).
+  return toolEffects === NO_TOOL_EFFECTS ? options.defaultEffect : (toolEffects[toolName] ?? options.defaultEffect);
 }
