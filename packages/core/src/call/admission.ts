@@ -17,7 +17,7 @@ export function admission(engine: Engine, run: CallRun): ReflectOutcome | Failed
   const repeated = repeatedCall(run, tracked);
   if (repeated !== undefined) return refuse(engine, run, repeated);
   const openFor = run.breaker.peek(run.breakerKey);
-  return openFor === undefined ? undefined : rejected(engine, run, openFor);
+  return openFor === undefined ? undefined : rejected(engine, run, openFor, tracked);
 }
 
 /**
@@ -38,9 +38,17 @@ export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAtte
   return failedOutcome(engine, run, exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
 }
 
-/** A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool. */
-export function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
-  run.attempt = (engine.tracker.get(run.counterKey, run.toolName)?.failures ?? 0) + 1;
+/**
+ * A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool
+ * (`tracked`: the scope's counter when the caller just read it).
+ */
+export function rejected(
+  engine: Engine,
+  run: CallRun,
+  retryAfterMs: number,
+  tracked = engine.tracker.get(run.counterKey, run.toolName),
+): FailedOutcome {
+  run.attempt = (tracked?.failures ?? 0) + 1;
   if (retryAfterMs === Number.POSITIVE_INFINITY)
     engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
   else

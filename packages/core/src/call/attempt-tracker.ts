@@ -31,10 +31,20 @@ export interface ExhaustedMark {
 }
 
 const SEPARATOR = "\u0000";
+/** The last counter key made, and what it was made of. */
+let lastScope = "";
+let lastToolName = "";
+let lastKey = SEPARATOR;
 
 /** The key of the (scope, tool) counter: made once per call, so that each lookup hashes a string already hashed. */
 export function counterKey(scope: string, toolName: string): string {
-  return scope + SEPARATOR + toolName;
+  // The last key is kept: calls of one tool in one scope (a run's) reuse its string and its hash.
+  if (scope !== lastScope || toolName !== lastToolName) {
+    lastScope = scope;
+    lastToolName = toolName;
+    lastKey = scope + SEPARATOR + toolName;
+  }
+  return lastKey;
 }
 
 /** The counters of one tool: how many are active (a failure counted, a stop, or a failed exact call remembered), and how many are held. */

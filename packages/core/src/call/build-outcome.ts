@@ -2,8 +2,6 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import {
-  circuitOpenAction,
-  circuitOpenMessage,
   circuitOpenTemplate,
   circuitOpenText,
   exhaustedAction,
@@ -180,21 +178,22 @@ export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: n
     return { status: "failed", message: composed.message, error: composed.error, reason: "circuit_open", attempt: run.attempt };
   }
   const wait = Math.max(0, Math.ceil(retryAfterMs));
-  const error = createToolError({
-    code: ErrorCodes.CIRCUIT_OPEN,
-    message: circuitOpenMessage(run.toolName),
-    recoverable: false,
-    suggestedAction: circuitOpenAction(run.toolName),
-    retryAfterMs: wait,
-    ...(opening === undefined ? {} : { details: opening }),
-  });
-  if (opening !== undefined || run.policy.circuitOpenTemplate !== undefined) return failedOutcome(engine, run, error, "circuit_open");
-  // A plain rejection: the message is put together from parts built once per tool.
+  // The parts that depend only on the tool are built once per tool (bounded like the breakers).
   let template = engine.rejections.get(run.toolName);
   if (template === undefined) {
     template = circuitOpenTemplate(run.toolName);
     engine.rejections.set(run.toolName, template);
   }
+  const error = createToolError({
+    code: ErrorCodes.CIRCUIT_OPEN,
+    message: template.errorMessage,
+    recoverable: false,
+    suggestedAction: template.action,
+    retryAfterMs: wait,
+    details: opening,
+  });
+  if (opening !== undefined || run.policy.circuitOpenTemplate !== undefined) return failedOutcome(engine, run, error, "circuit_open");
+  // A plain rejection: the message is put together from the template's parts.
   return {
     status: "failed",
     message: template.message(wait, run.attempt, maxRetries),

@@ -86,6 +86,9 @@ export function circuitOpenAction(toolName: string): string {
 
 /** The parts of a rejection's message that depend only on the tool, built once per tool. */
 export interface CircuitOpenTemplate {
+  /** The `CIRCUIT_OPEN` error's message and suggested action (`circuitOpenMessage`, `circuitOpenAction`). */
+  readonly errorMessage: string;
+  readonly action: string;
   /** The stop instruction. */
   text(retryAfterMs: number): string;
   /** The whole `failed` message: the instruction and the structured error, byte for byte as `structuredErrorJson` writes it. */
@@ -95,11 +98,15 @@ export interface CircuitOpenTemplate {
 export function circuitOpenTemplate(toolName: string): CircuitOpenTemplate {
   const head = `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about `;
   const tail = " s); continue without it or tell the user.";
+  const errorMessage = circuitOpenMessage(toolName);
+  const action = circuitOpenAction(toolName);
   const jsonHead =
-    `{"error_code":"CIRCUIT_OPEN","message":${JSON.stringify(circuitOpenMessage(toolName))},"recoverable":false,` +
-    `"suggested_action":${JSON.stringify(circuitOpenAction(toolName))},"attempt":`;
+    `{"error_code":"CIRCUIT_OPEN","message":${JSON.stringify(errorMessage)},"recoverable":false,` +
+    `"suggested_action":${JSON.stringify(action)},"attempt":`;
   const text = (retryAfterMs: number) => head + Math.max(1, Math.ceil(retryAfterMs / 1000)) + tail;
   return {
+    errorMessage,
+    action,
     text,
     message: (retryAfterMs, attempt, maxRetries) =>
       `${text(retryAfterMs)}\n\n${jsonHead}${attempt},"max_retries":${maxRetries},"retry_after_ms":${retryAfterMs}}`,
