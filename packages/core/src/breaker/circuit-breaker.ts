@@ -72,7 +72,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
    * (the next call is the probe); an isolated one reads `open` (see `isIsolated`).
    */
   state(key: string): CircuitState {
-    const entry = this.entries.get(key);
+    const entry = this.entries.size === 0 ? undefined : this.entries.get(key);
     if (entry === undefined) return "closed";
     if (entry.state === "open") return this.clock.now() - entry.openedAt >= entry.openMs ? "half-open" : "open";
     return entry.state === "isolated" ? "open" : entry.state;

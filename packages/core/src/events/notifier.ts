@@ -89,21 +89,26 @@ export class Notifier {
    * outcome; a hook that never runs it gets the tool run without its context.
    */
   inContext<T>(call: CallInfo, runTool: () => Promise<T>): Promise<T> {
+    const hooks = this.contextHooks;
+    // One observer with a context (the usual telemetry setup): its hook runs the tool, no wrapper between.
+    if (hooks.length === 1) return runInHook(hooks[0] as RetryReflectObserver, call, runTool);
     let run = runTool;
-    for (const observer of this.contextHooks) {
-      const hook = observer.runInContext as NonNullable<RetryReflectObserver["runInContext"]>;
+    for (const observer of hooks) {
       const inner = run;
-      run = () => {
-        let started: Promise<T> | undefined;
-        const runOnce = () => (started ??= inner());
-        try {
-          swallow(hook.call(observer, call, runOnce), started);
-        } catch {
-          // An observer's own failure: ignored.
-        }
-        return started ?? runOnce();
-      };
+      run = () => runInHook(observer, call, inner);
     }
     return run();
   }
+}
+
+/** `run` inside one observer's `runInContext`: the tool's own promise, started at most once (by the hook, or after it). */
+function runInHook<T>(observer: RetryReflectObserver, call: CallInfo, run: () => Promise<T>): Promise<T> {
+  let started: Promise<T> | undefined;
+  const runOnce = () => (started ??= run());
+  try {
+    swallow((observer.runInContext as NonNullable<RetryReflectObserver["runInContext"]>).call(observer, call, runOnce), started);
+  } catch {
+    // An observer's own failure: ignored.
+  }
+  return started ?? runOnce();
 }
