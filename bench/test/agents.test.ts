@@ -2,13 +2,15 @@
 // harness cannot rot: the grid runs end to end through a real createAgent, it is reproducible from
 // its seed, and the outcomes the report is about are what the mechanisms produce.
 
-import { seededRandom } from "@retry-reflect/core/testing";
+import { ToolInputParsingException } from "@langchain/core/tools";
+import { createFakeClock, seededRandom } from "@retry-reflect/core/testing";
+import { ToolInvocationError, ToolMessage } from "langchain";
 import { describe, expect, it } from "vitest";
 import { CELLS, type Cell } from "../src/agents/cells.js";
-import { adkStyleReflectAndRetry, CONTESTANTS } from "../src/agents/contestants.js";
+import { adkStyleReflectAndRetry, CONTESTANTS, carefulToolRetry, toolTimeout } from "../src/agents/contestants.js";
 import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
 import { MODEL_PROFILE, withOverrides } from "../src/agents/model-profile.js";
-import { renderReport, renderSvg, verdicts } from "../src/agents/report.js";
+import { overall, renderReport, renderSvg, verdicts } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
 import { perceive } from "../src/agents/simulated-model.js";
 import { makeTask } from "../src/agents/world.js";
@@ -80,6 +82,14 @@ describe("the agent-outcome benchmark (a slice)", () => {
       date: "2026-12-01",
     });
     for (const cell of CELLS) expect(markdown).toContain(`### ${cell.name}: ${cell.description}`);
+    // The feature demo (a lost write reply) is named, and the overall means come without it first, then with it.
+    const comparisons = CELLS.filter((cell) => cell.featureDemo === undefined);
+    expect(comparisons.map((cell) => cell.name)).not.toContain("lost-write-response");
+    expect(markdown).toContain(`## Overall without the feature demo (${comparisons.length} cells, each weighs the same)`);
+    expect(markdown.indexOf("## Overall without the feature demo")).toBeLessThan(markdown.indexOf(`## Overall, all ${CELLS.length} cells`));
+    const without = overall(options, summaries, comparisons).find((summary) => summary.contestant === "toolRetryMiddleware");
+    const mean = comparisons.reduce((sum, cell) => sum + find(summaries, cell.name, "toolRetryMiddleware").success, 0) / comparisons.length;
+    expect(without?.success).toBeCloseTo(mean, 10);
     expect(verdicts(options, summaries)).toHaveLength(CELLS.length);
     const svg = renderSvg(options, summaries);
     expect(svg.startsWith("<svg")).toBe(true);
@@ -111,6 +121,43 @@ describe("the agent-outcome benchmark (a slice)", () => {
     await expect(middleware.wrapToolCall(request, failing)).rejects.toThrow("503 Service Unavailable");
     await middleware.wrapToolCall(request, async () => ({ content: "ok" }));
     expect(JSON.parse(String((await middleware.wrapToolCall(request, failing)).content)).retry_count).toBe(1);
+  });
+
+  it("the careful toolRetryMiddleware: a schema error is not retried in place, and the model gets the tool's error text", async () => {
+    const middleware = carefulToolRetry() as unknown as {
+      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<unknown>;
+    };
+    const toolCall = { id: "call_1", name: "get_weather", args: { city: "Paris, France" } };
+    let runs = 0;
+    const invalid = async () => {
+      runs += 1;
+      throw new ToolInvocationError(new ToolInputParsingException('Invalid option: expected one of "paris"|"london" at city'), toolCall);
+    };
+    const message = await middleware.wrapToolCall({ toolCall, state: { messages: [] }, runtime: {} }, invalid);
+    expect(runs).toBe(1);
+    expect(ToolMessage.isInstance(message) ? String(message.content) : message).toBe(
+      'The tool call failed: Invalid option: expected one of "paris"|"london" at city',
+    );
+    expect(perceive(String((message as ToolMessage).content))).toBe("hint");
+  });
+
+  it("a peer's tool timeout fails a hung call at its limit on the episode's clock, and leaves nothing pending after an answer", async () => {
+    const clock = createFakeClock();
+    const middleware = toolTimeout(clock, 10_000) as unknown as {
+      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<unknown>;
+    };
+    const request = { toolCall: { id: "call_1", name: "get_weather", args: {} } };
+    const hung = middleware.wrapToolCall(request, () => new Promise(() => {}));
+    const settled = hung.then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    await clock.advance(9_999);
+    expect(await Promise.race([settled, Promise.resolve("pending")])).toBe("pending");
+    await clock.advance(1);
+    expect(await settled).toBe("Timed out: the tool 'get_weather' did not answer within 10000 ms");
+    await expect(middleware.wrapToolCall(request, async () => "ok")).resolves.toBe("ok");
+    expect(clock.pendingSleeps()).toBe(0);
   });
 
   it("is reproducible from its seed", { timeout: 60_000 }, async () => {

@@ -19,6 +19,11 @@ export interface Cell {
   readonly kinds?: readonly TaskKind[];
   /** No contestant can deliver the answer: success is an honest "I could not" (no crash, no wrong answer). */
   readonly unsolvable?: boolean;
+  /**
+   * A feature demo, not a comparison: why the peers cannot pass it whatever they do (the report
+   * shows the overall means with and without these cells).
+   */
+  readonly featureDemo?: string;
 }
 
 /** The slow-but-fine cell's range of get_weather's whole execution (ms) and how many even steps it is spread over. */
@@ -90,6 +95,8 @@ export const CELLS: readonly Cell[] = [
     description: "send_email sends, then its reply is lost (connection reset), on its first execution",
     faults: { send_email: [{ kind: "lost_response", calls: [1] }] },
     kinds: ["write"],
+    featureDemo:
+      "only a contestant that gives the email service an idempotency key on its own can pass it: the peers have no key, and the simulated model adds one only when an error text asks for it, which only retry-reflect's does",
   },
   {
     name: "down-for-good",

@@ -1,9 +1,10 @@
 // The contestants, each configured as its documentation recommends.
 
+import { ToolInputParsingException } from "@langchain/core/tools";
 import type { Clock } from "@retry-reflect/core";
 import { DEFAULT_OPTIONS, RetryReflectPlugin } from "@retry-reflect/core";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
-import { type AgentMiddleware, createMiddleware, ToolMessage, toolRetryMiddleware } from "langchain";
+import { type AgentMiddleware, createMiddleware, ToolInvocationError, ToolMessage, toolRetryMiddleware } from "langchain";
 
 export interface Contestant {
   readonly name: string;
@@ -61,6 +62,51 @@ function reflection(toolCallId: string, name: string, details: string, retryCoun
   return new ToolMessage({ content, tool_call_id: toolCallId, name, status: "error" });
 }
 
+/** What the tool itself threw, under LangChain's `ToolInvocationError` (which the tool node wraps it in). */
+function toolErrorOf(error: Error): Error {
+  return ToolInvocationError.isInstance(error) ? error.toolError : error;
+}
+
+/**
+ * `toolRetryMiddleware` as a careful user sets it up: the arguments failing the tool's schema are
+ * not retried in place (a retry cannot fix them), and the message the model gets on failure has
+ * the tool's error text (the default says only "failed after n attempts with <error name>").
+ */
+export function carefulToolRetry(): AgentMiddleware {
+  return toolRetryMiddleware({
+    retryOn: (error) => !(toolErrorOf(error) instanceof ToolInputParsingException),
+    onFailure: (error) => `The tool call failed: ${toolErrorOf(error).message}`,
+  });
+}
+
+/** The time limit a careful user gives each tool call of a peer (the + timeouts row's). */
+export const PEER_TOOL_TIMEOUT_MS = 10_000;
+
+/**
+ * A per-tool time limit, as a user adds one to a peer that has none: the call fails with a timeout
+ * error after `ms` of the episode's clock (the tool itself goes on: nothing can stop it). Placed
+ * inside the peer's middleware, so that the peer sees the timeout as the tool's error.
+ */
+export function toolTimeout(clock: Clock, ms: number): AgentMiddleware {
+  return createMiddleware({
+    name: "toolTimeout",
+    wrapToolCall: async (request, handler) => {
+      const cancel = new AbortController();
+      const timedOut = clock.sleep(ms, cancel.signal).then(
+        () => {
+          throw new Error(`Timed out: the tool '${request.toolCall.name}' did not answer within ${ms} ms`);
+        },
+        () => new Promise<never>(() => {}), // cancelled: the tool answered first
+      );
+      try {
+        return await Promise.race([handler(request), timedOut]);
+      } finally {
+        cancel.abort();
+      }
+    },
+  });
+}
+
 export const CONTESTANTS: readonly Contestant[] = [
   { name: "no middleware", description: "createAgent as it comes: a tool error goes to the model as text", middleware: () => [] },
   {
@@ -73,6 +119,18 @@ export const CONTESTANTS: readonly Contestant[] = [
     name: "ADK-style reflect-and-retry",
     description: "Google ADK's documented `ReflectAndRetryToolPlugin(max_retries=3)` behaviour, as a LangChain middleware",
     middleware: () => [adkStyleReflectAndRetry()],
+  },
+  {
+    name: "toolRetryMiddleware (careful)",
+    description:
+      "`toolRetryMiddleware` as a careful user sets it up: `retryOn` skips arguments that fail the tool's schema (no retry in place), `onFailure` gives the model the tool's error text",
+    middleware: () => [carefulToolRetry()],
+  },
+  {
+    name: "ADK-style reflect-and-retry (no raise)",
+    description:
+      "the same ADK-style behaviour with `throw_exception_if_retry_exceeded=False`: past the limit, a stop reflection instead of the raise",
+    middleware: () => [adkStyleReflectAndRetry({ throwIfExceeded: false })],
   },
   {
     name: "retry-reflect",
@@ -88,6 +146,12 @@ export const CONTESTANTS: readonly Contestant[] = [
         RetryReflectPlugin.create({ clock, attemptTimeoutMs: 10_000, tools: { send_email: { idempotency: { derive: "always" } } } }),
       ),
     ],
+  },
+  {
+    name: "retry-reflect, nothing declared",
+    description:
+      "the core's defaults with send_email's declaration undone (`toolEffects: { send_email: \"read\" }`, which wins over its metadata, the core's default effect): what a user who declares nothing gets",
+    middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, toolEffects: { send_email: "read" } }))],
   },
 ];
 
@@ -116,3 +180,19 @@ export const TIMEOUT_CANDIDATES: readonly Contestant[] = [
 /** The row of the "no time limit" candidate: the defaults' row while the core has no default attempt timeout. */
 export const NO_TIMEOUT_ROW =
   TIMEOUT_CANDIDATES.find((candidate) => candidate.name.endsWith("attemptTimeoutMs: 0)"))?.name ?? "retry-reflect";
+
+/** The peers with the per-tool time limit a careful user adds (they have none of their own), in the cells where an attempt can last that long. */
+export const PEERS_WITH_TIMEOUTS: readonly Contestant[] = [
+  {
+    name: `toolRetryMiddleware (careful) + ${PEER_TOOL_TIMEOUT_MS / 1000} s tool timeout`,
+    description: `the careful toolRetryMiddleware with a ${PEER_TOOL_TIMEOUT_MS / 1000} s time limit per tool call inside it (a timeout is retried in place); run only in ${TIMEOUT_CELLS.join(" and ")}`,
+    cells: TIMEOUT_CELLS,
+    middleware: (clock) => [carefulToolRetry(), toolTimeout(clock, PEER_TOOL_TIMEOUT_MS)],
+  },
+  {
+    name: `ADK-style (no raise) + ${PEER_TOOL_TIMEOUT_MS / 1000} s tool timeout`,
+    description: `ADK-style without the raise, with a ${PEER_TOOL_TIMEOUT_MS / 1000} s time limit per tool call inside it (a timeout is reflected); run only in ${TIMEOUT_CELLS.join(" and ")}`,
+    cells: TIMEOUT_CELLS,
+    middleware: (clock) => [adkStyleReflectAndRetry({ throwIfExceeded: false }), toolTimeout(clock, PEER_TOOL_TIMEOUT_MS)],
+  },
+];

@@ -26,6 +26,7 @@ import {
   CELLS,
   CONTESTANTS,
   type GridOptions,
+  PEERS_WITH_TIMEOUTS,
   runShard,
   runsIn,
   type Summary,
@@ -36,8 +37,8 @@ import {
 } from "./run-grid.js";
 
 const here = fileURLToPath(import.meta.url);
-/** The contestants, then retry-reflect's candidates for the default attempt timeout. */
-const ALL_CONTESTANTS = [...CONTESTANTS, ...TIMEOUT_CANDIDATES];
+/** The contestants, the peers with a time limit per tool, then retry-reflect's candidates for the default attempt timeout. */
+const ALL_CONTESTANTS = [...CONTESTANTS, ...PEERS_WITH_TIMEOUTS, ...TIMEOUT_CANDIDATES];
 const args = new Map(
   process.argv.slice(2).map((arg) => {
     const [key, ...value] = arg.replace(/^--/, "").split("=");

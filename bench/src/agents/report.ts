@@ -52,10 +52,11 @@ export function everywhere(options: GridOptions): Contestant[] {
   return options.contestants.filter((contestant) => options.cells.every((cell) => runsIn(contestant, cell)));
 }
 
-/** Means over the cells (each cell weighs the same), for the contestants that ran in every cell. */
-export function overall(options: GridOptions, summaries: readonly Summary[]): Summary[] {
+/** Means over the cells (each cell weighs the same; `cells`: only these), for the contestants that ran in every cell. */
+export function overall(options: GridOptions, summaries: readonly Summary[], cells: readonly Cell[] = options.cells): Summary[] {
+  const names = new Set(cells.map((cell) => cell.name));
   return everywhere(options).map((contestant) => {
-    const mine = summaries.filter((summary) => summary.contestant === contestant.name);
+    const mine = summaries.filter((summary) => summary.contestant === contestant.name && names.has(summary.cell));
     const mean = (pick: (summary: Summary) => number) => mine.reduce((sum, summary) => sum + pick(summary), 0) / Math.max(1, mine.length);
     const passK = Object.fromEntries(Object.keys(mine[0]?.passK ?? {}).map((key) => [key, mean((summary) => summary.passK[key] ?? 0)]));
     const outcomes = Object.fromEntries(
@@ -255,7 +256,30 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
       "",
     );
   }
-  lines.push("## Overall (each cell weighs the same)", "", table(HEADER, rows(overall(options, summaries))), "");
+  const demos = options.cells.filter((cell) => cell.featureDemo !== undefined);
+  const comparisons = options.cells.filter((cell) => cell.featureDemo === undefined);
+  if (demos.length > 0) {
+    lines.push(
+      `**Comparisons and feature demos.** ${count(comparisons.length, "cell")} compare the contestants (${comparisons.map((cell) => cell.name).join(", ")}); ${demos
+        .map((cell) => `*${cell.name}* is a feature demo: ${cell.featureDemo}`)
+        .join(
+          "; ",
+        )}. The overall means are shown without ${demos.length === 1 ? "it" : "them"} first, then with ${demos.length === 1 ? "it" : "them"}.`,
+      "",
+    );
+    lines.push(
+      `## Overall without the feature demo${demos.length === 1 ? "" : "s"} (${count(comparisons.length, "cell")}, each weighs the same)`,
+      "",
+      table(HEADER, rows(overall(options, summaries, comparisons))),
+      "",
+    );
+  }
+  lines.push(
+    `## Overall${demos.length > 0 ? `, all ${count(options.cells.length, "cell")}` : ""} (each cell weighs the same)`,
+    "",
+    table(HEADER, rows(overall(options, summaries))),
+    "",
+  );
   lines.push("![task success vs model calls per task, per contestant](agents.svg)", "");
 
   lines.push("## Where retry-reflect wins, ties or loses", "");
@@ -350,14 +374,14 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
   return `${lines.join("\n")}\n`;
 }
 
-const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626"];
+const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2", "#be185d", "#65a30d", "#92400e"];
 
 /** Task success (y) against model calls per task (x): one big dot per contestant overall, small dots per cell. */
 export function renderSvg(options: GridOptions, summaries: readonly Summary[]): string {
-  const width = 760;
+  const width = 860;
   const height = 480;
   const left = 70;
-  const right = 250;
+  const right = 350;
   const top = 40;
   const bottom = 60;
   const all = overall(options, summaries);
