@@ -181,6 +181,28 @@ describe("the agent-outcome benchmark (a slice)", () => {
     expect(alone).toEqual(await collect(CELLS));
   });
 
+  it("a model that passes a key unasked and keeps it (proactiveKeyRate 1, keepOnResend 1) sends a lost email once with any contestant; at the defaults the peers send it twice", {
+    timeout: 60_000,
+  }, async () => {
+    const cells = CELLS.filter((cell) => cell.name === "lost-write-response");
+    const contestants = CONTESTANTS.filter((entry) => entry.name === "no middleware" || entry.name === "toolRetryMiddleware");
+    const run = async (profile: GridOptions["profile"]) => {
+      const records: TaskRecord[] = [];
+      await runShard({ seed: 1, tasks: 4, trials: 2, cells, contestants, profile }, 0, 1, (record) => records.push(record));
+      return contestants.map((entry) =>
+        summarise(
+          "lost-write-response",
+          entry.name,
+          records.filter((record) => record.contestant === entry.name),
+        ),
+      );
+    };
+    for (const summary of await run(undefined)) expect(summary.duplicates, summary.contestant).toBeGreaterThan(0);
+    for (const summary of await run(withOverrides(MODEL_PROFILE, "proactiveKeyRate=1,reactions.idempotencyKey.keepOnResend=1"))) {
+      expect(summary.duplicates, summary.contestant).toBe(0);
+    }
+  });
+
   it("--profile changes the simulated model's numbers, and refuses what is not one of them", () => {
     const changed = withOverrides(MODEL_PROFILE, "reactions.transient.retry=0.95, slipRate=0");
     expect(changed.reactions.transient.retry).toBe(0.95);

@@ -96,7 +96,7 @@ export const CELLS: readonly Cell[] = [
     faults: { send_email: [{ kind: "lost_response", calls: [1] }] },
     kinds: ["write"],
     featureDemo:
-      "only a contestant that gives the email service an idempotency key on its own can pass it: the peers have no key, and the simulated model adds one only when an error text asks for it, which only retry-reflect's does",
+      "only a contestant that gives the email service an idempotency key on its own can pass it: the peers have no key, and the simulated model adds one only when an error text asks for it (only retry-reflect's does) or, with the profile's `proactiveKeyRate` above 0 (0 in this run), unasked because the tool's description offers one (FINDINGS.md measures 0.5 and 1)",
   },
   {
     name: "down-for-good",

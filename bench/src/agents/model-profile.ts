@@ -18,6 +18,12 @@ export const MODEL_PROFILE = {
   slipRate: 0.03,
   /** A plausible result the model doubts and checks once more by calling again (implicit faults). */
   doubtRate: 0.1,
+  /**
+   * Its first send of a write whose description offers a key ("Pass idempotency_key to make a
+   * re-send safe") passes one unasked. 0: it never does (the committed run), so only a contestant
+   * that asks for a key (or gives the service one itself) can pass the lost-write cell; 1: always.
+   */
+  proactiveKeyRate: 0,
 
   reactions: {
     /** A stop text ("do not call … again", "retry limit has been exceeded"): the model gives up. */
@@ -36,8 +42,8 @@ export const MODEL_PROFILE = {
     noRepeatInstruction: { changeArguments: 0.4 },
     /** A write that failed (the model cannot know whether it went out): the model sends it again. */
     writeFailed: { resend: 0.85 },
-    /** Asked for an idempotency key: the model adds one; on a re-send it keeps it (else a new one). */
-    idempotencyKey: { keepOnResend: 0.8 },
+    /** Asked for an idempotency key ("… needs an idempotency key; none was given"): the model adds one (else sends as before); on a re-send it keeps it (else a new one). */
+    idempotencyKey: { addWhenAsked: 1, keepOnResend: 0.8 },
   },
 } as const;
 

@@ -332,9 +332,10 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
         ],
         [
           "an idempotency key is required",
-          "adds one (and keeps it on re-sends)",
-          `1 (keeps: ${profile.reactions.idempotencyKey.keepOnResend})`,
+          "adds one (and keeps it on re-sends), else sends as before",
+          `${profile.reactions.idempotencyKey.addWhenAsked} (keeps: ${profile.reactions.idempotencyKey.keepOnResend})`,
         ],
+        ["(nothing: the write tool's description offers a key)", "passes one on its first send, unasked", String(profile.proactiveKeyRate)],
         ['the valid values ("expected one of …")', "corrects the argument", String(profile.reactions.hint.fix)],
         [
           "an argument error without them",

@@ -75,6 +75,7 @@ export class Brain {
   private shipsTo: City | undefined;
   private temperature: number | undefined;
   private sent = false;
+  private triedSend = false;
   private recheck = false;
   private doubted = false;
   private key: string | undefined;
@@ -144,7 +145,13 @@ export class Brain {
       this.recheck = false;
       return this.weather();
     }
-    if (task.kind === "write" && !this.sent) return this.call("send_email", this.email());
+    if (task.kind === "write" && !this.sent) {
+      // The tool's description offers a key: some models pass one on their first send, unasked (no draw at 0).
+      const rate = this.profile.proactiveKeyRate;
+      if (this.key === undefined && !this.triedSend && rate > 0 && this.random() < rate) this.key = this.newKey();
+      this.triedSend = true;
+      return this.call("send_email", this.email());
+    }
     return { text: `ANSWER: ${this.temperature} °C${task.kind === "write" ? ". The email is sent." : ""}` };
   }
 
@@ -161,6 +168,8 @@ export class Brain {
       case "stop":
         return chance(reactions.stop.giveUp) ? this.giveUp(`${tool} failed`) : same();
       case "key":
+        // (No draw at probability 1: the episodes of the committed numbers stay as they were.)
+        if (reactions.idempotencyKey.addWhenAsked < 1 && !chance(reactions.idempotencyKey.addWhenAsked)) return same();
         this.key ??= this.newKey();
         return this.call(tool, { ...(this.last.get(tool) ?? {}), idempotency_key: this.key });
       case "hint":
