@@ -75,7 +75,6 @@ export class Brain {
   private shipsTo: City | undefined;
   private temperature: number | undefined;
   private sent = false;
-  private triedSend = false;
   private recheck = false;
   private doubted = false;
   private key: string | undefined;
@@ -148,8 +147,8 @@ export class Brain {
     if (task.kind === "write" && !this.sent) {
       // The tool's description offers a key: some models pass one on their first send, unasked (no draw at 0).
       const rate = this.profile.proactiveKeyRate;
-      if (this.key === undefined && !this.triedSend && rate > 0 && this.random() < rate) this.key = this.newKey();
-      this.triedSend = true;
+      const first = !this.last.has("send_email");
+      if (first && this.key === undefined && rate > 0 && this.random() < rate) this.key = this.newKey();
       return this.call("send_email", this.email());
     }
     return { text: `ANSWER: ${this.temperature} °C${task.kind === "write" ? ". The email is sent." : ""}` };

@@ -65,22 +65,30 @@ export function releaseOwnerArgs(owner: string, leaseMs: number): (string | numb
   return ["", leaseMs, owner, "release"];
 }
 
-/**
- * The lock of ARGV[1], live: 1, else 0. A lock kept in doubt past its lease is still its holder's
- * (nobody else can take it): its late result is stored, its failure releases it.
- */
-const HELD = `${NOW}
+/** Reads the key's `rec` (state, token, until, doubt) with the server's `now`, for {@link LOCK_HELD}. */
+export const READ_LOCK = `${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until', 'doubt')
-if rec[1] ~= 'lock' or rec[2] ~= ARGV[1] or (tonumber(rec[3]) <= now and not rec[4]) then return 0 end
 `;
 
-/** complete(token, value, ttlMs) → 1 (stored), 0 (the token no longer holds the key: nothing stored). */
-export const COMPLETE: Script = script(`${HELD}
-redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
+/**
+ * Whether `rec` is a lock still held: within its lease, or kept in doubt past it (a lock in doubt
+ * is still its holder's, nobody else can take it: its late result is stored, its failure releases it).
+ */
+export const LOCK_HELD = `(rec[1] == 'lock' and (tonumber(rec[3]) > now or rec[4]))`;
+
+/** Stores ARGV[2] as the key's result, kept ARGV[3] ms, and returns 1. */
+export const STORE_RESULT = `redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
 redis.call('HDEL', KEYS[1], 'until', 'doubt')
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
-`);
+`;
+
+/** The lock of ARGV[1], held (see {@link LOCK_HELD}): goes on, else returns 0. */
+const HELD = `${READ_LOCK}if rec[2] ~= ARGV[1] or not ${LOCK_HELD} then return 0 end
+`;
+
+/** complete(token, value, ttlMs) → 1 (stored), 0 (the token no longer holds the key: nothing stored). */
+export const COMPLETE: Script = script(`${HELD}${STORE_RESULT}`);
 
 /** release(token) → 1 (dropped), 0 (not held by the token). */
 export const RELEASE: Script = script(`${HELD}

@@ -1,4 +1,4 @@
-import { NOW } from "./lua-helpers.js";
+import { LOCK_HELD, READ_LOCK, STORE_RESULT } from "./idempotency-scripts.js";
 import { type Script, script } from "./lua-script.js";
 import type { ReplicasOption } from "./options.js";
 import { RedisTimeoutError, RedisUnavailableError } from "./redis-errors.js";
@@ -23,15 +23,9 @@ export class RedisReplicasError extends Error {
  * completed by the token (the result written again, so that a WAIT on a new connection covers
  * it), else 0.
  */
-const COMPLETE_AGAIN: Script = script(`${NOW}
-local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'until', 'doubt')
-if rec[2] ~= ARGV[1] then return 0 end
-if rec[1] ~= 'done' and (rec[1] ~= 'lock' or (tonumber(rec[3]) <= now and not rec[4])) then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'done', 'value', ARGV[2])
-redis.call('HDEL', KEYS[1], 'until', 'doubt')
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1
-`);
+const COMPLETE_AGAIN: Script = script(`${READ_LOCK}if rec[2] ~= ARGV[1] then return 0 end
+if rec[1] ~= 'done' and not ${LOCK_HELD} then return 0 end
+${STORE_RESULT}`);
 
 /** A pause between tries of a completion whose WAIT could not be sent (the client reconnecting). */
 const RETRY_PAUSE_MS = 20;
