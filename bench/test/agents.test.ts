@@ -7,12 +7,20 @@ import { createFakeClock, seededRandom } from "@retry-reflect/core/testing";
 import { ToolInvocationError, ToolMessage } from "langchain";
 import { describe, expect, it } from "vitest";
 import { CELLS, type Cell } from "../src/agents/cells.js";
-import { adkStyleReflectAndRetry, CONTESTANTS, carefulToolRetry, toolTimeout } from "../src/agents/contestants.js";
+import { collectFailureTexts } from "../src/agents/collect-texts.js";
+import {
+  adkStyleReflectAndRetry,
+  CONTESTANTS,
+  carefulToolRetry,
+  familyOf,
+  PEERS_WITH_TIMEOUTS,
+  toolTimeout,
+} from "../src/agents/contestants.js";
 import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
 import { MODEL_PROFILE, withOverrides } from "../src/agents/model-profile.js";
 import { overall, renderReport, renderSvg, verdicts } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
-import { perceive } from "../src/agents/simulated-model.js";
+import { CUES, perceive, readable } from "../src/agents/simulated-model.js";
 import { makeTask } from "../src/agents/world.js";
 
 /** What the ADK-style middleware hands the model for a tool that threw `error`. */
@@ -215,20 +223,54 @@ describe("the agent-outcome benchmark (a slice)", () => {
     expect(() => withOverrides(MODEL_PROFILE, "maxModelCalls=-1")).toThrow("expects a number >= 0");
   });
 
-  it("reads each contestant's texts the way the report says", async () => {
-    // retry-reflect's stop text, its key request, its reflection with valid values.
+  it("reads each contestant's texts by the same generic cues", async () => {
+    // retry-reflect's stop text; its key request (it names the argument the call left out); its reflection with valid values.
     expect(
       perceive("The tool 'get_weather' failed 3 times; the last error was: \"503\". Do not call 'get_weather' again for this task."),
     ).toBe("stop");
-    expect(perceive("The tool 'send_email' changes state and needs an idempotency key; none was given.")).toBe("key");
+    const keyText =
+      "The tool 'send_email' changes state and needs an idempotency key; none was given. Call the tool again with an `idempotency_key` argument.";
+    expect(perceive(keyText, ["idempotency_key"])).toBe("key");
+    expect(perceive(keyText, [])).toBe("opaque"); // the call had the key: nothing it can use
     expect(perceive('Invalid option: expected one of "paris"|"london" at city')).toBe("hint");
     // LangChain's own texts: toolRetryMiddleware's exhaustion message says nothing of the error.
     expect(perceive("Tool 'get_weather' failed after 3 attempts with ToolInvocationError")).toBe("opaque");
     expect(perceive("Error: 503 Service Unavailable (injected fault)\n Please fix your mistakes.")).toBe("transient");
-    expect(perceive("Tool 'get_weather' failed after 3 attempts with ToolInputParsingException")).toBe("arguments");
-    // ADK's guidance: "do not repeat the exact same call" on a transient error; the error itself when it is about arguments.
-    expect(perceive(await adkText(new Error("503 Service Unavailable")))).toBe("no-repeat");
+    // ADK's guidance is read as text like any other: the 503 in it is what it is about; its words
+    // about the schema do not make it an argument error, its "do not repeat" is no stop.
+    expect(perceive(await adkText(new Error("503 Service Unavailable")))).toBe("transient");
     expect(perceive(await adkText(new Error('Invalid option: expected one of "paris"|"london"')))).toBe("hint");
+    expect(perceive(await adkText(new Error("something odd")))).toBe("arguments");
     expect(perceive("Error: 403 Forbidden (injected fault)")).toBe("permanent");
+    // ADK's stop past its limit (without the raise) and retry-reflect's are the same kind of text.
+    expect(
+      perceive(
+        "The tool `get_weather` has failed consecutively 3 times and the retry limit has been exceeded. Do not attempt to use the `get_weather` tool again for this task.",
+      ),
+    ).toBe("stop");
+  });
+
+  it("no perception cue matches the texts of one contestant family only (run over each contestant's actual texts)", {
+    timeout: 120_000,
+  }, async () => {
+    const texts = await collectFailureTexts(CELLS, [...CONTESTANTS, ...PEERS_WITH_TIMEOUTS], 6);
+    const families = new Map<string, string[]>();
+    for (const [name, own] of texts) families.set(familyOf(name), [...(families.get(familyOf(name)) ?? []), ...[...own].map(readable)]);
+    // Every family hands the model failure texts in this slice of the grid (else the check would be empty).
+    expect([...families.keys()].sort()).toEqual(["ADK-style", "no middleware", "retry-reflect", "toolRetryMiddleware"]);
+    for (const family of families.values()) expect(family.length).toBeGreaterThan(0);
+    const lonely: string[] = [];
+    for (const [feature, cues] of Object.entries(CUES)) {
+      for (const cue of cues) {
+        const matching = [...families].filter(([, own]) => own.some((text) => cue.test(text))).map(([family]) => family);
+        if (matching.length === 1) lonely.push(`${feature} ${cue}: only ${matching[0]}`);
+      }
+    }
+    expect(lonely).toEqual([]);
+    // The check can fail: a phrase of one family (retry-reflect's "Analyze what went wrong") is caught.
+    const ours = families.get("retry-reflect") ?? [];
+    const others = [...families].filter(([family]) => family !== "retry-reflect").flatMap(([, own]) => own);
+    expect(ours.some((text) => /analyze what went wrong/i.test(text))).toBe(true);
+    expect(others.some((text) => /analyze what went wrong/i.test(text))).toBe(false);
   });
 });

@@ -107,6 +107,12 @@ export function toolTimeout(clock: Clock, ms: number): AgentMiddleware {
   });
 }
 
+/** The family of a contestant (its library, whatever the setup): a perception cue must be met in the texts of two families at least. */
+export function familyOf(name: string): string {
+  for (const family of ["retry-reflect", "toolRetryMiddleware", "ADK-style"]) if (name.startsWith(family)) return family;
+  return name;
+}
+
 export const CONTESTANTS: readonly Contestant[] = [
   { name: "no middleware", description: "createAgent as it comes: a tool error goes to the model as text", middleware: () => [] },
   {

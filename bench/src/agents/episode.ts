@@ -38,6 +38,8 @@ export interface EpisodeOptions {
   readonly clock?: Clock;
   /** The simulated model's numbers (default: model-profile.ts). */
   readonly profile?: ModelProfile;
+  /** Called with the text of each failed tool message the simulated model reads (what the perception test collects). */
+  readonly onFailureText?: (text: string) => void;
 }
 
 /**
@@ -51,13 +53,13 @@ export async function runAgentEpisode(
   seed: number,
   options: EpisodeOptions = {},
 ): Promise<EpisodeResult> {
-  const { model, clock: realClock = systemClock, profile = MODEL_PROFILE } = options;
+  const { model, clock: realClock = systemClock, profile = MODEL_PROFILE, onFailureText } = options;
   const virtual = model === undefined ? new VirtualClock() : undefined;
   const clock = virtual ?? realClock;
   const started = clock.now();
   const world = new World(task, cell, clock, seededRandom(seed ^ 0x5bd1e995), seed);
   const counter = { calls: 0 };
-  const brain = model === undefined ? new Brain(task, cell, clock, seededRandom(seed ^ 0x27d4eb2f), profile) : undefined;
+  const brain = model === undefined ? new Brain(task, cell, clock, seededRandom(seed ^ 0x27d4eb2f), profile, onFailureText) : undefined;
   const agent = createAgent({
     model: brain !== undefined ? new SimulatedModel(brain) : (model as RealModelChoice).create(),
     tools: world.tools,

@@ -3,8 +3,9 @@
 // episode's seeded generator, so a run is reproducible from its seed.
 //
 // The model reads what comes back from a tool the way a model reads text: it looks for words.
-// `perceive` (simulated-model.ts) sorts a tool message into one of the categories below; the
-// reactions say what the model does next. Nothing here knows which contestant produced the text.
+// `perceive` (simulated-model.ts) sorts a tool message into one of the categories below by generic
+// cues (`CUES`), never by a phrase of one contestant; the reactions say what the model does next.
+// Nothing here knows which contestant produced the text.
 
 export const MODEL_PROFILE = {
   /** Virtual time one model call takes (ms). */
@@ -26,11 +27,11 @@ export const MODEL_PROFILE = {
   proactiveKeyRate: 0,
 
   reactions: {
-    /** A stop text ("do not call … again", "retry limit has been exceeded"): the model gives up. */
+    /** An instruction not to call the tool again ("do not … again"): the model gives up (else it goes by the error words). */
     stop: { giveUp: 0.95 },
     /** An error that names the valid values ("expected one of …"): the model corrects the argument. */
     hint: { fix: 0.95 },
-    /** An argument error without the valid values: a right guess, else another wrong form. */
+    /** An argument error without the valid values: a right guess from the tool's schema, else the same call again. */
     argumentsWithoutHint: { fix: 0.5 },
     /** A transient-looking error (503, timeout, 429, connection reset): the model calls again. */
     transient: { retry: 0.75 },
@@ -38,11 +39,9 @@ export const MODEL_PROFILE = {
     permanent: { giveUp: 0.6 },
     /** A text with no detail ("failed after 3 attempts with ToolInvocationError"): the model calls again (reconsidering its arguments first some of the time), or gives up. */
     opaque: { retry: 0.5, reconsiderArguments: 0.3 },
-    /** "Do not repeat the exact same call" on a failure that was not about the arguments: the model changes an argument that was right (else it reacts to the error itself). */
-    noRepeatInstruction: { changeArguments: 0.4 },
     /** A write that failed (the model cannot know whether it went out): the model sends it again. */
     writeFailed: { resend: 0.85 },
-    /** Asked for an idempotency key ("… needs an idempotency key; none was given"): the model adds one (else sends as before); on a re-send it keeps it (else a new one). */
+    /** A failure text names an optional argument of the tool that the call left out (send_email's `idempotency_key`): the model adds it (else sends as before); on a re-send it keeps the key (else a new one). */
     idempotencyKey: { addWhenAsked: 1, keepOnResend: 0.8 },
   },
 } as const;

@@ -7,49 +7,66 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { Clock } from "@retry-reflect/core";
 import type { Cell } from "./cells.js";
 import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
-import type { City, Task } from "./world.js";
+import { type City, OPTIONAL_ARGUMENTS, type Task } from "./world.js";
 
 /** How the model reads a failed tool's text. */
-export type Perception = "stop" | "key" | "hint" | "arguments" | "no-repeat" | "transient" | "permanent" | "opaque";
-
-const STOP = /do not (call|attempt to use)|don't call|retry limit has been exceeded/i;
-const KEY = /idempotency_key|idempotency key/i;
-const HINT = /expected one of|valid values|one of:/i;
-const ARGUMENTS = /invalid|did not match|validation|bad request|\b400\b|schema|pars(e|ing)/i;
-const NO_REPEAT = /do not repeat the exact same call/i;
-const TRANSIENT =
-  /\b503\b|unavailable|timed? ?out|\b429\b|rate.?limit|too many requests|ECONNRESET|socket hang up|temporar|try again|overloaded|in progress/i;
-const PERMANENT = /\b403\b|forbidden|permission|not authori[sz]ed|\b401\b/i;
+export type Perception = "stop" | "key" | "hint" | "arguments" | "transient" | "permanent" | "opaque";
 
 /**
- * The category of a failure text, the most specific first. A structured reflection (ADK's
- * `{ error_details, reflection_guidance }`) is read as a model reads one: the guidance for what to
- * do, the error details for what went wrong.
+ * The words the model reacts to, by feature: generic cues that any contestant's text may have
+ * (an instruction not to call again, the valid values, error words of the HTTP and network kind),
+ * never a phrase of one contestant. A test runs every cue over each contestant's actual texts and
+ * fails when a cue matches the texts of one contestant family only. The cues are read over the
+ * whole text, as a model reads it: no contestant's layout (JSON fields, headings) is parsed.
  */
-/** What the error under a "do not repeat" instruction is about (ADK's `error_details`, or the text without the instruction). */
-export function innerPerception(text: string): Perception {
-  const structured = parse(text);
-  const details =
-    typeof structured?.reflection_guidance === "string" ? String(structured.error_details ?? "") : text.replace(NO_REPEAT, "");
-  const inner = perceive(details);
-  return inner === "no-repeat" ? "opaque" : inner;
+export const CUES = {
+  /** An instruction not to call the tool again ("do not call it again", "do not attempt to use … again"). */
+  stop: [/\b(?:do not|don't)\b[^.\n]*\bagain\b/i],
+  /** The valid values of an argument. */
+  hint: [/expected one of/i, /valid values/i, /allowed values/i],
+  /** A transient-looking error. */
+  transient: [
+    /\b50[234]\b/,
+    /unavailable/i,
+    /timed? ?out\b|did not answer within/i,
+    /\b429\b|too many requests|rate.?limit/i,
+    /ECONNRESET|socket hang up|connection reset/i,
+    /temporar(?:y|ily)/i,
+    /overloaded/i,
+    /in progress/i,
+  ],
+  /** A permanent-looking error. */
+  permanent: [/\b40[13]\b/, /forbidden/i, /unauthori[sz]ed|not authori[sz]ed/i],
+  /** An argument error without the valid values. */
+  arguments: [/\binvalid\b/i, /did not match/i, /\bschema\b/i, /validation/i, /bad request|\b400\b/i],
+} as const satisfies Record<string, readonly RegExp[]>;
+
+const has = (text: string, cues: readonly RegExp[]) => cues.some((cue) => cue.test(text));
+
+/** A text as a model reads it: the escapes of a JSON string (`\\n`, `\\"`) read as what they stand for. */
+export function readable(text: string): string {
+  return text.replace(/\\n/g, "\n").replace(/\\"/g, '"');
 }
 
-export function perceive(text: string): Perception {
-  const structured = parse(text);
-  if (typeof structured?.reflection_guidance === "string") {
-    const guidance = structured.reflection_guidance;
-    if (STOP.test(guidance)) return "stop";
-    const inner = perceive(String(structured.error_details ?? ""));
-    return NO_REPEAT.test(guidance) && inner !== "hint" && inner !== "arguments" ? "no-repeat" : inner;
-  }
-  if (STOP.test(text)) return "stop";
-  if (KEY.test(text) && /required|missing|without|needs?/i.test(text)) return "key";
-  if (HINT.test(text)) return "hint";
-  if (NO_REPEAT.test(text) && !ARGUMENTS.test(text)) return "no-repeat";
-  if (ARGUMENTS.test(text)) return "arguments";
-  if (TRANSIENT.test(text)) return "transient";
-  if (PERMANENT.test(text)) return "permanent";
+/**
+ * The category of a failure text: a stop instruction first, then an optional argument of the tool
+ * that the text names and the call left out (`missing`: names from the tool's schema, which every
+ * contestant's model sees), then what the error words say, most specific first.
+ */
+export function perceive(raw: string, missing: readonly string[] = []): Perception {
+  const text = readable(raw);
+  if (has(text, CUES.stop)) return "stop";
+  if (missing.some((name) => text.includes(name))) return "key";
+  return causeOf(text);
+}
+
+/** What the error words of a text say (what a model that ignores an instruction goes by). */
+export function causeOf(raw: string): Exclude<Perception, "stop" | "key"> {
+  const text = readable(raw);
+  if (has(text, CUES.hint)) return "hint";
+  if (has(text, CUES.transient)) return "transient";
+  if (has(text, CUES.permanent)) return "permanent";
+  if (has(text, CUES.arguments)) return "arguments";
   return "opaque";
 }
 
@@ -91,6 +108,7 @@ export class Brain {
     readonly clock: Clock,
     private readonly random: () => number,
     readonly profile: ModelProfile = MODEL_PROFILE,
+    private readonly onFailureText?: (text: string) => void,
   ) {}
 
   callId(): string {
@@ -130,6 +148,7 @@ export class Brain {
       this.sent = true;
     } else {
       this.failures.set(name, (this.failures.get(name) ?? 0) + 1);
+      this.onFailureText?.(text);
       this.pending = { tool: name, text };
       return;
     }
@@ -156,7 +175,16 @@ export class Brain {
 
   private react(tool: string, text: string): Reply {
     if ((this.failures.get(tool) ?? 0) >= this.profile.patiencePerTool) return this.giveUp(`${tool} kept failing`);
-    return this.reactTo(tool, text, perceive(text));
+    const optional = OPTIONAL_ARGUMENTS[tool] ?? [];
+    const given = this.last.get(tool) ?? {};
+    return this.reactTo(
+      tool,
+      text,
+      perceive(
+        text,
+        optional.filter((name) => !(name in given)),
+      ),
+    );
   }
 
   private reactTo(tool: string, text: string, perception: Perception): Reply {
@@ -165,7 +193,8 @@ export class Brain {
     const chance = (p: number) => this.random() < p;
     switch (perception) {
       case "stop":
-        return chance(reactions.stop.giveUp) ? this.giveUp(`${tool} failed`) : same();
+        // Told to stop, it gives up; else it goes by what the error says.
+        return chance(reactions.stop.giveUp) ? this.giveUp(`${tool} failed`) : this.reactTo(tool, text, causeOf(text));
       case "key":
         // (No draw at probability 1: the episodes of the committed numbers stay as they were.)
         if (reactions.idempotencyKey.addWhenAsked < 1 && !chance(reactions.idempotencyKey.addWhenAsked)) return same();
@@ -174,12 +203,8 @@ export class Brain {
       case "hint":
         return chance(reactions.hint.fix) ? this.corrected(tool) : same();
       case "arguments":
-        return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : this.wrongForm(tool);
-      case "no-repeat":
-        // Told not to repeat the call, it changes an argument; else it does what the error itself calls for.
-        return chance(reactions.noRepeatInstruction.changeArguments)
-          ? this.wrongForm(tool)
-          : this.reactTo(tool, text, innerPerception(text));
+        // Without the valid values it guesses from the schema it was given: right, else it sends the call as it was.
+        return chance(reactions.argumentsWithoutHint.fix) ? this.corrected(tool) : same();
       case "transient":
         return this.retryAfterFailure(tool);
       case "permanent":
@@ -211,11 +236,6 @@ export class Brain {
 
   private corrected(tool: string): Reply {
     return tool === "get_weather" ? this.call(tool, { city: this.shipsTo ?? this.task.city }) : this.call(tool, this.last.get(tool) ?? {});
-  }
-
-  private wrongForm(tool: string): Reply {
-    if (tool !== "get_weather") return this.call(tool, this.last.get(tool) ?? {});
-    return this.call(tool, { city: capitalised(this.shipsTo ?? this.task.city) });
   }
 
   private email(): Record<string, unknown> {

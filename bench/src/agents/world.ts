@@ -45,6 +45,9 @@ export function makeTask(id: number, kind: TaskKind, random: () => number): Task
   return { id, kind, city, temperature, orderId, recipient, prompt };
 }
 
+/** The optional arguments of each tool's schema (the model sees the schemas; it adds one when a failure text names it). */
+export const OPTIONAL_ARGUMENTS: Readonly<Record<string, readonly string[]>> = { send_email: ["idempotency_key"] };
+
 /** Virtual latency of each service call (ms). */
 export const TOOL_LATENCY_MS = { get_weather: 300, get_order: 300, send_email: 500 } as const;
 
