@@ -272,7 +272,13 @@ switch (command) {
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:agents", ...rest]));
     break;
   }
+  case "bench-agents-sweep": {
+    install();
+    build();
+    process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:agents", "--sweep", ...rest]));
+    break;
+  }
   default:
-    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24|bench-agents [args...]");
+    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24|bench-agents|bench-agents-sweep [args...]");
     process.exit(2);
 }

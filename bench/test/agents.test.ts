@@ -6,7 +6,7 @@ import { ToolInputParsingException } from "@langchain/core/tools";
 import { createFakeClock, seededRandom } from "@retry-reflect/core/testing";
 import { ToolInvocationError, ToolMessage } from "langchain";
 import { describe, expect, it } from "vitest";
-import { CELLS, type Cell } from "../src/agents/cells.js";
+import { CELLS, type Cell, CURVE_CELLS, INTENSITIES } from "../src/agents/cells.js";
 import { collectFailureTexts } from "../src/agents/collect-texts.js";
 import {
   adkStyleReflectAndRetry,
@@ -14,13 +14,16 @@ import {
   carefulToolRetry,
   familyOf,
   PEERS_WITH_TIMEOUTS,
+  retryLaterText,
   toolTimeout,
 } from "../src/agents/contestants.js";
+import { renderCurvesSvg } from "../src/agents/curves.js";
 import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
 import { MODEL_PROFILE, withOverrides } from "../src/agents/model-profile.js";
 import { overall, renderReport, renderSvg, verdicts } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
 import { CUES, perceive, readable } from "../src/agents/simulated-model.js";
+import { leadOf, sweepPoints, sweepSummary } from "../src/agents/sweep.js";
 import { makeTask } from "../src/agents/world.js";
 
 /** What the ADK-style middleware hands the model for a tool that threw `error`. */
@@ -99,6 +102,19 @@ describe("the agent-outcome benchmark (a slice)", () => {
     const mean = comparisons.reduce((sum, cell) => sum + find(summaries, cell.name, "toolRetryMiddleware").success, 0) / comparisons.length;
     expect(without?.success).toBeCloseTo(mean, 10);
     expect(verdicts(options, summaries)).toHaveLength(CELLS.length);
+    // The first screen states the lead (or the loss) without and with the feature demo, against the best peer.
+    const ours = overall(options, summaries, comparisons).find((row) => row.contestant === "retry-reflect")?.success ?? 0;
+    const peers = overall(options, summaries, comparisons).filter((row) => !row.contestant.startsWith("retry-reflect"));
+    const best = Math.max(...peers.map((row) => row.success));
+    const gap = (ours - best) * 100;
+    expect(markdown).toContain(`without the feature demo, ${gap >= 0 ? "a lead" : "a loss"} of ${Math.abs(gap).toFixed(1)} points`);
+    expect(markdown.indexOf("**The lead.**")).toBeLessThan(markdown.indexOf("## Overall without the feature demo"));
+    // Crashes are scored apart: ADK-style's raise in the down-for-good cell is a crash, not a give-up.
+    const adkDown = find(summaries, "down-for-good", "ADK-style reflect-and-retry");
+    expect(adkDown.outcomes.crashed).toBeGreaterThan(0);
+    expect(markdown).toContain(
+      `ADK-style reflect-and-retry ${(adkDown.success * 100).toFixed(1)} % → ${((adkDown.success + adkDown.outcomes.crashed / adkDown.episodes) * 100).toFixed(1)} %`,
+    );
     const svg = renderSvg(options, summaries);
     expect(svg.startsWith("<svg")).toBe(true);
     for (const contestant of CONTESTANTS) expect(svg).toContain(contestant.name);
@@ -272,5 +288,103 @@ describe("the agent-outcome benchmark (a slice)", () => {
     const others = [...families].filter(([family]) => family !== "retry-reflect").flatMap(([, own]) => own);
     expect(ours.some((text) => /analyze what went wrong/i.test(text))).toBe(true);
     expect(others.some((text) => /analyze what went wrong/i.test(text))).toBe(false);
+  });
+
+  it("the profile sweep moves every number of the model down and up once, each point a valid --profile, and reports the least favourable", () => {
+    const points = sweepPoints(MODEL_PROFILE);
+    expect(points[0]?.path).toBe("");
+    const paths = new Set(points.slice(1).map((point) => point.path));
+    for (const path of [
+      "modelLatencyMs",
+      "slipRate",
+      "proactiveKeyRate",
+      "reactions.stop.giveUp",
+      "reactions.transient.retry",
+      "reactions.idempotencyKey.addWhenAsked",
+    ])
+      expect(paths, path).toContain(path);
+    for (const point of points.slice(1)) {
+      expect(point.value, point.path).not.toBe(point.base);
+      const profile = withOverrides(MODEL_PROFILE, `${point.path}=${point.value}`);
+      const value = point.path.split(".").reduce<unknown>((holder, key) => (holder as Record<string, unknown>)[key], profile);
+      expect(value).toBe(point.value);
+    }
+    // A probability at 0 is also tried at 1 (the model that always passes a key unasked).
+    expect(points.filter((point) => point.path === "proactiveKeyRate").map((point) => point.value)).toEqual([0.25, 1]);
+
+    // leadOf: retry-reflect against the best peer (never its own variants), without and with the feature demo.
+    const cells = CELLS.filter((cell) => ["baseline", "lost-write-response"].includes(cell.name));
+    const names = ["toolRetryMiddleware", "retry-reflect", "retry-reflect + timeouts"];
+    const grid: GridOptions = { seed: 1, tasks: 1, trials: 1, cells, contestants: names.map(contestant) };
+    const row = (cell: string, name: string, success: number) => ({ ...summarise(cell, name, []), success });
+    const summaries = [
+      row("baseline", "toolRetryMiddleware", 0.9),
+      row("baseline", "retry-reflect", 0.8),
+      row("baseline", "retry-reflect + timeouts", 1),
+      row("lost-write-response", "toolRetryMiddleware", 0),
+      row("lost-write-response", "retry-reflect", 1),
+      row("lost-write-response", "retry-reflect + timeouts", 1),
+    ];
+    const base = leadOf(grid, summaries, { path: "", value: 0, base: 0 });
+    expect(base).toMatchObject({ ours: 0.8, best: 0.9, bestPeer: "toolRetryMiddleware", oursAll: 0.9, bestAll: 0.45 });
+    const worse = leadOf(
+      grid,
+      summaries.map((entry) => (entry.contestant === "retry-reflect" && entry.cell === "baseline" ? { ...entry, success: 0.5 } : entry)),
+      {
+        path: "slipRate",
+        value: 0.28,
+        base: 0.03,
+      },
+    );
+    const summary = sweepSummary({ tasks: 1, trials: 1, seed: 1, seconds: 1, results: [base, worse] });
+    expect(summary.min).toBe(worse);
+    expect(summary.line).toContain("from -40.0 points (least favourable: slipRate=0.28 (committed 0.03)");
+  });
+
+  it("the candidate may-work-again text rewrites only a transient exhaustion and an open circuit, text and suggested action alike", async () => {
+    const middleware = retryLaterText() as unknown as {
+      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<ToolMessage>;
+    };
+    const failed = (code: string, last?: string) =>
+      new ToolMessage({
+        content: `The tool 'get_weather' failed 4 times. Do not call 'get_weather' again for this task.\n\n${JSON.stringify({ error_code: code, message: "Service Unavailable", recoverable: false, suggested_action: "Do not call it again.", ...(last ? { details: { last_error_code: last } } : {}) })}`,
+        tool_call_id: "call_1",
+        name: "get_weather",
+        status: "error",
+      });
+    const request = { toolCall: { id: "call_1", name: "get_weather", args: { city: "paris" } } };
+    for (const [code, last] of [
+      ["RETRIES_EXHAUSTED", "TRANSIENT"],
+      ["CIRCUIT_OPEN", undefined],
+    ] as const) {
+      const out = await middleware.wrapToolCall(request, async () => failed(code, last));
+      const text = String(out.content);
+      expect(perceive(text), code).toBe("transient");
+      expect(JSON.parse(text.slice(text.lastIndexOf("\n\n") + 2)).suggested_action).toContain("Call 'get_weather' again");
+    }
+    for (const [code, last] of [
+      ["RETRIES_EXHAUSTED", "UNAUTHORIZED"],
+      ["TOOL_FAILED", undefined],
+    ] as const) {
+      const message = failed(code, last);
+      expect(await middleware.wrapToolCall(request, async () => message)).toBe(message);
+    }
+  });
+
+  it("the curves run every intensity of both faults, and plot a line per contestant", () => {
+    expect(CURVE_CELLS.map((cell) => cell.name)).toEqual([
+      ...INTENSITIES.map((p) => `transient@${p}`),
+      ...INTENSITIES.map((p) => `rate-limit@${p}`),
+    ]);
+    expect(CURVE_CELLS[0]?.faults).toBeUndefined();
+    expect(CURVE_CELLS.find((cell) => cell.name === "rate-limit@0.3")?.faults).toEqual({
+      get_weather: [{ kind: "rate_limit", probability: 0.3 }],
+    });
+    const summaries = CURVE_CELLS.flatMap((cell) =>
+      ["retry-reflect", "no middleware"].map((name) => ({ ...summarise(cell.name, name, []), success: 0.5 })),
+    );
+    const svg = renderCurvesSvg(["retry-reflect", "no middleware"], summaries);
+    expect(svg.match(/<polyline /g)).toHaveLength(2 * 2 * 2);
+    expect(svg).toContain("retry-reflect, rate-limit p = 0.9: 50.0 %");
   });
 });

@@ -96,7 +96,12 @@ export const CELLS: readonly Cell[] = [
     faults: { send_email: [{ kind: "lost_response", calls: [1] }] },
     kinds: ["write"],
     featureDemo:
-      "only a contestant that gives the email service an idempotency key on its own can pass it: the peers have no key, and the simulated model adds one only when an error text asks for it (only retry-reflect's does) or, with the profile's `proactiveKeyRate` above 0 (0 in this run), unasked because the tool's description offers one (FINDINGS.md measures 0.5 and 1)",
+      "only a contestant that gives the email service an idempotency key on its own can pass it: the peers have no key, and the simulated model adds one only when a failure text names the key argument its call left out (only retry-reflect's texts do) or, with the profile's `proactiveKeyRate` above 0 (0 in this run), unasked because the tool's description offers one (FINDINGS.md measures 0.5 and 1)",
+  },
+  {
+    name: "lost-connection",
+    description: "get_weather runs, then its reply is lost (connection reset) on half of its executions: a read whose network drops",
+    faults: { get_weather: [{ kind: "lost_response", probability: 0.5 }] },
   },
   {
     name: "down-for-good",
@@ -110,3 +115,21 @@ export const CELLS: readonly Cell[] = [
     faults: { get_weather: [{ kind: "transient", during: { until: 12_000 } }] },
   },
 ];
+
+/** The fault intensities of the curves (`--curves`): 0, 0.1, …, 0.9. */
+export const INTENSITIES: readonly number[] = Array.from({ length: 10 }, (_, index) => index / 10);
+
+/** The two faults the curves sweep, by name: get_weather fails with 503, or answers 429 with Retry-After, with probability p per execution. */
+export const CURVE_FAULTS = {
+  transient: (probability: number): FaultRule => ({ kind: "transient", probability }),
+  "rate-limit": (probability: number): FaultRule => ({ kind: "rate_limit", probability }),
+} as const;
+
+/** The cells of the curves: `transient@0.3` is get_weather failing with 503 on 30 % of its executions. */
+export const CURVE_CELLS: readonly Cell[] = Object.entries(CURVE_FAULTS).flatMap(([fault, rule]) =>
+  INTENSITIES.map((probability) => ({
+    name: `${fault}@${probability}`,
+    description: `get_weather: ${fault} with probability ${probability} per execution`,
+    ...(probability === 0 ? {} : { faults: { get_weather: [rule(probability)] } }),
+  })),
+);

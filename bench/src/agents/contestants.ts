@@ -2,7 +2,7 @@
 
 import { ToolInputParsingException } from "@langchain/core/tools";
 import type { Clock } from "@retry-reflect/core";
-import { DEFAULT_OPTIONS, RetryReflectPlugin } from "@retry-reflect/core";
+import { DEFAULT_OPTIONS, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { type AgentMiddleware, createMiddleware, ToolInvocationError, ToolMessage, toolRetryMiddleware } from "langchain";
 
@@ -107,6 +107,41 @@ export function toolTimeout(clock: Clock, ms: number): AgentMiddleware {
   });
 }
 
+/** The codes of a last failure that may pass: an exhaustion on one of these is a transient exhaustion. */
+const PASSING = new Set(["TRANSIENT", "RATE_LIMITED", "TIMEOUT"]);
+
+/**
+ * A candidate text, measured before any change of the core: retry-reflect's stop after a transient
+ * exhaustion (RETRIES_EXHAUSTED whose last failure was transient) and its open-circuit refusal,
+ * rewritten (text and suggested action alike) to say that the tool may work again soon and may be
+ * called again, instead of "do not call it again". Placed outside retryReflectMiddleware.
+ */
+export function retryLaterText(): AgentMiddleware {
+  return createMiddleware({
+    name: "retryLaterText",
+    wrapToolCall: async (request, handler) => {
+      const result = await handler(request);
+      if (!ToolMessage.isInstance(result) || typeof result.content !== "string") return result;
+      const at = result.content.lastIndexOf('\n\n{"error_code":');
+      if (at < 0) return result;
+      let error: Record<string, unknown>;
+      try {
+        error = JSON.parse(result.content.slice(at + 2)) as Record<string, unknown>;
+      } catch {
+        return result;
+      }
+      const last = (error.details as Record<string, unknown> | undefined)?.last_error_code;
+      const passing = error.error_code === "CIRCUIT_OPEN" || (error.error_code === "RETRIES_EXHAUSTED" && PASSING.has(String(last)));
+      if (!passing) return result;
+      const name = request.toolCall.name;
+      const action = `Call '${name}' again with the same arguments in a moment, or tell the user it is unavailable now.`;
+      const text = `The tool '${name}' did not complete this call: ${JSON.stringify(String(error.message))}. It failed repeatedly and may work again shortly. ${action}`;
+      const content = `${text}\n\n${JSON.stringify({ ...error, recoverable: true, suggested_action: action })}`;
+      return new ToolMessage({ content, tool_call_id: result.tool_call_id, name, status: "error" });
+    },
+  });
+}
+
 /** The family of a contestant (its library, whatever the setup): a perception cue must be met in the texts of two families at least. */
 export function familyOf(name: string): string {
   for (const family of ["retry-reflect", "toolRetryMiddleware", "ADK-style"]) if (name.startsWith(family)) return family;
@@ -186,6 +221,34 @@ export const TIMEOUT_CANDIDATES: readonly Contestant[] = [
 /** The row of the "no time limit" candidate: the defaults' row while the core has no default attempt timeout. */
 export const NO_TIMEOUT_ROW =
   TIMEOUT_CANDIDATES.find((candidate) => candidate.name.endsWith("attemptTimeoutMs: 0)"))?.name ?? "retry-reflect";
+
+/** The cells where what happens after a transient exhaustion decides the task. */
+export const EXHAUSTION_CELLS: readonly string[] = ["explicit-transient", "outage", "down-for-good"];
+
+const exhaustionCandidate = (label: string, options: Partial<RetryReflectOptions>, retryLater = false): Contestant => ({
+  name: `retry-reflect (${label})`,
+  description: `the core's defaults with ${label}${retryLater ? " (the text put in by a middleware around retry-reflect's, `retryLaterText`, to measure it before changing the core)" : ""}, a candidate for what follows a transient exhaustion; run only in ${EXHAUSTION_CELLS.join(", ")}`,
+  cells: EXHAUSTION_CELLS,
+  middleware: (clock) => [
+    ...(retryLater ? [retryLaterText()] : []),
+    retryReflectMiddleware(RetryReflectPlugin.create({ clock, ...options })),
+  ],
+});
+
+/**
+ * What follows a transient exhaustion (DESIGN Part 3 "Exhaustion ends"; issue 24): a longer budget
+ * in place; a short `exhaustedResetMs` and circuit reset, so that a model that ignores the stop can
+ * come back; and the same with a text that says the tool may work again (no stop instruction).
+ */
+export const EXHAUSTION_CANDIDATES: readonly Contestant[] = [
+  exhaustionCandidate("maxRetries: 6, circuitBreakerThreshold: 8", { maxRetries: 6, circuitBreakerThreshold: 8 }),
+  exhaustionCandidate("exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000", { exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000 }),
+  exhaustionCandidate(
+    "exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000, a may-work-again text",
+    { exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000 },
+    true,
+  ),
+];
 
 /** The peers with the per-tool time limit a careful user adds (they have none of their own), in the cells where an attempt can last that long. */
 export const PEERS_WITH_TIMEOUTS: readonly Contestant[] = [

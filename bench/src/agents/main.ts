@@ -10,21 +10,30 @@
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
 //   --profile=a.b=x,…   change some of the simulated model's numbers (model-profile.ts) for this run
 //   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
+//   --sweep             the profile sweep and the fault-intensity curves instead of the grid
+//                       (npm run bench:agents:sweep): every number of the model moved down and up,
+//                       one at a time, over the grid at --tasks=20 --trials=2 (sweep.ts), then
+//                       every contestant against a 503 / 429 probability of 0 to 0.9 at 20 tasks ×
+//                       4 trials (curves.ts); writes agents.sweep.json and agents.curves.svg and
+//                       rewrites AGENTS.md from agents.json with them
 //   --model=openai:<name>  a real model instead of the simulated one (OPENAI_API_KEY, or
 //                       OPENAI_BASE_URL for an OpenAI-compatible server); real time then, so the
 //                       defaults shrink to --tasks=2 --trials=1 --workers=1 and the report is
 //                       AGENTS.<model>.md
 import { fork } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CURVE_CELLS } from "./cells.js";
+import { CURVE_K, renderCurvesSvg } from "./curves.js";
 import { MODEL_PROFILE, withOverrides } from "./model-profile.js";
 import { realModel } from "./real-model.js";
-import { type RunInfo, renderReport, renderSvg } from "./report.js";
+import { type RunInfo, renderReport, renderSvg, type SweepFile } from "./report.js";
 import {
   CELLS,
   CONTESTANTS,
+  EXHAUSTION_CANDIDATES,
   type GridOptions,
   PEERS_WITH_TIMEOUTS,
   runShard,
@@ -35,10 +44,11 @@ import {
   TIMEOUT_CANDIDATES,
   units,
 } from "./run-grid.js";
+import { leadOf, type Sweep, type SweepResult, sweepPoints } from "./sweep.js";
 
 const here = fileURLToPath(import.meta.url);
 /** The contestants, the peers with a time limit per tool, then retry-reflect's candidates for the default attempt timeout. */
-const ALL_CONTESTANTS = [...CONTESTANTS, ...PEERS_WITH_TIMEOUTS, ...TIMEOUT_CANDIDATES];
+const ALL_CONTESTANTS = [...CONTESTANTS, ...PEERS_WITH_TIMEOUTS, ...TIMEOUT_CANDIDATES, ...EXHAUSTION_CANDIDATES];
 const args = new Map(
   process.argv.slice(2).map((arg) => {
     const [key, ...value] = arg.replace(/^--/, "").split("=");
@@ -46,7 +56,7 @@ const args = new Map(
   }),
 );
 
-const KNOWN = ["seed", "tasks", "trials", "workers", "cells", "contestants", "out", "profile", "report-from", "model", "worker"];
+const KNOWN = ["seed", "tasks", "trials", "workers", "cells", "contestants", "out", "profile", "report-from", "model", "sweep", "worker"];
 const unknownFlags = [...args.keys()].filter((key) => !KNOWN.includes(key));
 if (unknownFlags.length > 0) {
   console.error(
@@ -65,13 +75,22 @@ function positive(name: string, fallback: number): number {
   return value;
 }
 
-function pick<T extends { name: string }>(name: string, all: readonly T[]): readonly T[] {
+/** The items `--name` lists (default: `all`), from `known` (default: `all`). */
+function pick<T extends { name: string }>(name: string, all: readonly T[], known: readonly T[] = all): readonly T[] {
   const raw = args.get(name);
   if (raw === undefined) return all;
-  const names = raw.split(",").map((entry) => entry.trim());
-  const unknown = names.filter((entry) => !all.some((item) => item.name === entry));
-  if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(", ")} (known: ${all.map((item) => item.name).join(", ")})`);
-  return all.filter((item) => names.includes(item.name));
+  // Names may hold commas ("retry-reflect, nothing declared"): the longest run of pieces that is a name wins.
+  const pieces = raw.split(",");
+  const names: string[] = [];
+  for (let start = 0; start < pieces.length; ) {
+    let end = pieces.length;
+    while (end > start + 1 && !known.some((item) => item.name === pieces.slice(start, end).join(",").trim())) end--;
+    names.push(pieces.slice(start, end).join(",").trim());
+    start = end;
+  }
+  const unknown = names.filter((entry) => !known.some((item) => item.name === entry));
+  if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(", ")} (known: ${known.map((item) => item.name).join(", ")})`);
+  return known.filter((item) => names.includes(item.name));
 }
 
 const modelSpec = args.get("model");
@@ -80,7 +99,7 @@ const options: GridOptions = {
   seed: positive("seed", 1),
   tasks: positive("tasks", real ? 2 : 125),
   trials: positive("trials", real ? 1 : 8),
-  cells: pick("cells", CELLS),
+  cells: pick("cells", CELLS, [...CELLS, ...CURVE_CELLS]),
   contestants: pick("contestants", ALL_CONTESTANTS),
   ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
@@ -88,7 +107,13 @@ const options: GridOptions = {
 // --report-from=agents.json: the report again from a run's saved summaries (after editing its texts), without running.
 const reportFrom = args.get("report-from");
 if (reportFrom !== undefined) {
-  const saved = JSON.parse(readFileSync(reportFrom, "utf8")) as {
+  rewriteFrom(reportFrom);
+  process.exit(0);
+}
+
+/** AGENTS.md (or --out) again from a run's saved summaries. */
+function rewriteFrom(file: string): void {
+  const saved = JSON.parse(readFileSync(file, "utf8")) as {
     run: RunInfo;
     cells: Array<{ name: string }>;
     contestants: Array<{ name: string }>;
@@ -108,7 +133,6 @@ if (reportFrom !== undefined) {
     saved.run,
     saved.summaries.reduce((sum, summary) => sum + summary.episodes, 0),
   );
-  process.exit(0);
 }
 
 function fail(message: string): never {
@@ -125,45 +149,65 @@ if (worker !== undefined) {
 }
 
 const workers = Math.min(positive("workers", real ? 1 : Math.max(1, Math.min(2, cpus().length))), units(options).length);
-const started = performance.now();
-const records: TaskRecord[] = [];
-const total = units(options).length;
-let lastPrint = 0;
-await Promise.all(
-  Array.from(
-    { length: workers },
-    (_, index) =>
-      new Promise<void>((done, fail) => {
-        const child = fork(here, [...process.argv.slice(2).filter((arg) => !arg.startsWith("--worker")), `--worker=${index}/${workers}`], {
-          execArgv: process.execArgv,
-        });
-        child.on("message", (record: TaskRecord) => {
-          records.push(record);
-          const now = performance.now();
-          if (now - lastPrint > 10_000) {
-            lastPrint = now;
-            console.log(`  ${records.length}/${total} tasks (${((now - started) / 1000).toFixed(0)} s)`);
-          }
-        });
-        child.on("error", fail);
-        child.on("exit", (code) => (code === 0 ? done() : fail(new Error(`worker ${index} exited with ${code}`))));
-      }),
-  ),
-);
-const seconds = (performance.now() - started) / 1000;
 
-const summaries: Summary[] = [];
-for (const cell of options.cells) {
-  for (const contestant of options.contestants.filter((entry) => runsIn(entry, cell))) {
-    summaries.push(
-      summarise(
-        cell.name,
-        contestant.name,
-        records.filter((record) => record.cell === cell.name && record.contestant === contestant.name),
-      ),
-    );
+/** Runs the grid that `extra` (flags for the workers) describes, in `workers` processes, and summarises it per cell and contestant. */
+async function runGrid(
+  grid: GridOptions,
+  extra: readonly string[],
+  progress: boolean,
+): Promise<{ summaries: Summary[]; episodes: number; seconds: number }> {
+  const started = performance.now();
+  const records: TaskRecord[] = [];
+  const total = units(grid).length;
+  const count = Math.max(1, Math.min(workers, total));
+  let lastPrint = 0;
+  await Promise.all(
+    Array.from(
+      { length: count },
+      (_, index) =>
+        new Promise<void>((done, fail) => {
+          const child = fork(here, [...extra, `--worker=${index}/${count}`], { execArgv: process.execArgv });
+          child.on("message", (record: TaskRecord) => {
+            records.push(record);
+            const now = performance.now();
+            if (progress && now - lastPrint > 10_000) {
+              lastPrint = now;
+              console.log(`  ${records.length}/${total} tasks (${((now - started) / 1000).toFixed(0)} s)`);
+            }
+          });
+          child.on("error", fail);
+          child.on("exit", (code) => (code === 0 ? done() : fail(new Error(`worker ${index} exited with ${code}`))));
+        }),
+    ),
+  );
+  const summaries: Summary[] = [];
+  for (const cell of grid.cells) {
+    for (const contestant of grid.contestants.filter((entry) => runsIn(entry, cell))) {
+      summaries.push(
+        summarise(
+          cell.name,
+          contestant.name,
+          records.filter((record) => record.cell === cell.name && record.contestant === contestant.name),
+        ),
+      );
+    }
   }
+  return { summaries, episodes: records.length * grid.trials, seconds: (performance.now() - started) / 1000 };
 }
+
+/** The contestants of the sweep: the peers (plain and careful) and retry-reflect with its defaults. */
+const SWEEP_CONTESTANTS = CONTESTANTS.filter(
+  (contestant) => !contestant.name.startsWith("retry-reflect ") && !contestant.name.startsWith("retry-reflect,"),
+);
+
+const passOn = process.argv.slice(2).filter((arg) => !arg.startsWith("--worker") && !arg.startsWith("--sweep"));
+
+if (args.has("sweep")) {
+  await runSweep();
+  process.exit(0);
+}
+
+const { summaries, episodes, seconds } = await runGrid(options, passOn, true);
 const run = {
   seed: options.seed,
   tasks: options.tasks,
@@ -175,14 +219,72 @@ const run = {
   ...(model === undefined ? {} : { model: model.label }),
   ...(args.has("profile") ? { profile: args.get("profile") } : {}),
 };
-writeReport(options, summaries, run, records.length * options.trials);
+writeReport(options, summaries, run, episodes);
+
+/** `--sweep`: the profile sweep, then the curves; agents.sweep.json, agents.curves.svg, and AGENTS.md again from agents.json. */
+async function runSweep(): Promise<void> {
+  const tasks = positive("tasks", 20);
+  const trials = positive("trials", 2);
+  const seed = options.seed;
+  const started = performance.now();
+  const names = SWEEP_CONTESTANTS.map((contestant) => contestant.name).join(",");
+  const grid: GridOptions = { seed, tasks, trials, cells: CELLS, contestants: SWEEP_CONTESTANTS };
+  const results: SweepResult[] = [];
+  const points = sweepPoints(MODEL_PROFILE);
+  for (const [index, point] of points.entries()) {
+    const profile = point.path === "" ? [] : [`--profile=${point.path}=${point.value}`];
+    const flags = [`--seed=${seed}`, `--tasks=${tasks}`, `--trials=${trials}`, `--contestants=${names}`, ...profile];
+    const { summaries } = await runGrid(grid, flags, false);
+    results.push(leadOf(grid, summaries, point));
+    const last = results.at(-1) as SweepResult;
+    console.log(
+      `  sweep ${index + 1}/${points.length} ${point.path === "" ? "(committed)" : `${point.path}=${point.value}`}: retry-reflect ${(last.ours * 100).toFixed(1)} % vs ${(last.best * 100).toFixed(1)} % (${last.bestPeer}) (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+    );
+  }
+  const sweep: Sweep = { tasks, trials, seed, seconds: (performance.now() - started) / 1000, results };
+
+  const curvesStarted = performance.now();
+  const curveTrials = CURVE_K;
+  const curveGrid: GridOptions = { seed, tasks, trials: curveTrials, cells: CURVE_CELLS, contestants: CONTESTANTS };
+  const curveFlags = [
+    `--seed=${seed}`,
+    `--tasks=${tasks}`,
+    `--trials=${curveTrials}`,
+    `--cells=${CURVE_CELLS.map((cell) => cell.name).join(",")}`,
+    `--contestants=${CONTESTANTS.map((contestant) => contestant.name).join(",")}`,
+  ];
+  const curves = await runGrid(curveGrid, curveFlags, false);
+  const file: SweepFile = {
+    sweep,
+    curves: {
+      seed,
+      tasks,
+      trials: curveTrials,
+      seconds: (performance.now() - curvesStarted) / 1000,
+      contestants: CONTESTANTS.map((contestant) => contestant.name),
+      summaries: curves.summaries,
+    },
+  };
+  const dir = join(dirname(here), "../..");
+  writeFileSync(join(dir, "agents.sweep.json"), `${JSON.stringify(file, null, 2)}\n`);
+  writeFileSync(join(dir, "agents.curves.svg"), renderCurvesSvg(file.curves.contestants, curves.summaries));
+  console.log(`wrote agents.sweep.json and agents.curves.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  const saved = join(dir, "agents.json");
+  if (existsSync(saved)) rewriteFrom(saved);
+}
 
 /** Writes AGENTS.md (or --out) with agents.json and agents.svg beside it; --out=none prints it. */
 function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number): void {
-  const markdown = renderReport(options, summaries, run);
   const spec = run.model === undefined ? undefined : (modelSpec ?? run.model);
   const defaultName = spec === undefined ? "AGENTS.md" : `AGENTS.${spec.replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
   const out = args.get("out") ?? join(dirname(here), "../..", defaultName);
+  // The sweep and the curves of the committed profile belong to the simulated model's default report only.
+  const sweepPath = join(dirname(here), "../..", "agents.sweep.json");
+  const sweep =
+    spec === undefined && run.profile === undefined && existsSync(sweepPath)
+      ? (JSON.parse(readFileSync(sweepPath, "utf8")) as SweepFile)
+      : undefined;
+  const markdown = renderReport(options, summaries, run, sweep);
   if (out === "none") {
     console.log(markdown);
     return;

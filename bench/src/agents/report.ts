@@ -1,9 +1,11 @@
 // bench/AGENTS.md and bench/agents.svg from the summaries of one run.
 import { CELLS, type Cell, SLOW_BUT_FINE } from "./cells.js";
-import { type Contestant, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
+import { type Contestant, EXHAUSTION_CANDIDATES, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
+import { curvesTables } from "./curves.js";
 import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
 import { MODEL_PROFILE } from "./model-profile.js";
 import { type GridOptions, OUTCOMES, PASS_K, runsIn, type Summary } from "./run-grid.js";
+import { type Sweep, sweepSummary, sweepTable } from "./sweep.js";
 import { WHY } from "./why.js";
 import { TOOL_LATENCY_MS } from "./world.js";
 
@@ -133,76 +135,108 @@ export function verdicts(
 const candidateLabel = (name: string) =>
   name === OURS ? "none (the defaults)" : `${name.replace(`${OURS} (`, "").replace(/\)$/, "")}${name === NO_TIMEOUT_ROW ? " (none)" : ""}`;
 
-/**
- * The choice of `attemptTimeoutMs`'s default (DESIGN Part 3): each candidate (no time limit, then
- * TIMEOUT_CANDIDATES) in each cell where it matters, with its paired gap in task success and its
- * extra tool executions against no time limit; then the cells' means. Empty without the candidates.
- */
-export function timeoutSection(options: GridOptions, summaries: readonly Summary[]): string[] {
-  const names = [NO_TIMEOUT_ROW, ...TIMEOUT_CANDIDATES.map((candidate) => candidate.name).filter((name) => name !== NO_TIMEOUT_ROW)];
-  const cells = options.cells.filter((cell) => TIMEOUT_CANDIDATES.some((candidate) => runsIn(candidate, cell)));
+/** The profile sweep's table and the curves (from agents.sweep.json). */
+function sweepSection(file: SweepFile): string[] {
+  const { sweep, curves } = file;
+  return [
+    "## How far the lead depends on the simulated model: the profile sweep",
+    "",
+    `Every number of the simulated model's profile (below), moved down and up one at a time (a probability by 0.25 within [0, 1], and to 1 for a rate at 0; a count or a time by half), and the grid run again at each point, smaller: ${sweep.tasks} tasks × ${sweep.trials} trials per cell and contestant, seed ${sweep.seed}, the peers and retry-reflect with its defaults (${sweep.results.length} points, ${sweep.seconds.toFixed(0)} s; \`npm run bench:agents:sweep\`). The tasks and seeds are the same at every point, so the points differ by the number changed, not by the draw; at this size one cell's success has a standard error of several points, the mean over 11 cells of about 1–2. The lead is retry-reflect's task success minus the best peer's, over the cells that compare, then with the feature demo.`,
+    "",
+    sweepSummary(sweep).line,
+    "",
+    ...sweepTable(sweep),
+    "",
+    "## Curves: task success and pass^4 against fault intensity",
+    "",
+    `get_weather fails with a 503, or answers 429 with a Retry-After, with probability p per execution, p from 0 to 0.9 (${curves.tasks} tasks × ${curves.trials} trials per point, seed ${curves.seed}, ${curves.seconds.toFixed(0)} s). Solid: task success; dashed: pass^4.`,
+    "",
+    "![task success and pass^4 against the probability of a fault per execution](agents.curves.svg)",
+    "",
+    ...curvesTables(curves.contestants, curves.summaries),
+  ];
+}
+
+/** A study of candidate settings against one base row, in the cells where they run. */
+interface CandidateStudy {
+  readonly heading: string;
+  readonly intro: string;
+  /** The row the gaps are paired against, and the candidates (the base first). */
+  readonly base: string;
+  readonly names: readonly string[];
+  readonly cells: readonly Cell[];
+  readonly column: string;
+  readonly label: (name: string) => string;
+  /** Pair the candidates (other than the base) with each other too. */
+  readonly pairEachOther: boolean;
+  readonly outro: string;
+}
+
+/** Each candidate in each cell with its paired gap in task success and its extra tool executions against the base row; then the cells' means. Empty without the candidates. */
+function candidateSection(study: CandidateStudy, summaries: readonly Summary[]): string[] {
+  const { base, cells, label } = study;
   const find = (cell: string, name: string) => summaries.find((summary) => summary.cell === cell && summary.contestant === name);
-  const present = names.filter((name) => cells.every((cell) => find(cell.name, name) !== undefined));
-  if (cells.length === 0 || present.length < 2 || !present.includes(NO_TIMEOUT_ROW)) return [];
+  const present = study.names.filter((name) => cells.every((cell) => find(cell.name, name) !== undefined));
+  if (cells.length === 0 || present.length < 2 || !present.includes(base)) return [];
+  const k = PASS_K.at(-1);
+  const passK = (summary: Summary) => summary.passK[`pass^${k}`] ?? summary.success;
+  const signed = (value: number, digits = 1) => `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`;
   const rowsOf: string[][] = [];
   for (const cell of cells) {
-    const none = find(cell.name, NO_TIMEOUT_ROW) as Summary;
+    const reference = find(cell.name, base) as Summary;
     for (const name of present) {
       const summary = find(cell.name, name) as Summary;
-      const { gap, margin } = pairedGap(summary, none);
+      const { gap, margin } = pairedGap(summary, reference);
       rowsOf.push([
         cell.name,
-        candidateLabel(name),
+        label(name),
         percent(summary.success),
-        name === NO_TIMEOUT_ROW ? "–" : `${gap >= 0 ? "+" : ""}${(gap * 100).toFixed(1)} ± ${(margin * 100).toFixed(1)}`,
-        percent(summary.passK[`pass^${PASS_K.at(-1)}`] ?? summary.success),
-        `${fixed(summary.toolExecutions)} (${summary.toolExecutions >= none.toolExecutions ? "+" : ""}${fixed(summary.toolExecutions - none.toolExecutions)})`,
+        name === base ? "–" : `${signed(gap * 100)} ± ${(margin * 100).toFixed(1)}`,
+        percent(passK(summary)),
+        `${fixed(summary.toolExecutions)} (${signed(summary.toolExecutions - reference.toolExecutions, 2)})`,
         fixed(summary.modelCalls),
         `${fixed(summary.virtualSeconds, 1)} / ${fixed(summary.virtualSecondsP95, 1)}`,
-        OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
-          .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
-          .join(", "),
+        outcomesOf(summary),
       ]);
     }
   }
   const mean = (name: string, pick: (summary: Summary) => number) =>
     cells.reduce((sum, cell) => sum + pick(find(cell.name, name) as Summary), 0) / cells.length;
   const tools = (name: string) => mean(name, (summary) => summary.toolExecutions);
-  const extra = tools(NO_TIMEOUT_ROW);
-  const both = present.map((name) => [
-    candidateLabel(name),
+  const together = present.map((name) => [
+    label(name),
     percent(mean(name, (summary) => summary.success)),
-    percent(mean(name, (summary) => summary.passK[`pass^${PASS_K.at(-1)}`] ?? summary.success)),
-    `${fixed(tools(name))} (${tools(name) >= extra ? "+" : ""}${fixed(tools(name) - extra)})`,
+    percent(mean(name, passK)),
+    `${fixed(tools(name))} (${signed(tools(name) - tools(base), 2)})`,
     fixed(mean(name, (summary) => summary.modelCalls)),
     fixed(
       mean(name, (summary) => summary.virtualSeconds),
       1,
     ),
   ]);
-  const k = PASS_K.at(-1);
-  // The candidates against each other, paired over the same tasks, per cell: the choice between them.
-  const limits = present.filter((name) => name !== NO_TIMEOUT_ROW);
-  const pairs = limits.flatMap((a, index) =>
-    limits.slice(index + 1).map((b) => {
-      const gaps = cells.map((cell) => {
-        const { gap, margin } = pairedGap(find(cell.name, a) as Summary, find(cell.name, b) as Summary);
-        return `${cell.name} ${gap >= 0 ? "+" : ""}${(gap * 100).toFixed(1)} ± ${(margin * 100).toFixed(1)} points`;
-      });
-      return `${candidateLabel(a)} against ${candidateLabel(b)}, paired over the same tasks: ${gaps.join(", ")}`;
-    }),
-  );
+  const others = present.filter((name) => name !== base);
+  const pairs = study.pairEachOther
+    ? others.flatMap((a, index) =>
+        others.slice(index + 1).map((b) => {
+          const gaps = cells.map((cell) => {
+            const { gap, margin } = pairedGap(find(cell.name, a) as Summary, find(cell.name, b) as Summary);
+            return `${cell.name} ${signed(gap * 100)} ± ${(margin * 100).toFixed(1)} points`;
+          });
+          return `${label(a)} against ${label(b)}, paired over the same tasks: ${gaps.join(", ")}.`;
+        }),
+      )
+    : [];
   return [
-    "## The default attempt timeout: none, 30 s or 60 s",
+    study.heading,
     "",
-    `DESIGN Part 3 gives \`attemptTimeoutMs\` a default, 30_000 or 60_000 ms, chosen here. Each candidate is retry-reflect with the core's defaults and only that option, in the cells where an attempt can last that long (elsewhere no tool takes more than ${Math.max(...Object.values(TOOL_LATENCY_MS)) / 1000} s, so neither limit ever fires): *hang* (a third of get_weather's executions never answer: a limit cuts them off, to be retried in place) and *slow-but-fine* (get_weather answers right after ${SLOW_BUT_FINE.fromMs / 1000}–${SLOW_BUT_FINE.toMs / 1000} s, spread evenly over ${SLOW_BUT_FINE.steps} steps: a limit below that cuts off a call that would have answered). The gap is paired over the same tasks against no time limit (± twice its standard error); the extra tool executions are against no time limit too.`,
+    study.intro,
     "",
     table(
       [
         "cell",
-        "attempt timeout",
+        study.column,
         "task success",
-        "gap vs none (points)",
+        `gap vs ${label(base)} (points)`,
         `pass^${k}`,
         "tool executions / task (extra)",
         "model calls / task",
@@ -212,21 +246,100 @@ export function timeoutSection(options: GridOptions, summaries: readonly Summary
       rowsOf,
     ),
     "",
-    `${cells.map((cell) => cell.name).join(" and ")} together (each cell weighs the same):`,
+    `${cells.map((cell) => cell.name).join(", ")} together (each cell weighs the same):`,
     "",
-    table(
-      ["attempt timeout", "task success", `pass^${k}`, "tool executions / task (extra)", "model calls / task", "virtual s: mean"],
-      both,
-    ),
+    table([study.column, "task success", `pass^${k}`, "tool executions / task (extra)", "model calls / task", "virtual s: mean"], together),
     "",
-    ...pairs.map((line) => `${line}.`),
+    ...pairs,
     ...(pairs.length > 0 ? [""] : []),
-    "How the limit acts: an attempt cut off fails with `TIMEOUT` (transient) and is retried in place, with the core's backoff, up to its retry budget; then the model is told to stop. In *hang* a shorter limit loses less time per hung attempt, and a longer one lets a call whose attempts hang several times in a row run into the user's deadline. In *slow-but-fine* a limit within the tool's range cuts off every execution slower than the limit: each retry draws a new duration, so a call succeeds only if one of its attempts is fast enough, and the time of every attempt cut off is lost; a limit above the range never fires.",
+    study.outro,
     "",
   ];
 }
 
-export function renderReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo): string {
+/** Crashes scored apart: what a contestant that crashed would score if its crash counted as an honest stop (a host that shows the error to the user). */
+function crashNote(rows: readonly Summary[]): string[] {
+  const crashed = rows.filter((summary) => summary.outcomes.crashed > 0);
+  if (crashed.length === 0) return [];
+  const parts = crashed.map(
+    (summary) =>
+      `${summary.contestant} ${percent(summary.success)} → ${percent(summary.success + summary.outcomes.crashed / summary.episodes)} (${summary.outcomes.crashed} crashes)`,
+  );
+  return [
+    `Crashes are scored apart from give-ups: a crash is not an honest give-up (the run ends with an error, not an answer to the user). Counted as an honest stop instead (a host that shows the error), the task success would be: ${parts.join("; ")}.`,
+    "",
+  ];
+}
+
+const outcomesOf = (summary: Summary) =>
+  OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
+    .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
+    .join(", ");
+
+/** The choice of `attemptTimeoutMs`'s default (DESIGN Part 3): no time limit, then TIMEOUT_CANDIDATES, in each cell where it matters. */
+export function timeoutSection(options: GridOptions, summaries: readonly Summary[]): string[] {
+  return candidateSection(
+    {
+      heading: "## The default attempt timeout: none, 30 s or 60 s",
+      intro: `DESIGN Part 3 gives \`attemptTimeoutMs\` a default, 30_000 or 60_000 ms, chosen here. Each candidate is retry-reflect with the core's defaults and only that option, in the cells where an attempt can last that long (elsewhere no tool takes more than ${Math.max(...Object.values(TOOL_LATENCY_MS)) / 1000} s, so neither limit ever fires): *hang* (a third of get_weather's executions never answer: a limit cuts them off, to be retried in place) and *slow-but-fine* (get_weather answers right after ${SLOW_BUT_FINE.fromMs / 1000}–${SLOW_BUT_FINE.toMs / 1000} s, spread evenly over ${SLOW_BUT_FINE.steps} steps: a limit below that cuts off a call that would have answered). The gap is paired over the same tasks against no time limit (± twice its standard error); the extra tool executions are against no time limit too.`,
+      base: NO_TIMEOUT_ROW,
+      names: [NO_TIMEOUT_ROW, ...TIMEOUT_CANDIDATES.map((candidate) => candidate.name).filter((name) => name !== NO_TIMEOUT_ROW)],
+      cells: options.cells.filter((cell) => TIMEOUT_CANDIDATES.some((candidate) => runsIn(candidate, cell))),
+      column: "attempt timeout",
+      label: candidateLabel,
+      pairEachOther: true,
+      outro:
+        "How the limit acts: an attempt cut off fails with `TIMEOUT` (transient) and is retried in place, with the core's backoff, up to its retry budget; then the model is told to stop. In *hang* a shorter limit loses less time per hung attempt, and a longer one lets a call whose attempts hang several times in a row run into the user's deadline. In *slow-but-fine* a limit within the tool's range cuts off every execution slower than the limit: each retry draws a new duration, so a call succeeds only if one of its attempts is fast enough, and the time of every attempt cut off is lost; a limit above the range never fires.",
+    },
+    summaries,
+  );
+}
+
+/** What follows a transient exhaustion: the defaults against EXHAUSTION_CANDIDATES, where it decides the task. */
+export function exhaustionSection(options: GridOptions, summaries: readonly Summary[]): string[] {
+  return candidateSection(
+    {
+      heading: "## After a transient exhaustion: stop, come back, or a longer budget",
+      intro:
+        "When the in-place retries of a transient failure (a 503) are spent, retry-reflect tells the model not to call the tool again for this task, refuses the tool in that scope for `exhaustedResetMs` (60 s) and, from the fifth failure in a row, opens its circuit for `circuitBreakerResetMs` (60 s). Is that right when the service comes back? Each candidate is retry-reflect with the core's defaults and the options named, in the cells where this decides the task: *explicit-transient* (a 503 on half of the executions), *outage* (down for 12 s, then fine) and *down-for-good* (never comes back: the only success is an honest give-up). The gap is paired over the same tasks against the defaults (± twice its standard error).",
+      base: OURS,
+      names: [OURS, ...EXHAUSTION_CANDIDATES.map((candidate) => candidate.name)],
+      cells: options.cells.filter((cell) => EXHAUSTION_CANDIDATES.some((candidate) => runsIn(candidate, cell))),
+      column: "retry-reflect with",
+      label: (name) => (name === OURS ? "the defaults" : name.replace(`${OURS} (`, "").replace(/\)$/, "")),
+      pairEachOther: false,
+      outro:
+        "How each acts: with a longer budget in place (6 retries, backoffs 0.5, 1, 2, 4, 8 and 16 s, and a circuit that opens at 8) the retries outlast a 12 s outage, so the model never sees it; the price is paid where the service never comes back: the honest give-up comes several times later, with more executions of the dead tool per task (the down-for-good rows). A short refusal and circuit reset alone change nothing: the stop text makes the model give up at once, so it never calls again. Without the stop instruction (the may-work-again text, put in by a middleware around retry-reflect's to measure it), the model calls again and some calls land after the outage, at the price of twice the model calls where the service never comes back. A per-tool `maxRetries` lets each user choose for the tools whose outages are short; the defaults stay (see FINDINGS.md).",
+    },
+    summaries,
+  );
+}
+
+/** agents.sweep.json: the profile sweep and the fault-intensity curves (`npm run bench:agents:sweep`). */
+export interface SweepFile {
+  readonly sweep: Sweep;
+  readonly curves: {
+    readonly seed: number;
+    readonly tasks: number;
+    readonly trials: number;
+    readonly seconds: number;
+    readonly contestants: readonly string[];
+    readonly summaries: readonly Summary[];
+  };
+}
+
+/** retry-reflect's lead over the best other contestant that ran in every cell, over `cells`: ours, the best, and the gap. */
+function leadLine(options: GridOptions, summaries: readonly Summary[], cells: readonly Cell[]): string {
+  const rows = overall(options, summaries, cells);
+  const ours = rows.find((row) => row.contestant === OURS);
+  const peers = rows.filter((row) => !row.contestant.startsWith(OURS));
+  if (ours === undefined || peers.length === 0) return "";
+  const best = peers.reduce((a, b) => (b.success > a.success ? b : a));
+  const gap = (ours.success - best.success) * 100;
+  return `${gap >= 0 ? "a lead" : "a loss"} of ${Math.abs(gap).toFixed(1)} points (${percent(ours.success)} vs ${percent(best.success)}, ${best.contestant})`;
+}
+
+export function renderReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, sweepFile?: SweepFile): string {
   const profile = options.profile ?? MODEL_PROFILE;
   const lines: string[] = [];
   const episodes = summaries.reduce((sum, summary) => sum + summary.episodes, 0);
@@ -267,6 +380,14 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
         )}. The overall means are shown without ${demos.length === 1 ? "it" : "them"} first, then with ${demos.length === 1 ? "it" : "them"}.`,
       "",
     );
+    const without = leadLine(options, summaries, comparisons);
+    const withDemos = leadLine(options, summaries, options.cells);
+    if (without !== "") {
+      lines.push(
+        `**The lead.** retry-reflect with its defaults against the best peer (the other contestants that ran in every cell; retry-reflect's own variants are not peers): without the feature demo${demos.length === 1 ? "" : "s"}, ${without}; with ${demos.length === 1 ? "it" : "them"}, ${withDemos}.${sweepFile === undefined ? " (No profile sweep beside this run: `npm run bench:agents:sweep` adds one.)" : ` ${sweepSummary(sweepFile.sweep).line}`}`,
+        "",
+      );
+    }
     lines.push(
       `## Overall without the feature demo${demos.length === 1 ? "" : "s"} (${count(comparisons.length, "cell")}, each weighs the same)`,
       "",
@@ -293,6 +414,8 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
   lines.push("");
 
   lines.push(...timeoutSection(options, summaries));
+  lines.push(...exhaustionSection(options, summaries));
+  if (sweepFile !== undefined) lines.push(...sweepSection(sweepFile));
 
   lines.push("## Per cell", "");
   for (const cell of options.cells) {
@@ -301,6 +424,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
       lines.push(
         "No contestant can get the answer here: task success is an honest give-up (the agent tells the user it could not, sends nothing, does not crash).",
         "",
+        ...crashNote(summaries.filter((summary) => summary.cell === cell.name)),
       );
     lines.push(table(HEADER, rows(summaries.filter((summary) => summary.cell === cell.name))), "");
   }

@@ -2,7 +2,7 @@
 
 import { seededRandom } from "@retry-reflect/core/testing";
 import { CELLS, type Cell } from "./cells.js";
-import { CONTESTANTS, type Contestant, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES } from "./contestants.js";
+import { CONTESTANTS, type Contestant, EXHAUSTION_CANDIDATES, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES } from "./contestants.js";
 import { type EpisodeResult, type Outcome, runAgentEpisode } from "./episode.js";
 import type { ModelProfile } from "./model-profile.js";
 import type { RealModelChoice } from "./real-model.js";
@@ -154,4 +154,4 @@ export function summarise(cell: string, contestant: string, unordered: readonly 
   };
 }
 
-export { CELLS, CONTESTANTS, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES };
+export { CELLS, CONTESTANTS, EXHAUSTION_CANDIDATES, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES };
