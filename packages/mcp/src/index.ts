@@ -4,4 +4,5 @@ export { OUTCOME_META_KEY, outcomeResult, SERVER_STRUCTURED_CONTENT_META_KEY } f
 export { type StructuredToolErrorOptions, structuredToolError } from "./structured-tool-error.js";
 export { failureOfResult, failureOfThrown, SERVER_FAULT_ACTION, ToolResultError } from "./to-failure.js";
 export { type EffectHints, effectOfAnnotations } from "./tool-annotations.js";
+export { type IdempotencyExtra, REPLAYED_META_KEY, type WithIdempotencyOptions, withIdempotency } from "./with-idempotency.js";
 export { IDEMPOTENCY_META_KEY, type RetryReflectClient, withRetryReflect } from "./with-retry-reflect.js";

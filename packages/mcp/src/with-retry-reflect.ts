@@ -23,7 +23,7 @@ import { failureOfResult, failureOfThrown } from "./to-failure.js";
 import { ToolHints } from "./tool-annotations.js";
 
 /** The `_meta` key under which a call's idempotency key is forwarded to the server. */
-export const IDEMPOTENCY_META_KEY = "retry-reflect/idempotency-key";
+export const IDEMPOTENCY_META_KEY = "io.retry-reflect/idempotency-key";
 
 /** The MCP error code of `UrlElicitationRequiredError`: the server asks the client to act, not a tool failure. */
 const URL_ELICITATION_REQUIRED = -32042;
