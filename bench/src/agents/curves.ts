@@ -7,7 +7,8 @@ import type { Summary } from "./run-grid.js";
 /** The pass^k the curves show beside task success (the curves run this many trials per task). */
 export const CURVE_K = 4;
 
-const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2", "#be185d"];
+/** One colour per contestant, in the order of the grid (agents.svg and agents.curves.svg alike). */
+export const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2", "#be185d", "#65a30d", "#92400e"];
 const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
 
 const find = (summaries: readonly Summary[], fault: string, probability: number, contestant: string) =>

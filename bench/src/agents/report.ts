@@ -1,7 +1,7 @@
 // bench/AGENTS.md and bench/agents.svg from the summaries of one run.
 import { CELLS, type Cell, SLOW_BUT_FINE } from "./cells.js";
 import { type Contestant, EXHAUSTION_CANDIDATES, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
-import { curvesTables } from "./curves.js";
+import { COLOURS, curvesTables } from "./curves.js";
 import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
 import { MODEL_PROFILE } from "./model-profile.js";
 import { type GridOptions, OUTCOMES, PASS_K, runsIn, type Summary } from "./run-grid.js";
@@ -497,8 +497,6 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
   );
   return `${lines.join("\n")}\n`;
 }
-
-const COLOURS = ["#6b7280", "#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2", "#be185d", "#65a30d", "#92400e"];
 
 /** Task success (y) against model calls per task (x): one big dot per contestant overall, small dots per cell. */
 export function renderSvg(options: GridOptions, summaries: readonly Summary[]): string {
