@@ -75,12 +75,13 @@ const refuse = (code: string, message: string, recoverable: boolean, suggestedAc
  * (`IDEMPOTENCY_KEY_REUSED`), the key running elsewhere past `waitMs` (`IN_PROGRESS`, recoverable),
  * a key whose holder ended without a result (`WRITE_IN_DOUBT`, from stores that keep such locks),
  * a full store (`OVERLOADED`, recoverable) and a store that fails (`STORE_UNAVAILABLE`,
- * recoverable): each an `isError` result in the structured error shape.
+ * recoverable): each an `isError` result in the structured error shape. The handler is the
+ * `(args, extra)` form of a tool with an `inputSchema` (give a tool without arguments `inputSchema: {}`).
  */
-export function withIdempotency<Args extends unknown[], Extra extends IdempotencyExtra>(
-  handler: (...params: [...Args, Extra]) => CallToolResult | Promise<CallToolResult>,
+export function withIdempotency<Args, Extra extends IdempotencyExtra>(
+  handler: (args: Args, extra: Extra) => CallToolResult | Promise<CallToolResult>,
   options: WithIdempotencyOptions<Extra>,
-): (...params: [...Args, Extra]) => Promise<CallToolResult> {
+): (args: Args, extra: Extra) => Promise<CallToolResult> {
   const store = options?.store;
   if (store === null || typeof store !== "object" || typeof store.begin !== "function") {
     throw new TypeError(`withIdempotency: \`store\` must be an IdempotencyStore, got ${String(store)}`);
@@ -95,10 +96,9 @@ export function withIdempotency<Args extends unknown[], Extra extends Idempotenc
   const maxKeyLength = check("maxKeyLength", options.maxKeyLength, DEFAULTS.maxKeyLength);
   const clock = options.clock ?? systemClock;
 
-  return async (...params) => {
-    const extra = params.at(-1) as Extra;
+  return async (args, extra) => {
     const key = extra?._meta?.[IDEMPOTENCY_META_KEY];
-    if (key === undefined) return handler(...params);
+    if (key === undefined) return handler(args, extra);
     if (typeof key !== "string" || key === "" || key.length > maxKeyLength) {
       return refuse(
         "INVALID_ARGUMENTS",
@@ -109,7 +109,7 @@ export function withIdempotency<Args extends unknown[], Extra extends Idempotenc
     }
     const space = typeof namespace === "function" ? String(namespace(extra)) : namespace;
     const storeKey = `mcp\u0000${space}\u0000${key}`;
-    const fingerprint = argumentsFingerprint(params.length > 1 ? params[0] : undefined);
+    const fingerprint = argumentsFingerprint(args);
     const deadline = clock.now() + waitMs;
     // A waiter re-reads the store at 50 ms, then twice as long each time up to 1 s (the store's own
     // answer is the rest of the holder's lease, too long to wait for a result that comes sooner).
@@ -169,7 +169,7 @@ export function withIdempotency<Args extends unknown[], Extra extends Idempotenc
     async function run(token: string): Promise<CallToolResult> {
       let result: CallToolResult;
       try {
-        result = await handler(...params);
+        result = await handler(args, extra);
       } catch (error) {
         await settle(() => store.release(storeKey, token));
         throw error;
