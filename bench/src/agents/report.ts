@@ -85,6 +85,12 @@ export function overall(options: GridOptions, summaries: readonly Summary[], cel
   });
 }
 
+/** "answered 925, gave-up 75": the outcomes that happened, with their counts. */
+const outcomesOf = (summary: Summary) =>
+  OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
+    .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
+    .join(", ");
+
 function rows(summaries: readonly Summary[]): string[][] {
   return summaries.map((summary) => [
     summary.contestant,
@@ -94,9 +100,7 @@ function rows(summaries: readonly Summary[]): string[][] {
     fixed(summary.toolExecutions),
     `${summary.duplicates} (${fixed(summary.duplicatesPer1000, 1)})`,
     `${fixed(summary.virtualSeconds, 1)} / ${fixed(summary.virtualSecondsP95, 1)}`,
-    OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
-      .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
-      .join(", "),
+    outcomesOf(summary),
   ]);
 }
 
@@ -271,11 +275,6 @@ function crashNote(rows: readonly Summary[]): string[] {
   ];
 }
 
-const outcomesOf = (summary: Summary) =>
-  OUTCOMES.filter((outcome) => summary.outcomes[outcome] > 0)
-    .map((outcome) => `${outcome} ${summary.outcomes[outcome]}`)
-    .join(", ");
-
 /** The choice of `attemptTimeoutMs`'s default (DESIGN Part 3): no time limit, then TIMEOUT_CANDIDATES, in each cell where it matters. */
 export function timeoutSection(options: GridOptions, summaries: readonly Summary[]): string[] {
   return candidateSection(
@@ -328,13 +327,27 @@ export interface SweepFile {
   };
 }
 
-/** retry-reflect's lead over the best other contestant that ran in every cell, over `cells`: ours, the best, and the gap. */
+/**
+ * retry-reflect with its defaults and the best peer over `cells` (the means of the contestants that
+ * ran in every cell; retry-reflect's own variants are not peers); undefined without either.
+ */
+export function againstBestPeer(
+  options: GridOptions,
+  summaries: readonly Summary[],
+  cells: readonly Cell[],
+): { ours: Summary; best: Summary } | undefined {
+  const means = overall(options, summaries, cells);
+  const ours = means.find((row) => row.contestant === OURS);
+  const peers = means.filter((row) => !row.contestant.startsWith(OURS));
+  if (ours === undefined || peers.length === 0) return undefined;
+  return { ours, best: peers.reduce((a, b) => (b.success > a.success ? b : a)) };
+}
+
+/** retry-reflect's lead over the best peer over `cells`, in words: the gap, ours and the best. */
 function leadLine(options: GridOptions, summaries: readonly Summary[], cells: readonly Cell[]): string {
-  const rows = overall(options, summaries, cells);
-  const ours = rows.find((row) => row.contestant === OURS);
-  const peers = rows.filter((row) => !row.contestant.startsWith(OURS));
-  if (ours === undefined || peers.length === 0) return "";
-  const best = peers.reduce((a, b) => (b.success > a.success ? b : a));
+  const pair = againstBestPeer(options, summaries, cells);
+  if (pair === undefined) return "";
+  const { ours, best } = pair;
   const gap = (ours.success - best.success) * 100;
   return `${gap >= 0 ? "a lead" : "a loss"} of ${Math.abs(gap).toFixed(1)} points (${percent(ours.success)} vs ${percent(best.success)}, ${best.contestant})`;
 }

@@ -4,10 +4,8 @@
 // range and the least favourable point.
 import type { Cell } from "./cells.js";
 import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
-import { overall } from "./report.js";
+import { againstBestPeer } from "./report.js";
 import type { GridOptions, Summary } from "./run-grid.js";
-
-const OURS = "retry-reflect";
 
 export interface SweepPoint {
   /** `reactions.transient.retry`, or "" for the committed profile. */
@@ -71,15 +69,13 @@ export function sweepPoints(profile: ModelProfile = MODEL_PROFILE): SweepPoint[]
 /** retry-reflect's lead at one point: its overall task success against the best other contestant's, without and with the feature demos. */
 export function leadOf(options: GridOptions, summaries: readonly Summary[], point: SweepPoint): SweepResult {
   const comparisons: Cell[] = options.cells.filter((cell) => cell.featureDemo === undefined);
-  const pick = (rows: Summary[]) => {
-    const ours = rows.find((row) => row.contestant === OURS);
-    const peers = rows.filter((row) => !row.contestant.startsWith(OURS));
-    if (ours === undefined || peers.length === 0) throw new Error("the sweep needs retry-reflect and at least one peer in every cell");
-    const best = peers.reduce((a, b) => (b.success > a.success ? b : a));
-    return { ours: ours.success, best };
+  const pick = (cells: readonly Cell[]) => {
+    const pair = againstBestPeer(options, summaries, cells);
+    if (pair === undefined) throw new Error("the sweep needs retry-reflect and at least one peer in every cell");
+    return { ours: pair.ours.success, best: pair.best };
   };
-  const without = pick(overall(options, summaries, comparisons));
-  const all = pick(overall(options, summaries));
+  const without = pick(comparisons);
+  const all = pick(options.cells);
   return {
     ...point,
     ours: without.ours,
