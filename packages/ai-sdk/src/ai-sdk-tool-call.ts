@@ -1,8 +1,13 @@
 import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostOutcome, type HostToolCall, isRecord, zodArgumentsError } from "@retry-reflect/core/adapter";
+import {
+  type HostOutcome,
+  type HostToolCall,
+  isRecord,
+  RetryReflectToolError,
+  withToolContext,
+  zodArgumentsError,
+} from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
-import { RetryReflectToolError } from "./retry-reflect-tool-error.js";
-import { optionsWithContext } from "./tool-context.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** A tool's `execute`, as the AI SDK calls it. */
@@ -85,7 +90,7 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
 
   run(args: unknown, context: ToolContext): unknown {
     const { tool, execute } = this.binding;
-    const result = execute.call(tool, args, optionsWithContext(this.options, context));
+    const result = execute.call(tool, args, withToolContext(this.options, context, "abortSignal"));
     return isAsyncIterable(result) ? lastOf(result) : result;
   }
 

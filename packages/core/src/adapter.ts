@@ -3,7 +3,7 @@
 // every adapter takes (plugin or options, scope, namespace, effects), tell returned failures from
 // results, read the structured error out of a result's text, render schema failures for the
 // model, write the notes for tools left out while their circuit is open, and reject an aborted
-// call with the signal's reason.
+// call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
 export {
   checkEffect,
@@ -19,6 +19,7 @@ export {
 } from "./adapter/host-options.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
+export { RetryReflectToolError } from "./adapter/retry-reflect-tool-error.js";
 export { canCallDirectly, type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
 export { declaresField, declaresKey, keyFieldOf } from "./adapter/schema-fields.js";
 export {
@@ -29,6 +30,7 @@ export {
   problemsFromIssues,
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
+export { getToolContext, withToolContext } from "./adapter/tool-context.js";
 export {
   errorJsonOfText,
   isZodError,

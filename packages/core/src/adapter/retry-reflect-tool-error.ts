@@ -1,16 +1,18 @@
-import type { FailedOutcome, FailureReason, ReflectOutcome, ToolError, ToolErrorJSON } from "@retry-reflect/core";
+import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
+import type { FailedOutcome, FailureReason, ReflectOutcome } from "../outcome.js";
 
-const BRAND = Symbol.for("retry-reflect.ai-sdk.RetryReflectToolError");
+const BRAND = Symbol.for("retry-reflect.RetryReflectToolError");
 
 /**
- * What a wrapped tool's `execute` throws for a `reflect` or `failed` outcome. The AI SDK turns a
- * thrown error into a `tool-error` part and shows the model its text as the tool's `error-text`
- * output (AI SDK 6: `error.message`; AI SDK 7: `error.toString()`, which this class makes the bare
- * message), so the model reads the outcome's message: the reflection prompt (or the stop
- * instruction) followed by the structured error as JSON. The structured error is also here as data
- * (`structuredError`), for code that reads the steps (`part.error` of a `tool-error` part).
+ * What a wrapped tool throws for a `reflect` or `failed` outcome in a host that shows the model a
+ * thrown error's text: the AI SDK (a `tool-error` part whose `error-text` is `error.message` in AI
+ * SDK 6, `error.toString()` in AI SDK 7, which this class makes the bare message) and the OpenAI
+ * Agents SDK (the tool's `errorFunction`, which the adapter makes return the message). The model
+ * reads the outcome's message: the reflection prompt (or the stop instruction) followed by the
+ * structured error as JSON. The structured error is also here as data (`structuredError`), for code
+ * that reads the run's steps or items.
  *
- * Recognised across copies of this package by a `Symbol.for` brand: use `isInstance`, not `instanceof`.
+ * Recognised across copies of the packages by a `Symbol.for` brand: use `isInstance`, not `instanceof`.
  */
 export class RetryReflectToolError extends Error {
   static {
@@ -51,7 +53,7 @@ export class RetryReflectToolError extends Error {
     return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
   }
 
-  /** The message alone, with no `RetryReflectToolError:` prefix: AI SDK 7 shows the model `error.toString()`. */
+  /** The message alone, with no `RetryReflectToolError:` prefix: a host may show the model `error.toString()` (AI SDK 7). */
   override toString(): string {
     return this.message;
   }
