@@ -34,23 +34,35 @@ export interface WithRetryReflectOptions {
    * @default {}
    */
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
+  /**
+   * Read a tool's effect from the MCP annotations it carries (`metadata.annotations` of the tools
+   * `@ai-sdk/mcp`'s `createMCPClient().tools()` returns: `readOnlyHint`, `idempotentHint`,
+   * `destructiveHint`) when neither `toolEffects` nor the plugin's `toolEffects` names it. The MCP
+   * spec calls them hints that an untrusted server may get wrong: set `false` for such a server
+   * (then the plugin's `defaultEffect` applies). @default true
+   */
+  readonly trustAnnotations?: boolean;
 }
 
-const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({ scope: true, namespace: true, toolEffects: true } satisfies Record<
-  keyof WithRetryReflectOptions,
-  true
->);
+const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({
+  scope: true,
+  namespace: true,
+  toolEffects: true,
+  trustAnnotations: true,
+} satisfies Record<keyof WithRetryReflectOptions, true>);
 
 /** The adapter options, checked. */
 export interface CheckedOptions extends WithRetryReflectOptions {
   /** Copied without a prototype (empty when not given): a tool named `toString` has no effect unless given one. */
   readonly toolEffects: Readonly<Record<string, ToolEffect>>;
+  readonly trustAnnotations: boolean;
 }
 
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(options: unknown): CheckedOptions {
-  if (options === undefined) return { toolEffects: checkToolEffects(undefined) };
-  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects? })");
+  if (options === undefined) return { toolEffects: checkToolEffects(undefined), trustAnnotations: true };
+  if (!isPlainObject(options))
+    throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects?, trustAnnotations? })");
   for (const key of Object.keys(options)) {
     if (!ADAPTER_OPTION_NAMES.includes(key)) {
       throw new InvalidOptionError(
@@ -60,13 +72,17 @@ export function checkAdapterOptions(options: unknown): CheckedOptions {
       );
     }
   }
-  const { scope, namespace, toolEffects } = options;
+  const { scope, namespace, toolEffects, trustAnnotations } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
+  if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
+    throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
+  }
   return {
     scope: scope as WithRetryReflectOptions["scope"],
     namespace: namespace as WithRetryReflectOptions["namespace"],
     toolEffects: checkToolEffects(toolEffects),
+    trustAnnotations: trustAnnotations ?? true,
   };
 }
 

@@ -1,6 +1,15 @@
-import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { declaresField, keyFieldOf, pluginOf, randomScope, runToolCall } from "@retry-reflect/core/adapter";
-import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import {
+  declaresField,
+  type EffectHints,
+  effectOfAnnotations,
+  isRecord,
+  keyFieldOf,
+  pluginOf,
+  randomScope,
+  runToolCall,
+} from "@retry-reflect/core/adapter";
+import { type CheckedOptions, checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
 
@@ -54,7 +63,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
             execute: execute as Execute,
             description: typeof tool.description === "string" ? tool.description : undefined,
             toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-            effect: options.toolEffects[toolName],
+            effect: effectOf(plugin, options, toolName, tool),
             scope,
             namespace: options.namespace,
             declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
@@ -72,4 +81,20 @@ function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding
   descriptors.execute = { value: execute, writable: true, enumerable: true, configurable: true };
   descriptors[ORIGINAL] = { value: tool };
   return Object.create(Object.getPrototypeOf(tool) as object | null, descriptors) as object;
+}
+
+/**
+ * The adapter's effect for a tool, else (when the plugin names none and annotations are trusted) the
+ * one its MCP annotations suggest (`@ai-sdk/mcp` tools: `metadata.annotations`); undefined lets the plugin decide.
+ */
+function effectOf(
+  plugin: RetryReflectPlugin,
+  options: CheckedOptions,
+  toolName: string,
+  tool: Record<string, unknown>,
+): ToolEffect | undefined {
+  const given = options.toolEffects[toolName];
+  if (given !== undefined || !options.trustAnnotations || plugin.options.toolEffects[toolName] !== undefined) return given;
+  const metadata = tool.metadata;
+  return isRecord(metadata) ? effectOfAnnotations(metadata.annotations as EffectHints | undefined) : undefined;
 }

@@ -17,6 +17,7 @@ export {
   type ScopeOptionForms,
   TOOL_EFFECTS,
 } from "./adapter/host-options.js";
+export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export { RetryReflectToolError } from "./adapter/retry-reflect-tool-error.js";

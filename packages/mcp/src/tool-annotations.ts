@@ -1,29 +1,7 @@
 import type { ToolEffect } from "@retry-reflect/core";
+import { type EffectHints, effectOfAnnotations } from "@retry-reflect/core/adapter";
 import { abortable } from "./abort.js";
 import type { McpClientLike } from "./mcp-types.js";
-
-/** MCP tool annotations (all hints, per the MCP spec); the adapter reads the three effect hints. */
-export interface EffectHints {
-  readonly title?: string;
-  readonly openWorldHint?: boolean;
-  readonly readOnlyHint?: boolean;
-  readonly destructiveHint?: boolean;
-  readonly idempotentHint?: boolean;
-}
-
-/**
- * The effect MCP tool annotations suggest, or undefined when they say nothing:
- * `readOnlyHint: true` → `"read"`; else `idempotentHint: true` → `"idempotent"` (repeating it
- * changes nothing more, even when destructive); else `destructiveHint: true` or `readOnlyHint: false`
- * → `"write"` (the spec's defaults for a tool that is not read-only: destructive, not idempotent).
- */
-export function effectOfAnnotations(annotations: EffectHints | undefined): ToolEffect | undefined {
-  if (annotations === undefined) return undefined;
-  if (annotations.readOnlyHint === true) return "read";
-  if (annotations.idempotentHint === true) return "idempotent";
-  if (annotations.destructiveHint === true || annotations.readOnlyHint === false) return "write";
-  return undefined;
-}
 
 /** Pages of `tools/list` read at most, in case a server hands out cursors forever. */
 const MAX_PAGES = 100;

@@ -1,0 +1,25 @@
+import type { ToolEffect } from "../outcome.js";
+
+/** MCP tool annotations (all hints, per the MCP spec); adapters read the three effect hints. */
+export interface EffectHints {
+  readonly title?: string;
+  readonly openWorldHint?: boolean;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+}
+
+/**
+ * The effect MCP tool annotations suggest, or undefined when they say nothing:
+ * `readOnlyHint: true` → `"read"`; else `idempotentHint: true` → `"idempotent"` (repeating it
+ * changes nothing more, even when destructive); else `destructiveHint: true` or `readOnlyHint: false`
+ * → `"write"` (the spec's defaults for a tool that is not read-only: destructive, not idempotent).
+ * Anything that is not an object of hints says nothing.
+ */
+export function effectOfAnnotations(annotations: EffectHints | undefined): ToolEffect | undefined {
+  if (typeof annotations !== "object" || annotations === null) return undefined;
+  if (annotations.readOnlyHint === true) return "read";
+  if (annotations.idempotentHint === true) return "idempotent";
+  if (annotations.destructiveHint === true || annotations.readOnlyHint === false) return "write";
+  return undefined;
+}
