@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { tool as openAiTool, RunContext, setTracingDisabled } from "@openai/agents";
 import { tool as aiTool, type ToolExecutionOptions } from "ai";
 import { type AgentMiddleware, ToolMessage } from "langchain";
 import { z } from "zod";
@@ -18,6 +19,8 @@ const LC_BARE = "LangChain: handler alone";
 const LC_OURS = "LangChain: retryReflectMiddleware wrapToolCall";
 const AI_BARE = "AI SDK: bare tool.execute";
 const AI_OURS = "AI SDK: withRetryReflect(tools).execute";
+const OA_BARE = "OpenAI Agents: tool(definition).invoke";
+const OA_OURS = "OpenAI Agents: withRetryReflect([definition]).invoke";
 const MCP_STUB_BARE = "MCP: ready-result callTool alone";
 const MCP_STUB_OURS = "MCP: withRetryReflect(ready-result client).callTool";
 const MCP_BARE = "MCP: client.callTool (in-memory transport)";
@@ -27,28 +30,32 @@ type AiSdkAdapter = typeof import("@retry-reflect/ai-sdk");
 type McpAdapter = typeof import("@retry-reflect/mcp");
 type McpClientLike = import("@retry-reflect/mcp").McpClientLike;
 type LangChainAdapter = typeof import("@retry-reflect/langchain");
+type OpenAiAgentsAdapter = typeof import("@retry-reflect/openai-agents");
 
 interface Adapters {
   readonly langchain: LangChainAdapter;
   readonly aiSdk: AiSdkAdapter;
   readonly mcp: McpAdapter;
+  readonly openAiAgents: OpenAiAgentsAdapter;
 }
 
 /** The three adapters, once the core and they have been built; undefined while any is missing. */
 async function loadAdapters(): Promise<Adapters | undefined> {
   try {
-    const [langchain, aiSdk, mcp] = await Promise.all([
+    const [langchain, aiSdk, mcp, openAiAgents] = await Promise.all([
       import("@retry-reflect/langchain"),
       import("@retry-reflect/ai-sdk"),
       import("@retry-reflect/mcp"),
+      import("@retry-reflect/openai-agents"),
     ]);
     if (
       typeof langchain.retryReflectMiddleware !== "function" ||
       typeof aiSdk.withRetryReflect !== "function" ||
-      typeof mcp.withRetryReflect !== "function"
+      typeof mcp.withRetryReflect !== "function" ||
+      typeof openAiAgents.withRetryReflect !== "function"
     )
       return undefined;
-    return { langchain, aiSdk, mcp };
+    return { langchain, aiSdk, mcp, openAiAgents };
   } catch {
     return undefined;
   }
@@ -77,6 +84,21 @@ function aiSdkContestants(adapter: AiSdkAdapter, core: CoreModule): Contestant[]
   return [
     [AI_BARE, () => bare(input, options)],
     [AI_OURS, () => ours(input, options)],
+  ];
+}
+
+/** The OpenAI Agents SDK: one function tool's `invoke` (what the runner calls), built by `tool()` bare and by `withRetryReflect`. */
+function openAiAgentsContestants(adapter: OpenAiAgentsAdapter, core: CoreModule): Contestant[] {
+  setTracingDisabled(true);
+  const definition = { name: "noop", description: "Does nothing.", parameters: z.object({}), execute: async () => "ok" };
+  const bare = openAiTool(definition);
+  const [ours] = adapter.withRetryReflect([definition], core.RetryReflectPlugin.create({}));
+  if (ours === undefined) throw new Error("OpenAI Agents: the tool was not wrapped");
+  const runContext = new RunContext({});
+  const details = { toolCall: { type: "function_call" as const, callId: "call_1", name: "noop", arguments: "{}" } };
+  return [
+    [OA_BARE, () => bare.invoke(runContext, "{}", details)],
+    [OA_OURS, () => ours.invoke(runContext, "{}", details)],
   ];
 }
 
@@ -147,6 +169,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
     "overhead = wrapped − bare, per healthy (succeeding) call of a no-op tool, each adapter with a pristine plugin. " +
     "LangChain (the reference): the `wrapToolCall` hook over a handler returning a ready ToolMessage (as suite 7). " +
     "AI SDK: a `tool()` with a no-op async `execute`, called as `generateText` calls it, `execute({}, { toolCallId, messages: [], abortSignal: undefined, experimental_context: undefined })`, bare and from `withRetryReflect(tools, plugin)`. " +
+    'OpenAI Agents: a `tool()` with a no-op async `execute`, its `invoke(runContext, "{}", { toolCall })` as the runner calls it (JSON parsing and zod validation included), bare and from `withRetryReflect([definition], plugin)`. ' +
     "MCP, judged: the adapter alone, `withRetryReflect(client, plugin).callTool({ name, arguments: {} })` over a client whose `callTool` returns a ready result, against that `callTool` itself (as the LangChain hook is measured over a ready handler). " +
     "MCP, for scale: the same call on an SDK `Client` linked to an in-process `McpServer` (the no-op tool annotated `readOnlyHint: true`) by `InMemoryTransport.createLinkedPair()`. " +
     "Both MCP wrappers made their annotations lookup (`listTools` on first use) before measuring.";
@@ -158,13 +181,21 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
       title: "9. Adapters (no-op tool, healthy call)",
       method,
       tables: [
-        { table: { columns, rows: [LC_OURS, AI_OURS, MCP_STUB_OURS, MCP_OURS].map((contestant) => ({ contestant, "ns/call": PENDING })) } },
+        {
+          table: {
+            columns,
+            rows: [LC_OURS, AI_OURS, OA_OURS, MCP_STUB_OURS, MCP_OURS].map((contestant) => ({ contestant, "ns/call": PENDING })),
+          },
+        },
       ],
       targets: [
         { name: "AI SDK adapter overhead", target: targetText, measured: PENDING, met: null },
+        { name: "OpenAI Agents adapter overhead", target: targetText, measured: PENDING, met: null },
         { name: "MCP adapter overhead", target: targetText, measured: PENDING, met: null },
       ],
-      notes: ["The core or an adapter (`@retry-reflect/langchain`, `ai-sdk`, `mcp`) is not built: run `npm run build` first."],
+      notes: [
+        "The core or an adapter (`@retry-reflect/langchain`, `ai-sdk`, `mcp`, `openai-agents`) is not built: run `npm run build` first.",
+      ],
       data: {},
     };
   }
@@ -174,6 +205,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
     const contestants: Contestant[] = [
       ...langchainContestants(loaded.langchain.retryReflectMiddleware(core.RetryReflectPlugin.create({})) as AgentMiddleware),
       ...aiSdkContestants(loaded.aiSdk, core),
+      ...openAiAgentsContestants(loaded.openAiAgents, core),
       ...mcp.contestants,
     ];
     // Every contestant once: checks its result, and makes each MCP wrapper fetch its annotations (its first `listTools`).
@@ -196,6 +228,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
     type Pair = ReturnType<typeof pair>;
     const lc = pair(LC_BARE, LC_OURS);
     const ai = pair(AI_BARE, AI_OURS);
+    const oa = pair(OA_BARE, OA_OURS);
     const mcpAlone = pair(MCP_STUB_BARE, MCP_STUB_OURS);
     const mcpTransport = pair(MCP_BARE, MCP_OURS);
 
@@ -203,6 +236,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
     const pairs: ReadonlyArray<readonly [string, Pair]> = [
       ["LangChain", lc],
       ["AI SDK", ai],
+      ["OpenAI Agents", oa],
       ["MCP", mcpAlone],
       ["MCP", mcpTransport],
     ];
@@ -238,9 +272,13 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
       title: "9. Adapters (no-op tool, healthy call)",
       method,
       tables: [{ table: { columns, rows } }],
-      targets: [target("AI SDK adapter overhead", ai), target("MCP adapter overhead (adapter alone)", mcpAlone)],
+      targets: [
+        target("AI SDK adapter overhead", ai),
+        target("OpenAI Agents adapter overhead", oa),
+        target("MCP adapter overhead (adapter alone)", mcpAlone),
+      ],
       notes: [
-        `Overhead in each of the ${ROUNDS} rounds (wrapped round i − bare round i): LangChain ${spread(lc)}; AI SDK ${spread(ai)}; MCP alone ${spread(mcpAlone)}; MCP over the in-memory transport ${spread(mcpTransport)}.`,
+        `Overhead in each of the ${ROUNDS} rounds (wrapped round i − bare round i): LangChain ${spread(lc)}; AI SDK ${spread(ai)}; OpenAI Agents ${spread(oa)}; MCP alone ${spread(mcpAlone)}; MCP over the in-memory transport ${spread(mcpTransport)}.`,
         `Over the in-memory transport one \`callTool\` costs ${formatNs(mcpTransport.bare.avgNs)} of CPU (both sides of the protocol in one process: JSON-RPC, zod validation of request and result); ` +
           `the adapter's overhead there (${formatNs(mcpTransport.overheadNs)}) is the difference of two such figures and moves by more than the whole LangChain overhead from round to round on a shared machine, ` +
           "so it is shown for scale and the target is judged on the adapter alone.",
@@ -251,6 +289,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
           [
             ["langchain", lc],
             ["aiSdk", ai],
+            ["openAiAgents", oa],
             ["mcpAlone", mcpAlone],
             ["mcpInMemoryTransport", mcpTransport],
           ] as const
