@@ -1,5 +1,5 @@
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkScopeOption, checkToolEffects, isPlainObject, isRecord } from "@retry-reflect/core/adapter";
+import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects, isRecord } from "@retry-reflect/core/adapter";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -59,30 +59,16 @@ export interface CheckedOptions extends WithRetryReflectOptions {
 }
 
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(options: unknown): CheckedOptions {
-  if (options === undefined) return { toolEffects: checkToolEffects(undefined), trustAnnotations: true };
-  if (!isPlainObject(options))
-    throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects?, trustAnnotations? })");
-  for (const key of Object.keys(options)) {
-    if (!ADAPTER_OPTION_NAMES.includes(key)) {
-      throw new InvalidOptionError(
-        key,
-        options[key],
-        `an adapter option (${ADAPTER_OPTION_NAMES.join(", ")}); the plugin's options go in the second argument`,
-      );
-    }
-  }
+export function checkAdapterOptions(given: unknown): CheckedOptions {
+  const options = checkAdapterOptionKeys(given, ADAPTER_OPTION_NAMES) ?? {};
   const { scope, namespace, toolEffects, trustAnnotations } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
-  if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
-    throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
-  }
   return {
     scope: scope as WithRetryReflectOptions["scope"],
     namespace: namespace as WithRetryReflectOptions["namespace"],
     toolEffects: checkToolEffects(toolEffects),
-    trustAnnotations: trustAnnotations ?? true,
+    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
   };
 }
 

@@ -28,7 +28,7 @@ describe("invalid inputs", () => {
     expectInvalid(() => withRetryReflect({ noop }, plugin, { toolEffects: ["write"] as never }), /`toolEffects`.*an array/);
     expectInvalid(
       () => withRetryReflect({ noop }, plugin, { toolEffect: {} } as never),
-      /`toolEffect`.*adapter option \(scope, namespace, toolEffects, trustAnnotations\)/,
+      /`toolEffect`.*adapter option \(one of scope, namespace, toolEffects, trustAnnotations\)/,
     );
     expectInvalid(() => withRetryReflect({ noop }, plugin, "run-1" as never), /`adapterOptions`.*"run-1"/);
     expectInvalid(() => availableTools({} as never, { noop }), /`plugin`.*object/);

@@ -5,7 +5,10 @@
 // model, write the notes for tools left out while their circuit is open, and reject an aborted
 // call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
+export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
 export {
+  checkAdapterOptionKeys,
+  checkBooleanOption,
   checkEffect,
   checkScopeOption,
   checkToolEffects,
@@ -17,7 +20,6 @@ export {
   type ScopeOptionForms,
   TOOL_EFFECTS,
 } from "./adapter/host-options.js";
-export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export { RetryReflectToolError } from "./adapter/retry-reflect-tool-error.js";

@@ -1,5 +1,5 @@
-import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkScopeOption, checkToolEffects, isPlainObject } from "@retry-reflect/core/adapter";
+import type { ToolEffect } from "@retry-reflect/core";
+import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects } from "@retry-reflect/core/adapter";
 import type { CallToolParams } from "./mcp-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -46,34 +46,23 @@ export interface CheckedOptions {
   readonly trustAnnotations: boolean;
 }
 
-const OPTION_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({ scope: true, namespace: true, toolEffects: true, trustAnnotations: true } satisfies Record<
-    keyof RetryReflectMcpOptions,
-    true
-  >),
-);
+const OPTION_NAMES: readonly string[] = Object.keys({
+  scope: true,
+  namespace: true,
+  toolEffects: true,
+  trustAnnotations: true,
+} satisfies Record<keyof RetryReflectMcpOptions, true>);
 
 /** Checks the adapter's options; an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(options: unknown): CheckedOptions {
-  if (options === undefined)
-    return { scope: undefined, namespace: undefined, toolEffects: checkToolEffects(undefined), trustAnnotations: true };
-  if (!isPlainObject(options)) throw new InvalidOptionError("adapterOptions", options, "an object");
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key)) {
-      throw new InvalidOptionError(key, options[key], `a known adapter option (one of ${[...OPTION_NAMES].join(", ")})`);
-    }
-  }
+export function checkAdapterOptions(given: unknown): CheckedOptions {
+  const options = checkAdapterOptionKeys(given, OPTION_NAMES) ?? {};
   const { scope, namespace, toolEffects, trustAnnotations } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
-  const effects = checkToolEffects(toolEffects);
-  if (trustAnnotations !== undefined && typeof trustAnnotations !== "boolean") {
-    throw new InvalidOptionError("trustAnnotations", trustAnnotations, "a boolean");
-  }
   return {
     scope: scope as CheckedOptions["scope"],
     namespace: namespace as CheckedOptions["namespace"],
-    toolEffects: effects,
-    trustAnnotations: trustAnnotations ?? true,
+    toolEffects: checkToolEffects(toolEffects),
+    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
   };
 }

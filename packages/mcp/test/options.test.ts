@@ -59,12 +59,12 @@ describe("invalid inputs fail at withRetryReflect, naming the option and the val
     [
       "scpoe",
       () => withRetryReflect(client, {}, { scpoe: "run-1" } as never),
-      'Invalid option `scpoe`: expected a known adapter option (one of scope, namespace, toolEffects, trustAnnotations), received "run-1"',
+      'Invalid option `scpoe`: expected a known adapter option (one of scope, namespace, toolEffects, trustAnnotations); the plugin\'s options go in the second argument, received "run-1"',
     ],
     [
       "adapterOptions",
       () => withRetryReflect(client, {}, "run-1" as never),
-      'Invalid option `adapterOptions`: expected an object, received "run-1"',
+      'Invalid option `adapterOptions`: expected an object ({ scope?, namespace?, toolEffects?, trustAnnotations? }), received "run-1"',
     ],
   ])("%s", (option, run, message) => {
     const error = failure(run);

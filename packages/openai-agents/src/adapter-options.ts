@@ -1,6 +1,6 @@
 import type { RunContext } from "@openai/agents";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkScopeOption, checkToolEffects, isPlainObject, isRecord } from "@retry-reflect/core/adapter";
+import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects, isRecord } from "@retry-reflect/core/adapter";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {
@@ -62,32 +62,16 @@ export interface CheckedOptions<Context> {
 }
 
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions<Context>(options: unknown): CheckedOptions<Context> {
-  if (options === undefined)
-    return { scope: undefined, namespace: undefined, toolEffects: checkToolEffects(undefined), hideOpenCircuits: false };
-  if (!isPlainObject(options)) {
-    throw new InvalidOptionError("adapterOptions", options, "an object ({ scope?, namespace?, toolEffects?, hideOpenCircuits? })");
-  }
-  for (const key of Object.keys(options)) {
-    if (!ADAPTER_OPTION_NAMES.includes(key)) {
-      throw new InvalidOptionError(
-        key,
-        options[key],
-        `an adapter option (${ADAPTER_OPTION_NAMES.join(", ")}); the plugin's options go in the second argument`,
-      );
-    }
-  }
+export function checkAdapterOptions<Context>(given: unknown): CheckedOptions<Context> {
+  const options = checkAdapterOptionKeys(given, ADAPTER_OPTION_NAMES) ?? {};
   const { scope, namespace, toolEffects, hideOpenCircuits } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
-  if (hideOpenCircuits !== undefined && typeof hideOpenCircuits !== "boolean") {
-    throw new InvalidOptionError("hideOpenCircuits", hideOpenCircuits, "a boolean");
-  }
   return {
     scope: scope as ScopeOption<Context> | undefined,
     namespace: namespace as ScopeOption<Context> | undefined,
     toolEffects: checkToolEffects(toolEffects),
-    hideOpenCircuits: hideOpenCircuits ?? false,
+    hideOpenCircuits: checkBooleanOption("hideOpenCircuits", hideOpenCircuits, false),
   };
 }
 

@@ -33,6 +33,21 @@ function toolsOffered(model: ScriptedModel, index: number): string[] {
 
 const http = (status: number, message: string) => Object.assign(new Error(message), { status });
 
+/** A tool definition whose every call throws `error`; `runs()` counts its executions. */
+function failing(name: string, error: () => Error) {
+  let runs = 0;
+  const definition = {
+    name,
+    description: `${name}, failing`,
+    parameters: z.object({}),
+    execute: async (): Promise<string> => {
+      runs += 1;
+      throw error();
+    },
+  };
+  return { definition, runs: () => runs };
+}
+
 describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
   it("hands the model a reflection prompt as the tool's output when its arguments are wrong, and the corrected call succeeds", async () => {
     const clock = createFakeClock();
@@ -103,21 +118,8 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
   it("fails fast once the circuit opens: the tool is not run, the model is told to stop", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2 });
-    let runs = 0;
-    const tools = withRetryReflect(
-      [
-        {
-          name: "flaky",
-          description: "Broken",
-          parameters: z.object({}),
-          execute: async () => {
-            runs += 1;
-            throw new Error("upstream exploded");
-          },
-        },
-      ],
-      plugin,
-    );
+    const flaky = failing("flaky", () => new Error("upstream exploded"));
+    const tools = withRetryReflect([flaky.definition], plugin);
     const model = new ScriptedModel([
       [functionCall("flaky", {}, { callId: "c1" })],
       [functionCall("flaky", {}, { callId: "c2" })],
@@ -128,7 +130,7 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
 
     expect(result.finalOutput).toBe("gave up");
     expect(plugin.circuitState("flaky")).toBe("open");
-    expect(runs).toBe(2); // the third call is rejected by the open circuit without running
+    expect(flaky.runs()).toBe(2); // the third call is rejected by the open circuit without running
     expect(outputSeen(model, 3, "c3")).toContain("Do not call");
     expect(toolsOffered(model, 3)).toEqual(["flaky"]); // hideOpenCircuits is off by default
   });
@@ -136,20 +138,9 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
   it("with hideOpenCircuits, hides the tool from the next turn while its circuit is open; the other tools stay", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 });
-    let runs = 0;
+    const flaky = failing("flaky", () => new Error("upstream exploded"));
     const tools = withRetryReflect(
-      [
-        {
-          name: "flaky",
-          description: "Broken",
-          parameters: z.object({}),
-          execute: async () => {
-            runs += 1;
-            throw new Error("upstream exploded");
-          },
-        },
-        { name: "other", description: "Fine", parameters: z.object({}), execute: async () => "ok" },
-      ],
+      [flaky.definition, { name: "other", description: "Fine", parameters: z.object({}), execute: async () => "ok" }],
       plugin,
       { hideOpenCircuits: true },
     );
@@ -163,7 +154,7 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
 
     expect(result.finalOutput).toBe("used the other");
     expect(plugin.circuitState("flaky")).toBe("open");
-    expect(runs).toBe(2);
+    expect(flaky.runs()).toBe(2);
     expect(toolsOffered(model, 0)).toEqual(["flaky", "other"]);
     expect(toolsOffered(model, 1)).toEqual(["flaky", "other"]);
     expect(toolsOffered(model, 2)).toEqual(["other"]);
@@ -258,21 +249,8 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
   it("aborts a backoff with the run's signal: the run rejects with the abort reason and the tool is not run again", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, initialBackoffMs: 30_000, maxBackoffMs: 30_000 });
-    let runs = 0;
-    const tools = withRetryReflect(
-      [
-        {
-          name: "slow_api",
-          description: "Slow",
-          parameters: z.object({}),
-          execute: async () => {
-            runs += 1;
-            throw http(503, "HTTP 503");
-          },
-        },
-      ],
-      plugin,
-    );
+    const slow = failing("slow_api", () => http(503, "HTTP 503"));
+    const tools = withRetryReflect([slow.definition], plugin);
     const model = new ScriptedModel([[functionCall("slow_api", {}, { callId: "c1" })], [assistantMessage("never")]]);
     const controller = new AbortController();
     const running = run(new Agent({ name: "a", instructions: "help", model, tools }), "go", { signal: controller.signal });
@@ -283,7 +261,7 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
     controller.abort(reason);
 
     await expect(running).rejects.toBe(reason);
-    expect(runs).toBe(1);
+    expect(slow.runs()).toBe(1);
     expect(clock.pendingSleeps()).toBe(0);
     expect(clock.now()).toBe(0);
     expect(model.calls).toHaveLength(1);

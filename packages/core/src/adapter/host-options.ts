@@ -92,3 +92,32 @@ export function randomScope(prefix: string): string {
       : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   return `${prefix}/${id}`;
 }
+
+/**
+ * Checks an adapter's own options object (its third argument): `undefined` (every default), or a
+ * plain object whose keys are all among `names`. Anything else throws `InvalidOptionError` naming
+ * `adapterOptions`, or the unknown key (a typo, or a plugin option given in the wrong argument).
+ */
+export function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Record<string, unknown> | undefined {
+  if (options === undefined) return undefined;
+  if (!isPlainObject(options)) {
+    throw new InvalidOptionError("adapterOptions", options, `an object ({ ${names.map((name) => `${name}?`).join(", ")} })`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!names.includes(key)) {
+      throw new InvalidOptionError(
+        key,
+        options[key],
+        `a known adapter option (one of ${names.join(", ")}); the plugin's options go in the second argument`,
+      );
+    }
+  }
+  return options;
+}
+
+/** A boolean option (`undefined`: its default); anything else throws `InvalidOptionError` naming it. */
+export function checkBooleanOption(option: string, value: unknown, defaultValue: boolean): boolean {
+  if (value === undefined) return defaultValue;
+  if (typeof value !== "boolean") throw new InvalidOptionError(option, value, "a boolean");
+  return value;
+}
