@@ -61,7 +61,8 @@ export class OpenAiAgentsToolCall implements HostToolCall<unknown> {
   readonly description: string | undefined;
   readonly toolType = "function";
   readonly effect: ToolEffect | undefined;
-  readonly namespace: string | (() => string);
+  /** Undefined (the core's default: the scope) unless the adapter's `namespace` is given. */
+  readonly namespace: string | (() => string) | undefined;
 
   constructor(
     private readonly binding: ToolBinding,
@@ -75,8 +76,8 @@ export class OpenAiAgentsToolCall implements HostToolCall<unknown> {
     this.description = binding.description;
     this.effect = binding.effect;
     const namespace = binding.namespace;
-    this.namespace =
-      typeof namespace === "string" ? namespace : () => (namespace === undefined ? this.scope() : namespace(this.input(), this.runContext));
+    // A closure only when the namespace is a function of the call (asked for writes only).
+    this.namespace = typeof namespace === "function" ? () => namespace(this.input(), this.runContext) : namespace;
   }
 
   get declaresKey(): boolean | undefined {
