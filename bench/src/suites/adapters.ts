@@ -165,7 +165,7 @@ function isOk(name: string, result: unknown): void {
 export async function adapters(core: CoreModule | undefined): Promise<SuiteResult> {
   const loaded = core === undefined ? undefined : await loadAdapters();
   const method =
-    `All eight contestants interleaved in the same ${ROUNDS} rounds (mitata, process CPU time, ≥ 120 ms per contestant per round), each contestant's median round reported; ` +
+    `All ten contestants interleaved in the same ${ROUNDS} rounds (mitata, process CPU time, ≥ 120 ms per contestant per round), each contestant's median round reported; ` +
     "overhead = wrapped − bare, per healthy (succeeding) call of a no-op tool, each adapter with a pristine plugin. " +
     "LangChain (the reference): the `wrapToolCall` hook over a handler returning a ready ToolMessage (as suite 7). " +
     "AI SDK: a `tool()` with a no-op async `execute`, called as `generateText` calls it, `execute({}, { toolCallId, messages: [], abortSignal: undefined, experimental_context: undefined })`, bare and from `withRetryReflect(tools, plugin)`. " +
