@@ -15,6 +15,7 @@ const alias = {
   "@retry-reflect/core": here("./packages/core/src/index.ts"),
   "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),
   "@retry-reflect/ai-sdk": here("./packages/ai-sdk/src/index.ts"),
+  "@retry-reflect/mastra": here("./packages/mastra/src/index.ts"),
   "@retry-reflect/mcp": here("./packages/mcp/src/index.ts"),
   "@retry-reflect/openai-agents": here("./packages/openai-agents/src/index.ts"),
   "@retry-reflect/otel": here("./packages/otel/src/index.ts"),

@@ -1,12 +1,5 @@
 import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import {
-  type HostOutcome,
-  type HostToolCall,
-  isRecord,
-  RetryReflectToolError,
-  withToolContext,
-  zodArgumentsError,
-} from "@retry-reflect/core/adapter";
+import { type HostToolCall, isRecord, withToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
@@ -98,14 +91,4 @@ export class AiSdkToolCall implements HostToolCall<unknown> {
   failureOfThrown(error: unknown, args: unknown): unknown {
     return zodArgumentsError(error, args) ?? error;
   }
-}
-
-/**
- * What the AI SDK gets back: the tool's own output on success (a replay included) and for a tool the
- * plugin does not handle; for `reflect` / `failed`, a thrown `RetryReflectToolError`, which the AI
- * SDK turns into a `tool-error` part whose text (the outcome's message) the model reads.
- */
-export function present(outcome: HostOutcome<unknown>, call: HostToolCall<unknown>): unknown {
-  if (outcome.status === "success" || outcome.status === "passthrough") return outcome.value;
-  throw new RetryReflectToolError(outcome, call.toolName, call.callId);
 }

@@ -1,5 +1,5 @@
-import { InvalidOptionError, type RetryReflectPlugin } from "@retry-reflect/core";
-import { isPlugin, isRecord } from "@retry-reflect/core/adapter";
+import type { RetryReflectPlugin } from "@retry-reflect/core";
+import { availableToolNames } from "@retry-reflect/core/adapter";
 import type { ToolSetLike } from "./tool-types.js";
 
 /**
@@ -12,13 +12,5 @@ import type { ToolSetLike } from "./tool-types.js";
  * ```
  */
 export function availableTools<TOOLS extends ToolSetLike>(plugin: RetryReflectPlugin, tools: TOOLS): Array<Extract<keyof TOOLS, string>> {
-  if (!isPlugin(plugin)) throw new InvalidOptionError("plugin", plugin, "a RetryReflectPlugin");
-  if (!isRecord(tools) || Array.isArray(tools)) {
-    throw new InvalidOptionError("tools", tools, "an object of AI SDK tools (a ToolSet)");
-  }
-  const names: Array<Extract<keyof TOOLS, string>> = [];
-  for (const name of Object.keys(tools)) {
-    if (plugin.circuitState(name) !== "open") names.push(name as Extract<keyof TOOLS, string>);
-  }
-  return names;
+  return availableToolNames(plugin, tools, "an object of AI SDK tools (a ToolSet)");
 }

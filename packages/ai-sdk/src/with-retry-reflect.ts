@@ -8,9 +8,10 @@ import {
   pluginOf,
   randomScope,
   runToolCall,
+  valueOrToolError,
 } from "@retry-reflect/core/adapter";
 import { type CheckedOptions, checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
-import { AiSdkToolCall, type Execute, present, type ToolBinding } from "./ai-sdk-tool-call.js";
+import { AiSdkToolCall, type Execute, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
 
 /** The tool a wrapped tool was made from: wrapping a wrapped `ToolSet` again wraps the originals, never stacks. */
@@ -76,7 +77,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
 /** A copy of the tool (its prototype and every own property kept) whose `execute` runs through the plugin. */
 function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
   const execute = (input: unknown, options: ToolExecutionOptionsLike): Promise<unknown> =>
-    runToolCall(plugin, new AiSdkToolCall(binding, input, options), present);
+    runToolCall(plugin, new AiSdkToolCall(binding, input, options), valueOrToolError);
   const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(tool);
   descriptors.execute = { value: execute, writable: true, enumerable: true, configurable: true };
   descriptors[ORIGINAL] = { value: tool };

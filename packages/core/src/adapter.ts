@@ -5,6 +5,7 @@
 // model, write the notes for tools left out while their circuit is open, and reject an aborted
 // call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
+export { availableToolNames } from "./adapter/available-tools.js";
 export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
 export {
   checkAdapterOptionKeys,
@@ -22,7 +23,7 @@ export {
 } from "./adapter/host-options.js";
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
-export { RetryReflectToolError } from "./adapter/retry-reflect-tool-error.js";
+export { RetryReflectToolError, valueOrToolError } from "./adapter/retry-reflect-tool-error.js";
 export { canCallDirectly, type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
 export { declaresField, declaresKey, keyFieldOf } from "./adapter/schema-fields.js";
 export {

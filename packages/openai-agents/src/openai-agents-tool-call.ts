@@ -1,13 +1,6 @@
 import type { RunContext } from "@openai/agents";
 import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import {
-  type HostOutcome,
-  type HostToolCall,
-  RetryReflectToolError,
-  randomScope,
-  withToolContext,
-  zodArgumentsError,
-} from "@retry-reflect/core/adapter";
+import { type HostToolCall, randomScope, withToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A definition's `execute`, as the SDK calls it. */
@@ -104,14 +97,4 @@ export class OpenAiAgentsToolCall implements HostToolCall<unknown> {
   failureOfThrown(error: unknown, args: unknown): unknown {
     return zodArgumentsError(error, args) ?? error;
   }
-}
-
-/**
- * What the SDK gets back from the wrapped `execute`: the tool's own output on success (a replay
- * included) and for a tool the plugin does not handle; for `reflect` / `failed`, a thrown
- * `RetryReflectToolError`, which the wrapped tool's `errorFunction` turns into its message.
- */
-export function present(outcome: HostOutcome<unknown>, call: HostToolCall<unknown>): unknown {
-  if (outcome.status === "success" || outcome.status === "passthrough") return outcome.value;
-  throw new RetryReflectToolError(outcome, call.toolName, call.callId);
 }

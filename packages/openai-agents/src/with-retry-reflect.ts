@@ -7,9 +7,17 @@ import {
   tool,
 } from "@openai/agents";
 import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { declaresField, keyFieldOf, pluginOf, RetryReflectToolError, randomScope, runToolCall } from "@retry-reflect/core/adapter";
+import {
+  declaresField,
+  keyFieldOf,
+  pluginOf,
+  RetryReflectToolError,
+  randomScope,
+  runToolCall,
+  valueOrToolError,
+} from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkDefinitions, type WithRetryReflectOptions } from "./adapter-options.js";
-import { type CallDetails, type Execute, OpenAiAgentsToolCall, present, type ToolBinding } from "./openai-agents-tool-call.js";
+import { type CallDetails, type Execute, OpenAiAgentsToolCall, type ToolBinding } from "./openai-agents-tool-call.js";
 
 /**
  * The text the SDK shows the model for a failure when a definition without an output schema has no
@@ -77,7 +85,7 @@ export function withRetryReflect<Context = unknown>(
       fallbackScope,
     };
     const execute = (input: unknown, runContext?: RunContext<unknown>, details?: CallDetails): Promise<unknown> =>
-      runToolCall(plugin, new OpenAiAgentsToolCall(binding, input, runContext, details), present);
+      runToolCall(plugin, new OpenAiAgentsToolCall(binding, input, runContext, details), valueOrToolError);
     const built = tool({
       ...definition,
       name,

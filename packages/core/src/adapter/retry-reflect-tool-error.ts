@@ -1,5 +1,6 @@
 import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
 import type { FailedOutcome, FailureReason, ReflectOutcome } from "../outcome.js";
+import type { HostOutcome, HostToolCall } from "./run-tool-call.js";
 
 const BRAND = Symbol.for("retry-reflect.RetryReflectToolError");
 
@@ -69,4 +70,14 @@ export class RetryReflectToolError extends Error {
       error: this.structuredError,
     };
   }
+}
+
+/**
+ * The `present` of `runToolCall` for a host that shows the model a thrown error's text (the AI SDK,
+ * the OpenAI Agents SDK, Mastra): the tool's own output on success (a replay included) and for a
+ * tool the plugin does not handle; for `reflect` / `failed`, a thrown `RetryReflectToolError`.
+ */
+export function valueOrToolError(outcome: HostOutcome<unknown>, call: HostToolCall<unknown>): unknown {
+  if (outcome.status === "success" || outcome.status === "passthrough") return outcome.value;
+  throw new RetryReflectToolError(outcome, call.toolName, call.callId);
 }

@@ -1,0 +1,92 @@
+import type { ToolExecutionContext } from "@mastra/core/tools";
+import type { ToolContext, ToolEffect } from "@retry-reflect/core";
+import { type HostToolCall, withToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
+import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
+
+/** A Mastra tool's `execute`, as Mastra calls it. */
+export type Execute = (input: unknown, context: ToolExecutionContext | undefined) => unknown;
+
+/** What one wrapped tool knows once, for all its calls. */
+export interface ToolBinding {
+  readonly toolName: string;
+  /** The original tool: `this` of its `execute`. */
+  readonly tool: object;
+  readonly execute: Execute;
+  readonly description: string | undefined;
+  /** The adapter's `toolEffects[toolName]` (else the tool's MCP annotations); undefined lets the plugin decide. */
+  readonly effect: ToolEffect | undefined;
+  /** The adapter's `scope`; undefined: the run's. */
+  readonly scope: ScopeOption | undefined;
+  /** The adapter's `namespace`; undefined: the scope. */
+  readonly namespace: ScopeOption | undefined;
+  /** Whether the tool's `inputSchema` declares the idempotency key argument (undefined: it cannot be told). */
+  readonly declaresKey: boolean | undefined;
+  /** The wrapper's scope for calls made without a run id (a tool called by hand). */
+  readonly fallbackScope: string;
+}
+
+/** The run a call belongs to: a workflow's run id, else the agent run's (Mastra passes `runId` to the tool). */
+function runIdOf(context: ToolExecutionContext | undefined): string | undefined {
+  const runId = context?.workflow?.runId ?? (context as { runId?: unknown } | undefined)?.runId;
+  return typeof runId === "string" && runId !== "" ? runId : undefined;
+}
+
+/**
+ * One Mastra tool call, as the seam (`runToolCall`) runs it: the model's tool-call id
+ * (`context.agent.toolCallId`) is the call id, the run's `abortSignal` the signal, and the tool's
+ * own `execute` runs with the attempt's signal and context in its context (`getToolContext(context)`).
+ */
+export class MastraToolCall implements HostToolCall<unknown> {
+  readonly toolName: string;
+  readonly callId: string | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly description: string | undefined;
+  readonly toolType = "function";
+  readonly effect: ToolEffect | undefined;
+  /** Undefined (the core's default: the scope) unless the adapter's `namespace` is given. */
+  readonly namespace: string | (() => string) | undefined;
+
+  constructor(
+    private readonly binding: ToolBinding,
+    readonly args: unknown,
+    private readonly context: ToolExecutionContext | undefined,
+  ) {
+    this.toolName = binding.toolName;
+    this.callId = context?.agent?.toolCallId || undefined;
+    this.signal = context?.abortSignal;
+    this.description = binding.description;
+    this.effect = binding.effect;
+    const namespace = binding.namespace;
+    // A closure only when the namespace is a function of the call (asked for writes only).
+    this.namespace = typeof namespace === "function" ? () => namespace(this.input()) : namespace;
+  }
+
+  get declaresKey(): boolean | undefined {
+    return this.binding.declaresKey;
+  }
+
+  private input(): ToolCallInput {
+    return { toolName: this.toolName, callId: this.callId, input: this.args, context: this.context };
+  }
+
+  /** The attempt-tracking scope, asked only when the plugin needs it: by default the run's. */
+  scope(): string {
+    const scope = this.binding.scope;
+    if (typeof scope === "string") return scope;
+    if (scope === undefined) {
+      const runId = runIdOf(this.context);
+      return runId === undefined ? this.binding.fallbackScope : `mastra/run/${runId}`;
+    }
+    return scope(this.input());
+  }
+
+  run(args: unknown, context: ToolContext): unknown {
+    const { tool, execute } = this.binding;
+    return execute.call(tool, args, withToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal"));
+  }
+
+  /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
+  failureOfThrown(error: unknown, args: unknown): unknown {
+    return zodArgumentsError(error, args) ?? error;
+  }
+}
