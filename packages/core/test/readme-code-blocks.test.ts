@@ -220,7 +220,7 @@ let typecheck: { errors: TscError[]; files: string[]; ms: number } = { errors: [
 const runs = new Map<Block, Promise<{ code: number | null; output: string; ms: number }>>();
 
 beforeAll(async () => {
-  for (const name of ["core", "langchain-adapter", "otel", "redis", "ai-sdk", "mcp", "openai-agents"]) {
+  for (const name of ["core", "langchain-adapter", "otel", "redis", "ai-sdk", "mcp", "openai-agents", "mastra"]) {
     expect(existsSync(join(root, "packages", name, "dist/index.d.ts")), `build packages/${name} first (npm test does)`).toBe(true);
   }
   mkdirSync(scratch, { recursive: true });
@@ -306,6 +306,7 @@ describe("README code blocks", () => {
       "packages/ai-sdk/dist/index.d.ts",
       "packages/mcp/dist/index.d.ts",
       "packages/openai-agents/dist/index.d.ts",
+      "packages/mastra/dist/index.d.ts",
     ]) {
       expect(ours).toContain(entry);
     }
