@@ -17,6 +17,9 @@ import {
 } from "../../ai-sdk/test/helpers.js";
 import { availableTools, getToolContext, withRetryReflect } from "../src/index.js";
 
+// Every test runs a real Mastra `Agent` (`agent.generate`) with the AI SDK's mock model; nothing leaves the process.
+// The versions these tests pin (package.json devDependencies): @mastra/core 1.71.0, ai 6.0.325.
+
 const REFLECTION =
   "The tool 'get_weather' failed with: \"Invalid units. Supported: celsius, fahrenheit\". Analyze what went wrong and provide corrected arguments.";
 

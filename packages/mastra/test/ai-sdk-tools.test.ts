@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { callTools, drive, errorText, reply, scriptedModel, toolOutputsSeen } from "../../ai-sdk/test/helpers.js";
 
+// The versions these tests pin (package.json devDependencies): @mastra/core 1.71.0, ai 6.0.325.
 // AI SDK tools run in a Mastra agent as they are: `@retry-reflect/ai-sdk` wraps them (the other path, beside this package's).
 describe("AI SDK tools wrapped by @retry-reflect/ai-sdk, in a Mastra agent", () => {
   it("reflect a bad call to the model and retry a 503 in place", async () => {
