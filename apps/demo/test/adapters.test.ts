@@ -3,7 +3,9 @@ import { parseArgs } from "../src/cli/parse-args.js";
 import { runCli } from "../src/cli/run-cli.js";
 import { createStyle } from "../src/output/style.js";
 import { aiSdkEngine } from "../src/runner/ai-sdk-engine.js";
+import { mastraEngine } from "../src/runner/mastra-engine.js";
 import { mcpEngine } from "../src/runner/mcp-engine.js";
+import { openAiAgentsEngine } from "../src/runner/openai-agents-engine.js";
 import { runDemo } from "../src/runner/run-demo.js";
 import type { TurnEngine } from "../src/runner/turn-engine.js";
 import { createVirtualClock } from "../src/runner/virtual-clock.js";
@@ -31,6 +33,8 @@ const EXPECTED_LINES = [
 const adapters: [string, TurnEngine][] = [
   ["ai-sdk", aiSdkEngine],
   ["mcp", mcpEngine],
+  ["openai-agents", openAiAgentsEngine],
+  ["mastra", mastraEngine],
 ];
 
 describe.each(adapters)("--adapter %s", (adapter, engine) => {
@@ -64,21 +68,26 @@ describe.each(adapters)("--adapter %s", (adapter, engine) => {
 });
 
 describe("--adapter usage", () => {
-  it("defaults to langchain and accepts the three values", () => {
+  it("defaults to langchain and accepts the five values", () => {
     expect(parseArgs([], {}).adapter).toBe("langchain");
     expect(parseArgs(["--adapter", "mcp"], {}).adapter).toBe("mcp");
     expect(parseArgs(["--adapter=ai-sdk"], {}).adapter).toBe("ai-sdk");
+    expect(parseArgs(["--adapter", "openai-agents"], {}).adapter).toBe("openai-agents");
+    expect(parseArgs(["--adapter=mastra", "--scenario", "1"], {})).toMatchObject({ adapter: "mastra", scenarios: [1] });
     expect(parseArgs(["--adapter", "langchain", "--scenario", "3"], {}).scenarios).toEqual([3]);
   });
 
   it("exits 2 for an invalid value, naming the option and the value", async () => {
     const run = cli(["--adapter", "openai"]);
     expect(await run.done).toBe(2);
-    expect(run.err).toEqual(['demo: --adapter: expected "ai-sdk", "mcp" or "langchain", got "openai"']);
+    expect(run.err).toEqual(['demo: --adapter: expected "ai-sdk", "mcp", "openai-agents", "mastra" or "langchain", got "openai"']);
     expect(run.out).toEqual([]);
+    expect(() => parseArgs(["--adapter"], {})).toThrow(
+      '--adapter needs a value: "ai-sdk", "mcp", "openai-agents", "mastra" or "langchain"',
+    );
   });
 
-  it("exits 2 for a scenario other than 1, --engine or --model with ai-sdk or mcp", async () => {
+  it("exits 2 for a scenario other than 1, --engine or --model with an adapter other than langchain", async () => {
     const scenario = cli(["--adapter", "mcp", "--scenario", "4"]);
     expect(await scenario.done).toBe(2);
     expect(scenario.err).toEqual([
@@ -86,11 +95,20 @@ describe("--adapter usage", () => {
     ]);
     expect(() => parseArgs(["--adapter", "ai-sdk", "--engine", "core"], {})).toThrow("--engine core: only with --adapter langchain");
     expect(() => parseArgs(["--adapter", "ai-sdk", "--model", "openai:gpt-4o-mini"], {})).toThrow("--model: only with --adapter langchain");
+    expect(() => parseArgs(["--adapter", "openai-agents", "--scenario", "2"], {})).toThrow(
+      "--scenario 2: --adapter openai-agents plays only scenario 1 (reflection)",
+    );
+    expect(() => parseArgs(["--adapter", "mastra", "--engine", "agent"], {})).toThrow("--engine agent: only with --adapter langchain");
+    expect(() => parseArgs(["--adapter", "mastra", "--model", "openai:gpt-4o-mini"], {})).toThrow(
+      "--model: only with --adapter langchain (--adapter mastra plays the scripted model)",
+    );
   });
 
   it("documents the option in --help", async () => {
     const run = cli(["--help"]);
     expect(await run.done).toBe(0);
-    expect(run.out.join("\n")).toMatch(/--adapter A\s+the adapter the tool calls go through: langchain \(default/);
+    const help = run.out.join("\n");
+    expect(help).toMatch(/--adapter A\s+the adapter the tool calls go through: langchain \(default/);
+    for (const adapter of ["ai-sdk", "mcp", "openai-agents", "mastra"]) expect(help).toMatch(new RegExp(`\\b${adapter}\\s+\\(`));
   });
 });

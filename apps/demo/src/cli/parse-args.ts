@@ -11,7 +11,7 @@ export interface CliOptions {
   readonly fast: boolean;
   /** `"agent"` (LangChain createAgent + middleware) or `"core"` (a plain loop on plugin.execute). */
   readonly engine: "agent" | "core" | undefined;
-  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk` or `mcp` (scenario 1 only). */
+  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk`, `mcp`, `openai-agents` or `mastra` (scenario 1 only). */
   readonly adapter: DemoAdapter;
   /** `true`/`false` to force colours, undefined to follow the terminal. */
   readonly color: boolean | undefined;
@@ -19,10 +19,15 @@ export interface CliOptions {
   readonly redisUrl: string | undefined;
 }
 
-export const ADAPTERS = ["ai-sdk", "mcp", "langchain"] as const;
+export const ADAPTERS = ["ai-sdk", "mcp", "openai-agents", "mastra", "langchain"] as const;
 export type DemoAdapter = (typeof ADAPTERS)[number];
 
-/** The one scenario `--adapter ai-sdk` and `--adapter mcp` play: scenario 1, the reflection. */
+/** `"ai-sdk", "mcp", "openai-agents", "mastra" or "langchain"`, for the usage errors. */
+const ADAPTER_CHOICES = `${ADAPTERS.slice(0, -1)
+  .map((adapter) => `"${adapter}"`)
+  .join(", ")} or "${ADAPTERS.at(-1)}"`;
+
+/** The one scenario the adapters other than `langchain` play: scenario 1, the reflection. */
 export const ADAPTER_SCENARIO = 1;
 
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
@@ -58,9 +63,11 @@ Options:
   --engine E         agent (LangChain createAgent + retryReflectMiddleware, default) or
                      core (a minimal loop on plugin.execute)
   --adapter A        the adapter the tool calls go through: langchain (default: every scenario,
-                     with --engine), ai-sdk (generateText + @retry-reflect/ai-sdk, a mock model) or
-                     mcp (an in-process McpServer + Client, @retry-reflect/mcp); ai-sdk and mcp
-                     play scenario ${ADAPTER_SCENARIO} only
+                     with --engine), ai-sdk (generateText + @retry-reflect/ai-sdk, a mock model),
+                     mcp (an in-process McpServer + Client, @retry-reflect/mcp), openai-agents
+                     (the Agents SDK's run + @retry-reflect/openai-agents, its ScriptedModel) or
+                     mastra (a Mastra Agent + @retry-reflect/mastra, a mock model); all but
+                     langchain play scenario ${ADAPTER_SCENARIO} only
   --color, --no-color  force colours on or off (default: on when stdout is a terminal)
   -h, --help         show this help
 
@@ -169,9 +176,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       }
       case "--adapter": {
         const value = next();
-        if (value === undefined || value === "") throw new CliError('--adapter needs a value: "ai-sdk", "mcp" or "langchain"');
-        if (!(ADAPTERS as readonly string[]).includes(value))
-          throw new CliError(`--adapter: expected "ai-sdk", "mcp" or "langchain", got "${value}"`);
+        if (value === undefined || value === "") throw new CliError(`--adapter needs a value: ${ADAPTER_CHOICES}`);
+        if (!(ADAPTERS as readonly string[]).includes(value)) throw new CliError(`--adapter: expected ${ADAPTER_CHOICES}, got "${value}"`);
         adapter = value as DemoAdapter;
         break;
       }

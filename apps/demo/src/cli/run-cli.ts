@@ -3,7 +3,9 @@ import { colorsWanted, createStyle } from "../output/style.js";
 import { agentEngine } from "../runner/agent-engine.js";
 import { aiSdkEngine } from "../runner/ai-sdk-engine.js";
 import { coreEngine } from "../runner/core-engine.js";
+import { mastraEngine } from "../runner/mastra-engine.js";
 import { mcpEngine } from "../runner/mcp-engine.js";
+import { openAiAgentsEngine } from "../runner/openai-agents-engine.js";
 import { runDemo } from "../runner/run-demo.js";
 import { createVirtualClock } from "../runner/virtual-clock.js";
 import { type DemoTracing, setupTracing } from "../tracing/setup-tracing.js";
@@ -19,7 +21,7 @@ export interface CliIo {
   readonly isTTY: boolean;
 }
 
-/** The agent loop, its label and the tools' label of `--adapter ai-sdk` / `--adapter mcp`. */
+/** The agent loop, its label and the tools' label of each `--adapter` but langchain. */
 const ADAPTER_RUNS = {
   "ai-sdk": {
     engine: aiSdkEngine,
@@ -30,6 +32,16 @@ const ADAPTER_RUNS = {
     engine: mcpEngine,
     engineLabel: "a scripted loop on withRetryReflect(client, plugin).callTool (--adapter mcp)",
     toolsLabel: "Tools: an in-process McpServer (in-memory transport) whose get_weather calls the real weather service on 127.0.0.1.",
+  },
+  "openai-agents": {
+    engine: openAiAgentsEngine,
+    engineLabel: "OpenAI Agents SDK run(agent) + withRetryReflect(definitions, plugin) (--adapter openai-agents), a scripted ScriptedModel",
+    toolsLabel: "Tools: an Agents SDK tool definition calling the real weather service on 127.0.0.1.",
+  },
+  mastra: {
+    engine: mastraEngine,
+    engineLabel: "Mastra Agent.generate + withRetryReflect(tools, plugin) (--adapter mastra), a scripted MockLanguageModelV3",
+    toolsLabel: "Tools: a Mastra createTool() calling the real weather service on 127.0.0.1.",
   },
 } as const satisfies Record<Exclude<DemoAdapter, "langchain">, { engine: unknown; engineLabel: string; toolsLabel: string }>;
 
