@@ -11,10 +11,20 @@ import type { Engine } from "./engine.js";
 // its context makes a signal of its own only if the tool reads `context.signal`, and that signal
 // aborts at the limit. Past the limit the attempt fails with `TIMEOUT`, as a precise one does.
 
-/** A tool's context whose `signal` is made on first read: it follows the caller's and aborts at the limit. */
+/** What `AttemptContext.ended` holds for an attempt that ended with no signal made and no reason to abort one. */
+const NOT_ABORTED: unique symbol = Symbol("not aborted");
+
+/**
+ * A tool's context whose `signal` is made on first read: it follows the caller's and aborts at the
+ * limit. Read only after the attempt ended, it is what it would have been if read at the start:
+ * aborted with the timeout of an attempt cut off (or the caller's reason, if the caller aborted
+ * first), else not aborted and no longer following the caller's.
+ */
 export class AttemptContext implements ToolContext {
   private own: AbortController | undefined = undefined;
   private onOuterAbort: (() => void) | undefined = undefined;
+  /** Undefined while the attempt runs (or once its signal is made); once it ended first, the reason a signal made then aborts with, or `NOT_ABORTED`. */
+  private ended: unknown = undefined;
 
   constructor(
     readonly attempt: number,
@@ -29,7 +39,9 @@ export class AttemptContext implements ToolContext {
       const own = new AbortController();
       this.own = own;
       const outer = this.outer;
-      if (outer?.aborted) own.abort(abortReason(outer));
+      if (this.ended !== undefined) {
+        if (this.ended !== NOT_ABORTED) own.abort(this.ended);
+      } else if (outer?.aborted) own.abort(abortReason(outer));
       else if (outer !== undefined) {
         this.onOuterAbort = () => own.abort(abortReason(outer));
         outer.addEventListener("abort", this.onOuterAbort, { once: true });
@@ -38,15 +50,17 @@ export class AttemptContext implements ToolContext {
     return this.own.signal;
   }
 
-  /** The attempt was cut off: a signal the tool read aborts with the timeout. */
+  /** The attempt was cut off: a signal the tool read aborts with the timeout (one read later is made aborted). */
   abort(reason: unknown): void {
-    this.own?.abort(reason);
+    if (this.own !== undefined) this.own.abort(reason);
+    else this.ended ??= this.outer?.aborted ? abortReason(this.outer) : reason;
   }
 
-  /** The attempt ended: no listener is left on the caller's signal. */
+  /** The attempt ended: no listener is left on the caller's signal, and a signal first read later does not follow it. */
   release(): void {
     if (this.onOuterAbort !== undefined) this.outer?.removeEventListener("abort", this.onOuterAbort);
     this.onOuterAbort = undefined;
+    if (this.own === undefined) this.ended ??= this.outer?.aborted ? abortReason(this.outer) : NOT_ABORTED;
   }
 }
 

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { getToolContext, type HostToolCall, runToolCall, withToolContext } from "../src/adapter.js";
+import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import { createFakeClock } from "../src/testing.js";
+
+// Under the default attempt limit the attempt's signal is made only if the tool reads it (an
+// AbortSignal costs 3-4 µs on Node 20): the options an adapter hands its tool (`withToolContext`)
+// make it on the first read of their signal key, and read late it is what it would have been.
+
+const hangs = () => new Promise<never>(() => {});
+
+/** Runs one healthy call whose tool gets `withToolContext(options, context, key)`; resolves to what `use` returned. */
+function callWith<O extends object>(
+  plugin: RetryReflectPlugin,
+  options: O,
+  key: string,
+  tool: (options: O) => unknown,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const call: HostToolCall<unknown> = {
+    toolName: "search",
+    args: {},
+    signal,
+    run: (_args: unknown, context: ToolContext) => tool(withToolContext(options, context, key)),
+  };
+  return runToolCall(plugin, call, (outcome) => outcome);
+}
+
+describe("the options a tool gets under the default limit", () => {
+  it("hold the host's keys and values, the signal key in its place, and the attempt's signal when read", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    const host = { toolCallId: "c1", messages: [], abortSignal: undefined, experimental_context: { a: 1 } };
+    let seen: Record<string, unknown> = {};
+    await callWith(plugin, host, "abortSignal", (options) => {
+      expect(Object.keys(options)).toEqual(["toolCallId", "messages", "abortSignal", "experimental_context"]);
+      const signal = options.abortSignal as AbortSignal | undefined;
+      expect(signal).toBeInstanceOf(AbortSignal);
+      expect(signal).toBe(getToolContext(options)?.signal);
+      expect(options.abortSignal).toBe(signal);
+      expect(Object.getOwnPropertyDescriptor(options, "abortSignal")).toEqual({
+        value: signal,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+      seen = { ...options };
+      return "ok";
+    });
+    expect(seen).toMatchObject({ toolCallId: "c1", messages: [], experimental_context: { a: 1 } });
+    expect(seen.abortSignal).toBeInstanceOf(AbortSignal);
+    expect(host.abortSignal).toBeUndefined(); // the host's own object is never written
+  });
+
+  it("a spread of the options carries the attempt's signal and context", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    await callWith(plugin, { toolCall: { callId: "c1" } }, "signal", (options) => {
+      const copy = { ...options } as Record<string, unknown>;
+      expect(copy.signal).toBeInstanceOf(AbortSignal);
+      expect(getToolContext(copy)?.signal).toBe(copy.signal);
+      expect(Object.keys(copy).sort()).toEqual(["signal", "toolCall"]);
+      return "ok";
+    });
+  });
+
+  it("the tool's own assignment, deletion or freezing of the key behaves as on a plain object", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    const mine = new AbortController().signal;
+    await callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
+      options.abortSignal = mine;
+      expect(options.abortSignal).toBe(mine);
+      delete (options as { abortSignal?: unknown }).abortSignal;
+      expect("abortSignal" in options).toBe(false);
+      expect(options.abortSignal).toBeUndefined();
+      return "ok";
+    });
+    await callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
+      Object.freeze(options);
+      expect(Object.isFrozen(options)).toBe(true);
+      expect(options.abortSignal).toBeInstanceOf(AbortSignal);
+      expect(options.abortSignal).toBe(getToolContext(options)?.signal);
+      return "ok";
+    });
+  });
+
+  it("without options (undefined), the attempt's signal under the key", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    const call: HostToolCall<unknown> = {
+      toolName: "search",
+      args: {},
+      run: (_args: unknown, context: ToolContext) => {
+        const options = withToolContext<{ signal?: AbortSignal }>(undefined, context, "signal");
+        expect(options?.signal).toBeInstanceOf(AbortSignal);
+        return "ok";
+      },
+    };
+    await runToolCall(plugin, call);
+  });
+
+  it("the signal aborts at the limit with the TIMEOUT when the tool read it while running", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
+    let signal: AbortSignal | undefined;
+    const outcome = callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
+      signal = options.abortSignal;
+      return hangs();
+    });
+    await clock.advance(0);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(61_000);
+    expect(signal?.aborted).toBe(true);
+    expect((signal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
+    expect(((await outcome) as { status: string }).status).toBe("failed");
+  });
+
+  it("read first after the attempt was cut off at the limit, the signal is already aborted with the TIMEOUT", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
+    let kept: { abortSignal?: AbortSignal } | undefined;
+    let context: ToolContext | undefined;
+    const outcome = callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
+      kept = options;
+      context = getToolContext(options);
+      return hangs();
+    });
+    await clock.advance(61_000);
+    expect(((await outcome) as { status: string }).status).toBe("failed");
+    expect(kept?.abortSignal?.aborted).toBe(true);
+    expect((kept?.abortSignal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
+    expect(context?.signal).toBe(kept?.abortSignal);
+  });
+
+  it("read first after a success, the signal is not aborted and no longer follows the caller's", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    const caller = new AbortController();
+    let kept: { signal?: AbortSignal } | undefined;
+    await callWith(
+      plugin,
+      {} as { signal?: AbortSignal },
+      "signal",
+      (options) => {
+        kept = options;
+        return "ok";
+      },
+      caller.signal,
+    );
+    caller.abort(new Error("later"));
+    expect(kept?.signal?.aborted).toBe(false);
+  });
+
+  it("read first after the caller aborted the running attempt, the signal is aborted with the caller's reason", async () => {
+    const plugin = RetryReflectPlugin.create({});
+    const caller = new AbortController();
+    let kept: { signal?: AbortSignal } | undefined;
+    const outcome = callWith(
+      plugin,
+      {} as { signal?: AbortSignal },
+      "signal",
+      (options) => {
+        kept = options;
+        return new Promise((_resolve, reject) => setTimeout(() => reject(caller.signal.reason), 1));
+      },
+      caller.signal,
+    );
+    caller.abort(new Error("user left"));
+    await expect(outcome).rejects.toThrow("user left");
+    expect(kept?.signal?.aborted).toBe(true);
+    expect((kept?.signal?.reason as Error | undefined)?.message).toBe("user left");
+  });
+});
