@@ -15,6 +15,7 @@ import {
   pluginOf,
   randomScope,
   runToolCall,
+  withToolContext,
 } from "@retry-reflect/core/adapter";
 import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
 import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
@@ -179,12 +180,11 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */
   run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
     this.returned = undefined;
-    const { requestOptions } = this;
-    const signal = context.signal ?? requestOptions?.signal;
+    // The attempt's signal as `options.signal` (under the default limit, made only when the client reads it).
     const sent = this.client.callTool(
       this.paramsFor(args, context.idempotencyKey),
       this.resultSchema,
-      signal === requestOptions?.signal ? requestOptions : { ...requestOptions, signal },
+      withToolContext(this.requestOptions, context, "signal"),
     );
     // No caller's signal to check afterwards: the client's promise as it is, no frame of ours.
     return this.signal === undefined ? sent : this.callerAbortWins(sent, this.signal);
