@@ -1,7 +1,14 @@
 import type { Jitter } from "./backoff/backoff.js";
 import type { CircuitBreakerStore } from "./breaker/circuit-breaker-store.js";
 import type { Clock } from "./clock.js";
-import type { ClassifyContext, IdempotencyOptions, RetryReflectOptions, ToolCall, ToolPolicy } from "./config/options.js";
+import type {
+  ClassifyContext,
+  IdempotencyOptions,
+  RetryBudgetOptions,
+  RetryReflectOptions,
+  ToolCall,
+  ToolPolicy,
+} from "./config/options.js";
 import type { ToolError } from "./errors/tool-error.js";
 import type { RetryReflectObserver } from "./events/events.js";
 import type { ToolEffect } from "./outcome.js";
@@ -197,6 +204,10 @@ export class RetryReflectPluginBuilder {
   /** @see RetryReflectOptions.exhaustedResetMs (default 60_000; 0: the scope's life) */
   exhaustedResetMs(value: number) {
     return this.with("exhaustedResetMs", value);
+  }
+  /** @see RetryReflectOptions.retryBudget (default undefined: no budget) */
+  retryBudget(value: RetryBudgetOptions | false) {
+    return this.with("retryBudget", value);
   }
   /** @see RetryReflectOptions.tools (default {}) — replaces every tool's policy */
   tools(value: Readonly<Record<string, ToolPolicy>>) {

@@ -14,6 +14,7 @@ export type {
   CircuitStoreSettings,
 } from "./breaker/circuit-breaker-store.js";
 export type { Circuits } from "./breaker/circuits.js";
+export { DEFAULT_RETRY_BUDGET, type RetryBudgetSettings } from "./budget/retry-budget.js";
 export type { RetryReflectPluginBuilder } from "./builder.js";
 export { type Clock, isWatchdog, systemClock } from "./clock.js";
 export type {
@@ -23,6 +24,7 @@ export type {
   IdempotencyOptions,
   Jitter,
   PolicyOptions,
+  RetryBudgetOptions,
   RetryReflectOptions,
   ToolCall,
   ToolContext,
@@ -52,6 +54,7 @@ export {
   type IdempotencyConflictEvent,
   type IdempotentReplayEvent,
   type RetriesExhaustedEvent,
+  type RetryBudgetSpentEvent,
   type RetryEvent,
   type RetryReflectEvent,
   type RetryReflectEventType,

@@ -413,6 +413,7 @@ describe("builder", () => {
       fallback,
       repeatedCallLimit: 2,
       exhaustedResetMs: 120_000,
+      retryBudget: { ratio: 0.2, windowMs: 5_000 },
       tools: { search: { maxRetries: 5, attemptTimeoutMs: 500 } },
       // A failure-rate breaker is not for a shared store: the store has a test of its own.
     } as const satisfies Omit<Required<RetryReflectOptions>, "circuitBreakerStore">;
@@ -458,6 +459,7 @@ describe("builder", () => {
       .fallback(fields.fallback)
       .repeatedCallLimit(fields.repeatedCallLimit)
       .exhaustedResetMs(fields.exhaustedResetMs)
+      .retryBudget(fields.retryBudget)
       .tool("search", fields.tools.search)
       .build();
     const created = RetryReflectPlugin.create(fields);
@@ -510,6 +512,7 @@ describe("builder", () => {
     expect(options.fallback).toBe(fallback);
     expect(options.repeatedCallLimit).toBe(2);
     expect(options.exhaustedResetMs).toBe(120_000);
+    expect(options.retryBudget).toEqual({ ratio: 0.2, minPerSecond: 1, windowMs: 5_000 });
     const search = options.tools.get("search");
     expect(search?.maxRetries).toBe(5);
     expect(search?.attemptTimeoutMs).toBe(500);
@@ -560,6 +563,7 @@ describe("builder", () => {
       fallback: () => "f",
       repeatedCallLimit: 14,
       exhaustedResetMs: 15,
+      retryBudget: { ratio: 0.5 },
       tools: { d: { maxRetries: 0 } },
       circuitBreakerStore: { isClosed: () => true } as never,
     };

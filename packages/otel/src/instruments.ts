@@ -6,6 +6,7 @@ import {
   METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS,
   METRIC_RETRY_REFLECT_REFLECTIONS,
   METRIC_RETRY_REFLECT_RETRIES,
+  METRIC_RETRY_REFLECT_RETRY_BUDGET_SPENT,
 } from "./semconv.js";
 
 /** The metric instruments, created once per meter. */
@@ -16,6 +17,7 @@ export interface Instruments {
   readonly transitions: Counter;
   readonly rejections: Counter;
   readonly replays: Counter;
+  readonly budgetSpent: Counter;
 }
 
 /** Bucket boundaries in seconds: tool calls range from milliseconds to a minute of backoff. */
@@ -47,6 +49,10 @@ export function createInstruments(meter: Meter): Instruments {
     replays: meter.createCounter(METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS, {
       description: "Write tool calls answered from the idempotency store without running the tool.",
       unit: "{replay}",
+    }),
+    budgetSpent: meter.createCounter(METRIC_RETRY_REFLECT_RETRY_BUDGET_SPENT, {
+      description: "Transient tool failures not retried in place because the tool's retry budget was spent.",
+      unit: "{retry}",
     }),
   };
 }

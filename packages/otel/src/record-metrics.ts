@@ -14,7 +14,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from "./semconv.js";
 
-/** Counts an event: retries (by mode and error code), breaker transitions, rejections, replays. */
+/** Counts an event: retries (by mode and error code), breaker transitions, rejections, replays, spent retry budgets. */
 export function recordEventMetrics(instruments: Instruments, event: RetryReflectEvent): void {
   const tool = { [ATTR_GEN_AI_TOOL_NAME]: event.toolName };
   switch (event.type) {
@@ -35,6 +35,9 @@ export function recordEventMetrics(instruments: Instruments, event: RetryReflect
       return;
     case "idempotent_replay":
       instruments.replays.add(1, tool);
+      return;
+    case "retry_budget_spent":
+      instruments.budgetSpent.add(1, tool);
       return;
     default:
       return;

@@ -81,3 +81,5 @@ export const METRIC_RETRY_REFLECT_CIRCUIT_TRANSITIONS = "retry_reflect.circuit.t
 export const METRIC_RETRY_REFLECT_CIRCUIT_REJECTIONS = "retry_reflect.circuit.rejections" as const;
 /** Counter, `{replay}`: write calls answered from the idempotency store without running. */
 export const METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS = "retry_reflect.idempotency.replays" as const;
+/** Counter, `{retry}`: transient failures not retried in place because the tool's retry budget was spent. */
+export const METRIC_RETRY_REFLECT_RETRY_BUDGET_SPENT = "retry_reflect.retry_budget.spent" as const;

@@ -77,6 +77,13 @@ function feedScenario(observer: ReturnType<typeof openTelemetryObserver>) {
   observer.onEvent?.(makeEvent("circuit_half_opened", { fields: { tool_name: "api_call" } }));
   observer.onEvent?.(makeEvent("circuit_closed", { fields: { tool_name: "api_call" } }));
 
+  // search: a transient failure not retried in place, its retry budget spent.
+  const spent = makeCall("search", { callId: "call_5" });
+  observer.onCallStart?.(spent);
+  observer.onEvent?.(
+    makeEvent("retry_budget_spent", { call: spent, fields: { tool_name: "search", window_ms: 10_000, retry_after_ms: 4_000 } }),
+  );
+
   // send_email: a replay.
   const replay = makeCall("send_email", { effect: "write" });
   observer.onCallStart?.(replay);
@@ -96,6 +103,7 @@ describe("metrics", () => {
       "retry_reflect.circuit.transitions": "{transition}",
       "retry_reflect.circuit.rejections": "{rejection}",
       "retry_reflect.idempotency.replays": "{replay}",
+      "retry_reflect.retry_budget.spent": "{retry}",
     });
   });
 
@@ -121,7 +129,7 @@ describe("metrics", () => {
     expect(points).toHaveLength(2);
   });
 
-  it("counts reflections, breaker transitions by state entered, rejections and replays", async () => {
+  it("counts reflections, breaker transitions by state entered, rejections, replays and spent retry budgets", async () => {
     feedScenario(openTelemetryObserver({ meterProvider: telemetry.meterProvider }));
     const collected = await telemetry.metrics();
     expect(counterPoints(collected.get("retry_reflect.reflections"))).toEqual([
@@ -142,6 +150,9 @@ describe("metrics", () => {
     ]);
     expect(counterPoints(collected.get("retry_reflect.idempotency.replays"))).toEqual([
       { attributes: { "gen_ai.tool.name": "send_email" }, value: 1 },
+    ]);
+    expect(counterPoints(collected.get("retry_reflect.retry_budget.spent"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "search" }, value: 1 },
     ]);
   });
 

@@ -1,6 +1,7 @@
 import type { Breaker } from "../breaker/breaker.js";
 import { CircuitBreaker, type CircuitTransition } from "../breaker/circuit-breaker.js";
 import { StoreBreaker } from "../breaker/store-breaker.js";
+import { RetryBudgets } from "../budget/retry-budget.js";
 import { Cleaner } from "../cleaning/cleaner.js";
 import { errorMessageOf } from "../cleaning/error-message-of.js";
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from "../config/defaults.js";
@@ -39,6 +40,8 @@ export interface Engine {
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
   /** The default attempt time limit (60 s) and its one timer for all attempts (a policy's `defaultLimit`). */
   readonly deadlines: CoarseDeadlines;
+  /** The tools' retry budgets (`retryBudget`): their calls and in-place retries in the window. */
+  readonly budgets: RetryBudgets;
 }
 
 /** The settings and breaker of a tool. */
@@ -123,6 +126,7 @@ export function createEngine(options: ResolvedOptions): Engine {
     cleaner,
     tracker: new AttemptTracker(options.maxAttemptCounters),
     rejections: new LruMap(options.maxCircuitBreakers),
+    budgets: new RetryBudgets(options.maxCircuitBreakers),
   };
 }
 

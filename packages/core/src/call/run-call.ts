@@ -56,6 +56,9 @@ function dispatch<T, P>(
   const toolName = call.toolName;
   const { options, notifier } = engine;
   const setup = setupOf(engine, toolName);
+  // A logical call counts towards its tool's retry budget, healthy or not.
+  const budget = setup.policy.retryBudget;
+  if (budget !== undefined) engine.budgets.recordCall(toolName, budget, options.clock.now());
   const effect = call.effect ?? effectOf(options, toolName);
   // A host call is resolved (its scope asked for, once) only when something needs it.
   const breakerKey =

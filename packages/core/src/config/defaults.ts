@@ -49,6 +49,7 @@ export const POLICY_NAMES: readonly (keyof PolicyOptions)[] = Object.keys({
   repeatedCallLimit: true,
   exhaustedResetMs: true,
   classifyError: true,
+  retryBudget: true,
 } satisfies Record<keyof PolicyOptions, true>) as (keyof PolicyOptions)[];
 
 /** The names a tool's policy may hold: the policy options, its effect and its idempotency settings. */
@@ -92,6 +93,7 @@ export const DEFAULT_OPTIONS = {
   maxConcurrent: undefined,
   repeatedCallLimit: undefined,
   exhaustedResetMs: 60_000,
+  retryBudget: undefined,
   includeTools: [] as readonly string[],
   excludeTools: [] as readonly string[],
   jitter: "none",
@@ -170,5 +172,6 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   exhaustedResetMs: DEFAULT_OPTIONS.exhaustedResetMs,
   classifyError: undefined,
   idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
+  retryBudget: undefined,
   slowOnly: false,
 };

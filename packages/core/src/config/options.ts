@@ -133,6 +133,29 @@ export interface PolicyOptions {
   readonly exhaustedResetMs?: number;
   /** Overrides classification. Return undefined to keep the default. */
   readonly classifyError?: (error: unknown, context: ClassifyContext) => ToolError | undefined;
+  /**
+   * A cap on in-place retries, so that retries never multiply the load of a dependency that fails
+   * because it is overloaded: within the sliding `windowMs`, a tool's in-place retries are at most
+   * `ratio` × its logical calls + `minPerSecond` × the window's seconds. When it is spent, a
+   * transient failure is not retried in place: the call ends `reflect` with `RETRY_BUDGET_SPENT`
+   * (recoverable, `retry_after_ms` until the window has room) and the `retryLaterPrompt` text.
+   * Reflections are not throttled (they count against `maxRetries`). Counted per tool, in this
+   * process; fleet-wide with a `circuitBreakerStore` that counts budgets (the Redis one).
+   * Members left out take the plugin's budget (for a tool's own), else `{ ratio: 0.1,
+   * minPerSecond: 1, windowMs: 10_000 }`; `false` turns the plugin's budget off for a tool.
+   * @default undefined (no budget)
+   */
+  readonly retryBudget?: RetryBudgetOptions | false;
+}
+
+/** `retryBudget`: see {@link PolicyOptions.retryBudget}. */
+export interface RetryBudgetOptions {
+  /** In-place retries allowed per logical call in the window. @default 0.1 */
+  readonly ratio?: number;
+  /** Retries allowed per second of the window whatever the call rate. @default 1 */
+  readonly minPerSecond?: number;
+  /** The sliding window, in ms (it slides in tenths). @default 10_000 */
+  readonly windowMs?: number;
 }
 
 /** A tool's own policy: any of the policy options, its effect, and its idempotency settings (the store is the plugin's). */

@@ -1,4 +1,5 @@
 import type { Jitter } from "../backoff/backoff.js";
+import { checkRetryBudget, type RetryBudgetSettings } from "../budget/retry-budget.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { IdempotencySettings } from "../idempotency/guarded-call.js";
@@ -42,6 +43,8 @@ export interface ResolvedPolicy {
   readonly exhaustedResetMs: number;
   readonly classifyError: ((error: unknown, context: ClassifyContext) => ToolError | undefined) | undefined;
   readonly idempotency: IdempotencySettings;
+  /** The tool's retry budget; undefined: none. */
+  readonly retryBudget: RetryBudgetSettings | undefined;
   /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
   readonly slowOnly: boolean;
 }
@@ -110,6 +113,8 @@ export function resolvePolicy(
     exhaustedResetMs: pick("exhaustedResetMs", finite(0), base.exhaustedResetMs),
     classifyError: pick("classifyError", fn, base.classifyError) as ResolvedPolicy["classifyError"],
     idempotency: resolveIdempotency(idempotency, base.idempotency, `${prefix}idempotency.`),
+    retryBudget:
+      input.retryBudget === undefined ? base.retryBudget : checkRetryBudget(input.retryBudget, name("retryBudget"), base.retryBudget),
   };
   return {
     ...resolved,

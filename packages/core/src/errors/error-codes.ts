@@ -29,6 +29,11 @@ export const ErrorCodes = {
   OVERLOADED: "OVERLOADED",
   /** An identical call that already failed `repeatedCallLimit` times in this scope: refused without running. */
   REPEATED_CALL: "REPEATED_CALL",
+  /**
+   * A transient failure not retried in place because the tool's retry budget (`retryBudget`) is
+   * spent: recoverable, the same call again after `retry_after_ms` (when the window has room).
+   */
+  RETRY_BUDGET_SPENT: "RETRY_BUDGET_SPENT",
 } as const;
 
 export type StandardErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

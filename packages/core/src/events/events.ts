@@ -126,6 +126,13 @@ export type CallRefusedEvent = EventOf<
   "call refused",
   { tool_name: string; reason: "overloaded" | "repeated_call" }
 >;
+/** A transient failure was not retried in place: the tool's retry budget (`retryBudget`) is spent in its window. */
+export type RetryBudgetSpentEvent = EventOf<
+  "retry_budget_spent",
+  "WARN",
+  "retry budget spent",
+  { tool_name: string; window_ms: number; retry_after_ms: number }
+>;
 export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
 export type IdempotencyConflictEvent = EventOf<
   "idempotency_conflict",
@@ -164,7 +171,8 @@ export type RetryReflectEvent =
   | WaitingBeforeRetryEvent
   | AttemptTimedOutEvent
   | FallbackUsedEvent
-  | CallRefusedEvent;
+  | CallRefusedEvent
+  | RetryBudgetSpentEvent;
 
 export type RetryReflectEventType = RetryReflectEvent["type"];
 
@@ -184,6 +192,7 @@ export const EVENT_MESSAGES = {
   attempt_timed_out: { level: "WARN", message: "attempt timed out" },
   fallback_used: { level: "WARN", message: "fallback used" },
   call_refused: { level: "WARN", message: "call refused" },
+  retry_budget_spent: { level: "WARN", message: "retry budget spent" },
 } as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
 
 /**

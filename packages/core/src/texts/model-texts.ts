@@ -34,6 +34,10 @@ export const DEFAULT_SUGGESTED_ACTIONS = {
     "The tool is not authorised to use its service (its credentials are missing, invalid or lack permission); other arguments cannot fix this. Do not call it again for this task; tell the user the tool is not authorised.",
 } as const;
 
+/** The suggested action of `RETRY_BUDGET_SPENT`: the same call, after the wait the error gives. */
+export const RETRY_BUDGET_SPENT_ACTION =
+  "Many calls of this tool are failing, so retries are paused to spare its service: call it again with the same arguments after retry_after_ms, or continue without it.";
+
 /** The suggested action of a fault in the tool's own code (a `ReferenceError`, a `TypeError` of a programming mistake). */
 export const TOOL_CODE_FAULT_ACTION =
   "The tool itself failed because of a bug in its code, not because of your arguments. Do not call it again for this task; tell the user that the tool is broken.";

@@ -51,6 +51,7 @@ export function makeEvent<T extends RetryReflectEvent["type"]>(
     attempt_timed_out: ["WARN", "attempt timed out"],
     fallback_used: ["WARN", "fallback used"],
     call_refused: ["WARN", "call refused"],
+    retry_budget_spent: ["WARN", "retry budget spent"],
   } as const;
   const [level, message] = table[type];
   return {

@@ -1,0 +1,198 @@
+import { describe, expect, it } from "vitest";
+import { RetryBudgets } from "../src/budget/retry-budget.js";
+import { InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
+import { createFakeClock, drive, recordEvents } from "../src/testing.js";
+
+// The retry budget: within the sliding window, a tool's in-place retries are at most
+// ratio × its logical calls + minPerSecond × the window's seconds. Spent, a transient failure is
+// not retried in place: the call ends `reflect` with RETRY_BUDGET_SPENT and a wait.
+
+const unavailable = () => Object.assign(new Error("503 Service Unavailable"), { status: 503 });
+
+describe("the budget's arithmetic (RetryBudgets, on a fake clock's times)", () => {
+  it("allows ratio × calls retries in the window, then says how long until it has room", () => {
+    const budgets = new RetryBudgets(100);
+    const settings = { ratio: 0.5, minPerSecond: 0, windowMs: 10_000 };
+    for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 0);
+    const taken = Array.from({ length: 6 }, () => budgets.takeRetry("t", settings, 500));
+    // Spent; with no floor, only new calls make room: the hint is one window.
+    expect(taken).toEqual([0, 0, 0, 0, 0, 10_000]);
+    budgets.recordCall("t", settings, 600);
+    budgets.recordCall("t", settings, 600);
+    expect(budgets.takeRetry("t", settings, 600)).toBe(0); // 12 calls: 6 retries
+  });
+
+  it("has a floor of minPerSecond × the window's seconds, whatever the calls", () => {
+    const budgets = new RetryBudgets(100);
+    const settings = { ratio: 0, minPerSecond: 0.5, windowMs: 4_000 }; // 2 retries per window
+    // The window slides in tenths (400 ms here): the retries taken at 1 000 ms (800-1 200) leave it at 4 800 ms.
+    expect([0, 1, 2].map(() => budgets.takeRetry("t", settings, 1_000))).toEqual([0, 0, 3_800]);
+    expect(budgets.takeRetry("t", settings, 4_000)).toBe(800);
+    expect(budgets.takeRetry("t", settings, 4_800)).toBe(0);
+  });
+
+  it("slides: old calls stop counting, old retries stop costing", () => {
+    const budgets = new RetryBudgets(100);
+    const settings = { ratio: 0.1, minPerSecond: 0, windowMs: 10_000 };
+    for (let call = 0; call < 20; call++) budgets.recordCall("t", settings, 0); // 2 retries
+    expect(budgets.takeRetry("t", settings, 0)).toBe(0);
+    expect(budgets.takeRetry("t", settings, 0)).toBe(0);
+    for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 5_000); // +1 retry
+    expect(budgets.takeRetry("t", settings, 5_000)).toBe(0);
+    // 30 calls, 3 retries: spent, and old buckets leaving would not help (no floor): the hint is one window.
+    expect(budgets.takeRetry("t", settings, 5_000)).toBe(10_000);
+    // At 10 s bucket 0 (20 calls, 2 retries) has left: 10 calls, 1 retry: still spent.
+    expect(budgets.takeRetry("t", settings, 10_000)).toBe(10_000);
+    for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 10_000);
+    expect(budgets.takeRetry("t", settings, 10_000)).toBe(0); // 20 calls, 2 retries
+  });
+
+  it("counts each tool on its own", () => {
+    const budgets = new RetryBudgets(100);
+    const settings = { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 }; // 1 retry per window
+    expect(budgets.takeRetry("a", settings, 0)).toBe(0);
+    expect(budgets.takeRetry("a", settings, 0)).toBeGreaterThan(0);
+    expect(budgets.takeRetry("b", settings, 0)).toBe(0);
+  });
+});
+
+describe("a plugin with a retry budget", () => {
+  function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
+    const clock = createFakeClock();
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 3, ...options });
+    const runs = new Map<string, number>();
+    let failing = true;
+    const call = (toolName = "search") =>
+      plugin.execute({ toolName, args: {}, scope: "run-1" }, () => {
+        runs.set(toolName, (runs.get(toolName) ?? 0) + 1);
+        if (failing) throw unavailable();
+        return "ok";
+      });
+    return {
+      clock,
+      events,
+      plugin,
+      call,
+      runs: (toolName = "search") => runs.get(toolName) ?? 0,
+      heal: () => {
+        failing = false;
+      },
+    };
+  }
+
+  it("turns an in-place retry it cannot afford into a recoverable failure that says when to call again", async () => {
+    // 1 retry per 10 s window, whatever the calls.
+    const { clock, events, call, runs } = setup({ retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 } });
+
+    const outcome = await drive(clock, call());
+
+    expect(runs()).toBe(2); // the first attempt and the one retry the budget allows
+    expect(outcome.status).toBe("reflect");
+    if (outcome.status !== "reflect") return;
+    expect(outcome.error.toJSON()).toEqual({
+      error_code: "RETRY_BUDGET_SPENT",
+      message: "503 Service Unavailable",
+      recoverable: true,
+      suggested_action:
+        "Many calls of this tool are failing, so retries are paused to spare its service: call it again with the same arguments after retry_after_ms, or continue without it.",
+      retry_after_ms: 9_500,
+      details: { last_error_code: "TRANSIENT" },
+    });
+    expect(outcome.message).toMatch(
+      /^The tool 'search' did not complete this call: "503 Service Unavailable"\. Call it again with the same arguments .* in about 10 s; do not change them\./,
+    );
+    expect(events.lines().filter((line) => line.includes("retry budget spent"))).toEqual([
+      'WARN retry budget spent tool_name="search" window_ms=10000 retry_after_ms=9500',
+    ]);
+  });
+
+  it("retries in place again once the window has room", async () => {
+    const { clock, call, runs, heal } = setup({ retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 } });
+    await drive(clock, call()); // spends the one retry
+    expect(runs()).toBe(2);
+    await clock.advance(10_000);
+    heal();
+    // Healthy now: the call after the wait succeeds (no retry needed); a failing one could retry again.
+    const outcome = await drive(clock, call());
+    expect(outcome).toMatchObject({ status: "success", value: "ok" });
+  });
+
+  it("counts the healthy calls made directly: ratio × calls retries for a tool that starts failing", async () => {
+    const clock = createFakeClock();
+    // No backoff and a breaker that stays closed: only the budget stops the retries.
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 50,
+      initialBackoffMs: 0,
+      circuitBreakerThreshold: 1_000,
+      retryBudget: { ratio: 0.1, minPerSecond: 0, windowMs: 10_000 },
+    });
+    let executions = 0;
+    const run = (fail: boolean) =>
+      plugin.execute({ toolName: "search", args: {}, scope: "run-1" }, () => {
+        executions += 1;
+        if (fail) throw unavailable();
+        return "ok";
+      });
+    for (let index = 0; index < 99; index++) expect((await run(false)).status).toBe("success");
+    const outcome = await drive(clock, run(true));
+    expect(executions - 99).toBe(11); // 100 calls in the window: its first attempt and 10 retries
+    expect(outcome.status === "reflect" && outcome.error.code).toBe("RETRY_BUDGET_SPENT");
+  });
+
+  it("caps the retries of many calls in flight at once: the budget, not calls × maxRetries", async () => {
+    const { clock, plugin, events } = setup({
+      circuitBreakerThreshold: 1_000, // the budget alone, not the breaker
+      retryBudget: { ratio: 0.1, minPerSecond: 0, windowMs: 10_000 },
+    });
+    let executions = 0;
+    const calls = Array.from({ length: 200 }, (_, index) =>
+      plugin.execute({ toolName: "search", args: { index }, scope: `run-${index}` }, () => {
+        executions += 1;
+        throw unavailable();
+      }),
+    );
+    const outcomes = await drive(clock, Promise.all(calls));
+    // 200 calls allow 20 retries; without the budget it would be 200 × 3 = 600 more executions.
+    expect(executions).toBe(220);
+    expect(outcomes.every((outcome) => outcome.status === "reflect" && outcome.error.code === "RETRY_BUDGET_SPENT")).toBe(true);
+    expect(events.types().filter((type) => type === "retry_budget_spent")).toHaveLength(200);
+  });
+
+  it("is per tool: a tool's own budget, and false to turn the plugin's off for one tool", async () => {
+    const { clock, call, runs } = setup({
+      retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 },
+      tools: { lookup: { retryBudget: false }, fetch: { retryBudget: { minPerSecond: 0.2 } } },
+    });
+    await drive(clock, call("search"));
+    await drive(clock, call("lookup"));
+    await drive(clock, call("fetch"));
+    expect(runs("search")).toBe(2); // the plugin's budget: 1 retry
+    expect(runs("lookup")).toBe(4); // no budget: maxRetries (3) retries
+    expect(runs("fetch")).toBe(3); // its own: 2 retries (windowMs and ratio from the plugin's)
+  });
+
+  it("never throttles a reflection (bad arguments go back to the model, as without a budget)", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, retryBudget: { ratio: 0, minPerSecond: 0, windowMs: 10_000 } });
+    const outcome = await plugin.execute({ toolName: "geocode", args: {}, scope: "s" }, () => {
+      throw new Error("Invalid input: city must be a city name");
+    });
+    expect(outcome.status === "reflect" && outcome.error.code).toBe("INVALID_ARGUMENTS");
+  });
+
+  it("refuses a bad retryBudget when the plugin is made, naming the option and the value", () => {
+    const create = (retryBudget: unknown, tools?: unknown) =>
+      RetryReflectPlugin.create({ retryBudget, ...(tools === undefined ? {} : { tools }) } as never);
+    expect(() => create(5)).toThrow(InvalidOptionError);
+    expect(() => create(5)).toThrow(/`retryBudget`.*5/);
+    expect(() => create(true)).toThrow(/`retryBudget`/);
+    expect(() => create({ ratio: -1 })).toThrow(/`retryBudget.ratio`.*-1/);
+    expect(() => create({ windowMs: 0 })).toThrow(/`retryBudget.windowMs`.*> 0/);
+    expect(() => create({ minPerSecond: Number.NaN })).toThrow(/`retryBudget.minPerSecond`/);
+    expect(() => create({ perSecond: 1 })).toThrow(/`retryBudget.perSecond`/);
+    expect(() => create(undefined, { pay: { retryBudget: { ratio: "10%" } } })).toThrow(/`tools.pay.retryBudget.ratio`/);
+    expect(RetryReflectPlugin.create({ retryBudget: {} }).options.retryBudget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+  });
+});
