@@ -6,6 +6,8 @@
 export type { CircuitSnapshot } from "./breaker/circuit-breaker.js";
 export type { CircuitTransition } from "./breaker/circuit-breaker-options.js";
 export type {
+  BudgetShare,
+  BudgetShareReply,
   CircuitAdmission,
   CircuitBreakerStore,
   CircuitDecision,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RetryBudgets } from "../src/budget/retry-budget.js";
-import { InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
+import { type BudgetShare, type BudgetShareReply, InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
+import { CircuitBreaker } from "../src/primitives.js";
 import { createFakeClock, drive, recordEvents } from "../src/testing.js";
 
 // The retry budget: within the sliding window, a tool's in-place retries are at most
@@ -195,4 +196,150 @@ describe("a plugin with a retry budget", () => {
     expect(() => create(undefined, { pay: { retryBudget: { ratio: "10%" } } })).toThrow(/`tools.pay.retryBudget.ratio`/);
     expect(RetryReflectPlugin.create({ retryBudget: {} }).options.retryBudget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
   });
+});
+
+/**
+ * A fleet's shared windows in memory, as the Redis store keeps them: counts per bucket, the ten
+ * newest live, one retry taken atomically when there is room. `io` counts the shares.
+ */
+function memoryFleet() {
+  const windows = new Map<string, Map<number, [number, number]>>();
+  const fleet = {
+    io: 0,
+    down: false,
+    share: async (key: string, share: BudgetShare): Promise<BudgetShareReply> => {
+      fleet.io += 1;
+      await Promise.resolve(); // the round trip
+      if (fleet.down) throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
+      const window = windows.get(key) ?? new Map<number, [number, number]>();
+      windows.set(key, window);
+      for (let at = 0; at < share.counts.length; at += 3) {
+        const [index, calls, retries] = share.counts.slice(at, at + 3) as [number, number, number];
+        const counts = window.get(index) ?? [0, 0];
+        window.set(index, [counts[0] + calls, counts[1] + retries]);
+      }
+      for (const index of window.keys()) if (index <= share.bucket - 10) window.delete(index);
+      let calls = 0;
+      let retries = 0;
+      for (const [c, r] of window.values()) {
+        calls += c;
+        retries += r;
+      }
+      const taken = share.take && retries + 1 <= share.ratio * calls + (share.minPerSecond * share.windowMs) / 1000;
+      if (taken) {
+        const counts = window.get(share.bucket) ?? [0, 0];
+        window.set(share.bucket, [counts[0], counts[1] + 1]);
+      }
+      return { taken, buckets: [...window].flatMap(([index, [c, r]]) => [index, c, r]) };
+    },
+    total: (key: string) => [...(windows.get(key)?.values() ?? [])].reduce((sum, [, retries]) => sum + retries, 0),
+  };
+  return fleet;
+}
+
+describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
+  const settings = { ratio: 0, minPerSecond: 1, windowMs: 10_000 }; // 10 retries per window, fleet-wide
+
+  it("is one budget for 4 processes: each retry is taken by the store, atomically", async () => {
+    const fleet = memoryFleet();
+    const processes = Array.from({ length: 4 }, () => new RetryBudgets(100, fleet.share));
+    // 40 retries asked at once, 10 per process: alone, each process would allow its own 10.
+    const asked = processes.flatMap((budgets) => Array.from({ length: 10 }, () => budgets.takeRetry("search", settings, 500)));
+    const waits = await Promise.all(asked);
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(10);
+    expect(fleet.total("search")).toBe(10);
+    expect(waits.filter((wait) => wait > 0)).toEqual(Array.from({ length: 30 }, () => 9_500));
+  });
+
+  it("tells the fleet the calls of a tool that failed here, at most once a second; a healthy tool costs no share", async () => {
+    const fleet = memoryFleet();
+    const failing = new RetryBudgets(100, fleet.share);
+    const healthy = new RetryBudgets(100, fleet.share);
+    const ratio = { ratio: 0.5, minPerSecond: 0, windowMs: 10_000 };
+    for (let call = 0; call < 100; call++) healthy.recordCall("lookup", ratio, call * 10);
+    expect(fleet.io).toBe(0);
+    for (let call = 0; call < 10; call++) failing.recordCall("search", ratio, 0);
+    expect(await failing.takeRetry("search", ratio, 0)).toBe(0); // 10 calls: 5 retries; the calls go with it
+    expect(fleet.io).toBe(1);
+    for (let call = 0; call < 100; call++) failing.recordCall("search", ratio, 10 + call); // within the second: no share
+    expect(fleet.io).toBe(1);
+    failing.recordCall("search", ratio, 1_000); // a second on: one share of the 101 calls
+    await Promise.resolve();
+    expect(fleet.io).toBe(2);
+    // The fleet now holds 111 calls: 55 retries in all.
+    const waits = await Promise.all(Array.from({ length: 60 }, () => failing.takeRetry("search", ratio, 1_100)));
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(54);
+  });
+
+  it("is judged here when the store does not answer, and the counts go with the next share", async () => {
+    const fleet = memoryFleet();
+    const errors: string[] = [];
+    const budgets = new RetryBudgets(100, fleet.share, (key, error) => errors.push(`${key}: ${(error as Error).message}`));
+    fleet.down = true;
+    // Alone: 10 retries here.
+    const waits = await Promise.all(Array.from({ length: 12 }, () => budgets.takeRetry("search", settings, 0)));
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(10);
+    expect(errors[0]).toBe("search: connect ECONNREFUSED 127.0.0.1:6379");
+    fleet.down = false;
+    // Back: the 10 retries taken meanwhile reach the fleet with the next share, and count there.
+    expect(await budgets.takeRetry("search", settings, 2_000)).toBe(8_000);
+    expect(fleet.total("search")).toBe(10);
+  });
+});
+
+describe("a plugin over a store that shares budgets", () => {
+  it("asks the store for each in-place retry, and shares nothing for a healthy tool", async () => {
+    const clock = createFakeClock();
+    const fleet = memoryFleet();
+    const store = new CircuitBreaker({ clock }) as unknown as Record<string, unknown>;
+    const breakerStore = {
+      isClosed: (key: string) => (store.isClosed as (key: string) => boolean).call(store, key),
+      peek: (key: string) => (store.peek as (key: string) => number | undefined).call(store, key),
+      state: (key: string) => (store.state as (key: string) => "closed").call(store, key),
+      acquire: () => ({ admitted: true as const, permit: { probe: 0 } }),
+      record: () => undefined,
+      isolate: () => undefined,
+      reset: () => undefined,
+      shareBudget: fleet.share,
+    };
+    const plugins = [0, 1].map(() =>
+      RetryReflectPlugin.create({
+        clock,
+        circuitBreakerStore: breakerStore,
+        maxRetries: 5,
+        retryBudget: { ratio: 0, minPerSecond: 0.2, windowMs: 10_000 }, // 2 retries per window, fleet-wide
+      }),
+    );
+    let executions = 0;
+    const call = (plugin: RetryReflectPlugin, fail: boolean) =>
+      plugin.execute({ toolName: "search", args: {}, scope: "s" }, () => {
+        executions += 1;
+        if (fail) throw unavailable();
+        return "ok";
+      });
+    for (const plugin of plugins) await call(plugin, false);
+    expect(fleet.io).toBe(0);
+    const outcomes = await drive(clock, Promise.all(plugins.map((plugin) => call(plugin, true))));
+    expect(executions - 2).toBe(4); // 2 first attempts, 2 retries fleet-wide (4 if each process had its own)
+    expect(outcomes.map((outcome) => outcome.status === "reflect" && outcome.error.code)).toEqual([
+      "RETRY_BUDGET_SPENT",
+      "RETRY_BUDGET_SPENT",
+    ]);
+  });
+});
+
+it("refuses a circuitBreakerStore whose shareBudget is not a function", () => {
+  const store = {
+    isClosed: () => true,
+    peek: () => undefined,
+    state: () => "closed",
+    acquire: () => undefined,
+    record: () => undefined,
+    isolate: () => undefined,
+    reset: () => undefined,
+  };
+  expect(() => RetryReflectPlugin.create({ circuitBreakerStore: { ...store, shareBudget: 1 } as never })).toThrow(
+    /`circuitBreakerStore.shareBudget`.*1/,
+  );
+  expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store as never })).not.toThrow();
 });

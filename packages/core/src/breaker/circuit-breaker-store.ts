@@ -65,4 +65,34 @@ export interface CircuitBreakerStore {
   reset(key?: string): void | Promise<void>;
   /** Circuits this process holds in its local view. @default 0 */
   readonly size?: number;
+  /**
+   * Shares a tool's retry budget (`retryBudget`) across processes; optional: without it each
+   * process keeps its own budget. Adds this process's counts not sent yet to the fleet's window
+   * and, with `take`, takes one in-place retry when the fleet's window has room for it (atomically:
+   * two processes never take the last one both). Asked on the failure path only: for each in-place
+   * retry, and with the calls of a tool that failed here in the window, at most once a second.
+   * A rejection keeps the counts for the next time (the budget is then judged on what is known here).
+   */
+  shareBudget?(key: string, share: BudgetShare): Promise<BudgetShareReply>;
+}
+
+/** What `shareBudget` sends: the budget, now's bucket, and the counts not sent yet. */
+export interface BudgetShare {
+  readonly ratio: number;
+  readonly minPerSecond: number;
+  readonly windowMs: number;
+  /** Now's bucket: buckets are tenths of `windowMs`, `Math.floor(now * 10 / windowMs)`; the ten newest are live. */
+  readonly bucket: number;
+  /** Flat `[bucket, calls, retries, ...]`: this process's counts since its last share. */
+  readonly counts: readonly number[];
+  /** Take one retry (in `bucket`) if the window, these counts added, has room for it. */
+  readonly take: boolean;
+}
+
+/** What `shareBudget` answers. */
+export interface BudgetShareReply {
+  /** Whether the retry asked for (`take`) was taken. */
+  readonly taken: boolean;
+  /** The fleet's live buckets after the share (the retry taken included), flat `[bucket, calls, retries, ...]`. */
+  readonly buckets: readonly number[];
 }

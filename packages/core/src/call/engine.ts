@@ -126,7 +126,16 @@ export function createEngine(options: ResolvedOptions): Engine {
     cleaner,
     tracker: new AttemptTracker(options.maxAttemptCounters),
     rejections: new LruMap(options.maxCircuitBreakers),
-    budgets: new RetryBudgets(options.maxCircuitBreakers),
+    budgets: new RetryBudgets(
+      options.maxCircuitBreakers,
+      store?.shareBudget === undefined ? undefined : store.shareBudget.bind(store),
+      (toolName, error) =>
+        notifier.emit("store_error", toolName, undefined, {
+          tool_name: toolName,
+          operation: "budget",
+          error: cleaner.clean(errorMessageOf(error)),
+        }),
+    ),
   };
 }
 

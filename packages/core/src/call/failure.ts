@@ -64,7 +64,7 @@ function decideFailure(
   cleaned: ToolError,
   failure: unknown,
   thrown: unknown,
-): ReflectOutcome | FailedOutcome | number {
+): ReflectOutcome | FailedOutcome | number | Promise<ReflectOutcome | FailedOutcome | number> {
   const { breaker, policy } = run;
   const { tracker } = engine;
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
@@ -98,9 +98,18 @@ function decideFailure(
     },
     policy,
   );
-  if (decision.kind === "retry" && policy.retryBudget !== undefined) {
-    const waitMs = engine.budgets.takeRetry(run.toolName, policy.retryBudget, engine.options.clock.now());
-    if (waitMs > 0) return budgetSpent(engine, run, tracked, error, policy.retryBudget, waitMs);
+  const budget = policy.retryBudget;
+  if (decision.kind === "retry" && budget !== undefined) {
+    const taken = engine.budgets.takeRetry(run.toolName, budget, engine.options.clock.now());
+    // A shared budget is asked of the store (failure path only: the healthy call never waits for it).
+    if (taken instanceof Promise) {
+      return taken.then((waitMs) =>
+        waitMs > 0
+          ? budgetSpent(engine, run, tracked, error, budget, waitMs)
+          : applyDecision(engine, run, tracked, error, decision, "tool"),
+      );
+    }
+    if (taken > 0) return budgetSpent(engine, run, tracked, error, budget, taken);
   }
   return applyDecision(engine, run, tracked, error, decision, "tool");
 }

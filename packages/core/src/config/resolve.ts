@@ -160,6 +160,14 @@ function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap
   ) {
     throw new InvalidOptionError("circuitBreakerStore", value, `a CircuitBreakerStore (${STORE_METHODS.join(", ")})`);
   }
+  const share = (value as Record<string, unknown>).shareBudget;
+  if (share !== undefined && typeof share !== "function") {
+    throw new InvalidOptionError(
+      "circuitBreakerStore.shareBudget",
+      share,
+      "a function, or undefined (each process keeps its own retry budget)",
+    );
+  }
   const rated = [...tools].find(([, each]) => each.circuitBreakerFailureRate !== undefined);
   if (policy.circuitBreakerFailureRate !== undefined || rated !== undefined) {
     const name =

@@ -144,8 +144,8 @@ export type IdempotencyConflictEvent = EventOf<
   }
 >;
 
-/** Where a store call failed; `acquire`/`record` are the circuit-breaker store's (shared state). */
-export type StoreOperation = "begin" | "complete" | "release" | "acquire" | "record";
+/** Where a store call failed; `acquire`/`record`/`budget` are the circuit-breaker store's (shared state; `budget`: `shareBudget`). */
+export type StoreOperation = "begin" | "complete" | "release" | "acquire" | "record" | "budget";
 /** A store call threw, rejected or answered nonsense. `error` is its cleaned message. */
 export type StoreErrorEvent = EventOf<
   "store_error",
