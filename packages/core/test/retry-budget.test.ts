@@ -199,10 +199,11 @@ describe("a plugin with a retry budget", () => {
 });
 
 /**
- * A fleet's shared windows in memory, as the Redis store keeps them: counts per bucket, the ten
- * newest live, one retry taken atomically when there is room. `io` counts the shares.
+ * A fleet's shared windows in memory, as the Redis store keeps them: counts per bucket of the
+ * store's own clock (`now`), the ten newest live, one retry taken atomically when there is room.
+ * `io` counts the shares.
  */
-function memoryFleet() {
+function memoryFleet(now: () => number) {
   const windows = new Map<string, Map<number, [number, number]>>();
   const fleet = {
     io: 0,
@@ -211,14 +212,15 @@ function memoryFleet() {
       fleet.io += 1;
       await Promise.resolve(); // the round trip
       if (fleet.down) throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
+      const bucket = Math.floor((now() * 10) / share.windowMs);
       const window = windows.get(key) ?? new Map<number, [number, number]>();
       windows.set(key, window);
       for (let at = 0; at < share.counts.length; at += 3) {
-        const [index, calls, retries] = share.counts.slice(at, at + 3) as [number, number, number];
-        const counts = window.get(index) ?? [0, 0];
-        window.set(index, [counts[0] + calls, counts[1] + retries]);
+        const [age, calls, retries] = share.counts.slice(at, at + 3) as [number, number, number];
+        const counts = window.get(bucket - age) ?? [0, 0];
+        window.set(bucket - age, [counts[0] + calls, counts[1] + retries]);
       }
-      for (const index of window.keys()) if (index <= share.bucket - 10) window.delete(index);
+      for (const index of window.keys()) if (index <= bucket - 10) window.delete(index);
       let calls = 0;
       let retries = 0;
       for (const [c, r] of window.values()) {
@@ -227,10 +229,10 @@ function memoryFleet() {
       }
       const taken = share.take && retries + 1 <= share.ratio * calls + (share.minPerSecond * share.windowMs) / 1000;
       if (taken) {
-        const counts = window.get(share.bucket) ?? [0, 0];
-        window.set(share.bucket, [counts[0], counts[1] + 1]);
+        const counts = window.get(bucket) ?? [0, 0];
+        window.set(bucket, [counts[0], counts[1] + 1]);
       }
-      return { taken, buckets: [...window].flatMap(([index, [c, r]]) => [index, c, r]) };
+      return { taken, buckets: [...window].flatMap(([index, [c, r]]) => [bucket - index, c, r]) };
     },
     total: (key: string) => [...(windows.get(key)?.values() ?? [])].reduce((sum, [, retries]) => sum + retries, 0),
   };
@@ -241,7 +243,7 @@ describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
   const settings = { ratio: 0, minPerSecond: 1, windowMs: 10_000 }; // 10 retries per window, fleet-wide
 
   it("is one budget for 4 processes: each retry is taken by the store, atomically", async () => {
-    const fleet = memoryFleet();
+    const fleet = memoryFleet(() => 500);
     const processes = Array.from({ length: 4 }, () => new RetryBudgets(100, fleet.share));
     // 40 retries asked at once, 10 per process: alone, each process would allow its own 10.
     const asked = processes.flatMap((budgets) => Array.from({ length: 10 }, () => budgets.takeRetry("search", settings, 500)));
@@ -252,7 +254,8 @@ describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
   });
 
   it("tells the fleet the calls of a tool that failed here, at most once a second; a healthy tool costs no share", async () => {
-    const fleet = memoryFleet();
+    let now = 0;
+    const fleet = memoryFleet(() => now);
     const failing = new RetryBudgets(100, fleet.share);
     const healthy = new RetryBudgets(100, fleet.share);
     const ratio = { ratio: 0.5, minPerSecond: 0, windowMs: 10_000 };
@@ -263,16 +266,19 @@ describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
     expect(fleet.io).toBe(1);
     for (let call = 0; call < 100; call++) failing.recordCall("search", ratio, 10 + call); // within the second: no share
     expect(fleet.io).toBe(1);
+    now = 1_000;
     failing.recordCall("search", ratio, 1_000); // a second on: one share of the 101 calls
     await Promise.resolve();
     expect(fleet.io).toBe(2);
     // The fleet now holds 111 calls: 55 retries in all.
+    now = 1_100;
     const waits = await Promise.all(Array.from({ length: 60 }, () => failing.takeRetry("search", ratio, 1_100)));
     expect(waits.filter((wait) => wait === 0)).toHaveLength(54);
   });
 
   it("is judged here when the store does not answer, and the counts go with the next share", async () => {
-    const fleet = memoryFleet();
+    let now = 0;
+    const fleet = memoryFleet(() => now);
     const errors: string[] = [];
     const budgets = new RetryBudgets(100, fleet.share, (key, error) => errors.push(`${key}: ${(error as Error).message}`));
     fleet.down = true;
@@ -281,6 +287,7 @@ describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
     expect(waits.filter((wait) => wait === 0)).toHaveLength(10);
     expect(errors[0]).toBe("search: connect ECONNREFUSED 127.0.0.1:6379");
     fleet.down = false;
+    now = 2_000;
     // Back: the 10 retries taken meanwhile reach the fleet with the next share, and count there.
     expect(await budgets.takeRetry("search", settings, 2_000)).toBe(8_000);
     expect(fleet.total("search")).toBe(10);
@@ -290,7 +297,7 @@ describe("a budget shared by a fleet (CircuitBreakerStore.shareBudget)", () => {
 describe("a plugin over a store that shares budgets", () => {
   it("asks the store for each in-place retry, and shares nothing for a healthy tool", async () => {
     const clock = createFakeClock();
-    const fleet = memoryFleet();
+    const fleet = memoryFleet(() => clock.now());
     const store = new CircuitBreaker({ clock }) as unknown as Record<string, unknown>;
     const breakerStore = {
       isClosed: (key: string) => (store.isClosed as (key: string) => boolean).call(store, key),

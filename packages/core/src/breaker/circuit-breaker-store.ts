@@ -76,16 +76,18 @@ export interface CircuitBreakerStore {
   shareBudget?(key: string, share: BudgetShare): Promise<BudgetShareReply>;
 }
 
-/** What `shareBudget` sends: the budget, now's bucket, and the counts not sent yet. */
+/**
+ * What `shareBudget` sends: the budget and this process's counts since its last share, by age (the
+ * store's own clock dates them: processes whose clocks differ still share one window).
+ */
 export interface BudgetShare {
   readonly ratio: number;
   readonly minPerSecond: number;
+  /** The window, sliding in buckets of a tenth of it; the ten newest are live. */
   readonly windowMs: number;
-  /** Now's bucket: buckets are tenths of `windowMs`, `Math.floor(now * 10 / windowMs)`; the ten newest are live. */
-  readonly bucket: number;
-  /** Flat `[bucket, calls, retries, ...]`: this process's counts since its last share. */
+  /** Flat `[age, calls, retries, ...]`, `age` in buckets before now's (0: now's bucket, at most 9). */
   readonly counts: readonly number[];
-  /** Take one retry (in `bucket`) if the window, these counts added, has room for it. */
+  /** Take one retry (in now's bucket) if the window, these counts added, has room for it. */
   readonly take: boolean;
 }
 
@@ -93,6 +95,6 @@ export interface BudgetShare {
 export interface BudgetShareReply {
   /** Whether the retry asked for (`take`) was taken. */
   readonly taken: boolean;
-  /** The fleet's live buckets after the share (the retry taken included), flat `[bucket, calls, retries, ...]`. */
+  /** The fleet's live buckets after the share (the retry taken included), flat `[age, calls, retries, ...]`. */
   readonly buckets: readonly number[];
 }

@@ -168,14 +168,14 @@ class BudgetWindow {
     const sending = this.counts.liveBuckets(bucket);
     const counts: number[] = [];
     for (const [index, calls, retries] of sending) {
-      counts.push(index, calls, retries);
+      counts.push(bucket - index, calls, retries);
       this.counts.restore(index, -calls, -retries);
     }
     this.sharedAt = now;
     const order = ++this.sent;
     let reply: BudgetShareReply;
     try {
-      reply = await share(this.key, { ...settings, bucket, counts, take });
+      reply = await share(this.key, { ...settings, counts, take });
     } catch (error) {
       for (const [index, calls, retries] of sending) this.counts.restore(index, calls, retries);
       this.onShareError?.(this.key, error);
@@ -184,8 +184,8 @@ class BudgetWindow {
     const fleet = new FailureWindow(bucket);
     const buckets = reply.buckets;
     for (let at = 0; at + 2 < buckets.length; at += 3) {
-      const [index, calls, retries] = [Number(buckets[at]), Number(buckets[at + 1]), Number(buckets[at + 2])];
-      if (Number.isInteger(index) && Number.isFinite(calls) && Number.isFinite(retries)) fleet.restore(index, calls, retries);
+      const [age, calls, retries] = [Number(buckets[at]), Number(buckets[at + 1]), Number(buckets[at + 2])];
+      if (Number.isInteger(age) && Number.isFinite(calls) && Number.isFinite(retries)) fleet.restore(bucket - age, calls, retries);
     }
     if (order > this.heard) {
       this.heard = order;
