@@ -227,3 +227,76 @@ for i, name in ipairs(KEYS) do
 end
 return out
 `);
+
+/**
+ * budget(windowMs, ratio, floor, take, then [age, calls, retries] ...) → {taken (1|0), then per
+ * live bucket: age, calls, retries}: a tool's retry budget fleet-wide (a hash per tool: `c<bucket>`
+ * and `r<bucket>` counts, buckets of a tenth of the window on the server's clock). Adds the counts
+ * sent (dated by age, so that a replica's clock never places them), drops the buckets that left
+ * the window, and with `take` adds one retry to now's bucket when retries + 1 ≤ ratio × calls +
+ * floor: one script, so two replicas never take the last retry both. Kept two windows past its
+ * last share.
+ */
+export const BUDGET: Script = script(`${NOW}
+local window_ms = tonumber(ARGV[1])
+local ratio = tonumber(ARGV[2])
+local floor_retries = tonumber(ARGV[3])
+local take = ARGV[4] == '1'
+local bucket = math.floor(now * 10 / window_ms)
+local oldest = bucket - 9
+for i = 5, #ARGV - 2, 3 do
+  local at = bucket - tonumber(ARGV[i])
+  local calls = tonumber(ARGV[i + 1])
+  local retries = tonumber(ARGV[i + 2])
+  if at >= oldest and at <= bucket then
+    if calls ~= 0 then redis.call('HINCRBY', KEYS[1], 'c' .. at, calls) end
+    if retries ~= 0 then redis.call('HINCRBY', KEYS[1], 'r' .. at, retries) end
+  end
+end
+local all = redis.call('HGETALL', KEYS[1])
+local counts, order, stale = {}, {}, {}
+local calls, retries = 0, 0
+for i = 1, #all, 2 do
+  local field = all[i]
+  local at = tonumber(string.sub(field, 2))
+  local n = tonumber(all[i + 1])
+  if at == nil or at < oldest or at > bucket then
+    stale[#stale + 1] = field
+  else
+    local c = counts[at]
+    if c == nil then
+      c = {0, 0}
+      counts[at] = c
+      order[#order + 1] = at
+    end
+    if string.sub(field, 1, 1) == 'c' then
+      c[1] = c[1] + n
+      calls = calls + n
+    else
+      c[2] = c[2] + n
+      retries = retries + n
+    end
+  end
+end
+if #stale > 0 then redis.call('HDEL', KEYS[1], unpack(stale)) end
+local taken = 0
+if take and retries + 1 <= ratio * calls + floor_retries then
+  taken = 1
+  redis.call('HINCRBY', KEYS[1], 'r' .. bucket, 1)
+  local c = counts[bucket]
+  if c == nil then
+    c = {0, 0}
+    counts[bucket] = c
+    order[#order + 1] = bucket
+  end
+  c[2] = c[2] + 1
+end
+if #order > 0 then redis.call('PEXPIRE', KEYS[1], window_ms * 2) end
+local out = {taken}
+for _, at in ipairs(order) do
+  out[#out + 1] = bucket - at
+  out[#out + 1] = counts[at][1]
+  out[#out + 1] = counts[at][2]
+end
+return out
+`);

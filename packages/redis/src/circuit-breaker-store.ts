@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type {
+  BudgetShare,
+  BudgetShareReply,
   CircuitAdmission,
   CircuitBreakerStore,
   CircuitPermit,
@@ -9,7 +11,7 @@ import type {
   CircuitTransition,
 } from "@retry-reflect/core";
 import { admissionOf, CLOSED, parse, transitionOf, versionOf } from "./breaker-replies.js";
-import { ACQUIRE, acquireArgs, acquireReleaseArgs, ISOLATE, READ, RECORD, RESET } from "./breaker-scripts.js";
+import { ACQUIRE, acquireArgs, acquireReleaseArgs, BUDGET, ISOLATE, READ, RECORD, RESET } from "./breaker-scripts.js";
 import { CircuitReads, KEYS_PER_READ } from "./circuit-reads.js";
 import { CircuitViews, MAX_VIEWS } from "./circuit-views.js";
 import { HeldSubscription, subscribeWarning } from "./held-subscription.js";
@@ -221,6 +223,32 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
       this.views.delete(each);
       this.failing.delete(each);
     });
+  }
+
+  /**
+   * The Redis key of a tool's retry budget (`retryBudget`): the prefix and a hash of the tool name,
+   * in a cluster slot of its own (its hash tag is not the circuit's).
+   */
+  budgetKeyOf(key: string): string {
+    return `${this.prefix}rb:{${hashed(key)}}`;
+  }
+
+  /**
+   * A tool's retry budget, fleet-wide: one script adds this process's counts to the tool's window
+   * in Redis and, with `take`, takes one in-place retry when the window has room (atomically).
+   * The plugin asks it on the failure path only; a rejection (Redis down, late) leaves the budget
+   * to this process's own view until Redis answers again.
+   */
+  async shareBudget(key: string, share: BudgetShare): Promise<BudgetShareReply> {
+    const floor = (share.minPerSecond * share.windowMs) / 1000;
+    const reply = await this.redis.run(
+      BUDGET,
+      [this.budgetKeyOf(key)],
+      [share.windowMs, share.ratio, floor, share.take ? 1 : 0, ...share.counts],
+    );
+    if (!Array.isArray(reply) || reply.length % 3 !== 1)
+      throw new TypeError(`shareBudget: an unexpected reply from Redis: ${JSON.stringify(reply)}`);
+    return { taken: reply[0] === 1, buckets: reply.slice(1).map(Number) };
   }
 
   /** Ends the subscription and the releases of acquires that got no reply (the client is yours: it stays open). */

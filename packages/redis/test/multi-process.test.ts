@@ -67,6 +67,27 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     expect(keys.join("\n")).not.toContain("search");
   });
 
+  it("4 processes share one retry budget: 200 failing calls at once get the fleet's 20 in-place retries, not 20 each (or 600)", async () => {
+    // ratio 0, 2 per second over 10 s: 20 retries fleet-wide in the window; a breaker that stays closed.
+    const fleetOf4 = await fleet(4, {
+      retryBudget: { ratio: 0, minPerSecond: 2, windowMs: 10_000 },
+      initialBackoffMs: 10,
+      threshold: 10_000,
+    });
+    const rounds = await Promise.all(
+      fleetOf4.map((replica) =>
+        replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 50, result: "unavailable" }),
+      ),
+    );
+    const runs = rounds.reduce((sum, round) => sum + round.runs, 0);
+    expect(runs).toBe(200 + 20);
+    // Every call ends reflected: its retry not afforded (the 20 retried ones too, on their second failure).
+    for (const round of rounds) expect(round.outcomes).toEqual({ "reflect:RETRY_BUDGET_SPENT": 50 });
+    const keys = (await server.command("KEYS", "*")).split("\r\n").filter((line) => line.includes(":rb:{"));
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^mp\d+:rb:\{[0-9a-f]{40}\}$/);
+  });
+
   it("10,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {
     // 2,500 script calls queued at once on each connection: a limit for throughput, not for a hung server.
     const fleetOf4 = await fleet(4, { commandTimeoutMs: 10_000 });

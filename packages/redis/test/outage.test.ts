@@ -131,6 +131,53 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       await fleetCountsAgain(a);
     });
 
+    it("Redis stopped: the retry budget is judged here (store_error budget); back, the retries taken meanwhile count fleet-wide", async () => {
+      const server = redis as RedisServer;
+      const prefix = `outb${++prefixes}:`;
+      const { client, ping } = await connect(kind, server.url);
+      const clock = createFakeClock();
+      const stores = redisStores({ client, prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS, clock });
+      cleanups.push(() => stores.close());
+      await stores.circuitBreaker.subscribed;
+      const events: RetryReflectEvent[] = [];
+      const plugin = RetryReflectPlugin.create({
+        clock,
+        maxRetries: 10,
+        initialBackoffMs: 0,
+        circuitBreakerThreshold: 100,
+        circuitBreakerStore: stores.circuitBreaker,
+        retryBudget: { ratio: 0, minPerSecond: 0.3, windowMs: 10_000 }, // 3 retries per window
+        observers: [{ onEvent: (event) => events.push(event) }],
+      });
+      let runs = 0;
+      const unavailable = () =>
+        plugin.execute({ toolName: "search", args: {}, scope: `s${runs}` }, async () => {
+          runs++;
+          throw Object.assign(new Error("503 Service Unavailable"), { status: 503 });
+        });
+      await server.stop();
+      try {
+        const outcome = await unavailable();
+        expect(outcome.status === "reflect" && outcome.error.code).toBe("RETRY_BUDGET_SPENT");
+        expect(runs).toBe(4); // the first attempt and the 3 retries this process allows alone
+        const budgetErrors = events.filter((event) => event.type === "store_error" && event.fields.operation === "budget");
+        expect(budgetErrors.length).toBeGreaterThanOrEqual(1);
+      } finally {
+        await server.restart();
+      }
+      await until(async () => (await ping()) === "PONG");
+      // Back: the 3 retries go to Redis with the next share, and spend the fleet's budget there.
+      const again = await unavailable();
+      expect(again.status === "reflect" && again.error.code).toBe("RETRY_BUDGET_SPENT");
+      expect(runs).toBe(5);
+      // The tool's window in Redis (raw RESP of HGETALL: field, value, ...): 3 retries, 2 calls.
+      const raw = await server.command("HGETALL", stores.circuitBreaker.budgetKeyOf("search"));
+      const items = raw.split("\r\n").filter((line) => line !== "" && !/^[*$]/.test(line));
+      const sum = (kind: string) =>
+        items.reduce((total, item, index) => (index % 2 === 0 && item.startsWith(kind) ? total + Number(items[index + 1]) : total), 0);
+      expect([sum("r"), sum("c")]).toEqual([3, 2]);
+    });
+
     it("Redis hung (SIGSTOP): 3 failures wait the command timeout, the 17 calls after wait for nothing; resumed: after the local reset, Redis's open circuit rejects", async () => {
       const server = redis as RedisServer;
       const a = await replica(kind);

@@ -20,6 +20,10 @@ interface Init {
   cluster?: { rootNodes: Array<{ url: string }>; startupNodes: Array<{ host: string; port: number }> };
   /** The stores' `replicas` option (WAIT for replication). */
   replicas?: { count: number; timeoutMs: number };
+  /** The plugin's `retryBudget` (shared through the breaker store). @default none */
+  retryBudget?: { ratio?: number; minPerSecond?: number; windowMs?: number };
+  /** The plugin's `initialBackoffMs` (real time here). @default 500 */
+  initialBackoffMs?: number;
 }
 
 type Message = { id: number; op: string } & Record<string, unknown>;
@@ -110,6 +114,8 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       maxRetries: 3,
       circuitBreakerThreshold: init.threshold ?? 5,
       circuitBreakerResetMs: init.resetMs ?? 60_000,
+      ...(init.retryBudget === undefined ? {} : { retryBudget: init.retryBudget }),
+      ...(init.initialBackoffMs === undefined ? {} : { initialBackoffMs: init.initialBackoffMs }),
       idempotency: { store: stores.idempotency, leaseMs: init.leaseMs ?? 30_000 },
       circuitBreakerStore: stores.circuitBreaker,
       observers: [{ onEvent: (event) => events.push(event) }],
@@ -189,7 +195,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
     await running;
     return "holding";
   },
-  /** `count` concurrent calls of a read tool, each in a scope of its own, that succeed or fail; `holdMs` keeps them running. */
+  /** `count` concurrent calls of a read tool, each in a scope of its own, that succeed or fail (`fail`, or `unavailable`: a 503); `holdMs` keeps them running. */
   async calls(message) {
     const before = searches;
     const started = performance.now();
@@ -199,6 +205,7 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
           searches++;
           if (message.holdMs !== undefined) await new Promise((resolve) => setTimeout(resolve, message.holdMs as number));
           if (message.result === "fail") throw new Error("upstream exploded");
+          if (message.result === "unavailable") throw Object.assign(new Error("503 Service Unavailable"), { status: 503 });
           return "ok";
         }),
       ),
