@@ -1,25 +1,22 @@
-import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
 import {
   declaresField,
-  type EffectHints,
-  effectOfAnnotations,
+  hintedEffect,
   isRecord,
   keyFieldOf,
+  originalTool,
   pluginOf,
   randomScope,
   runToolCall,
   valueOrToolError,
+  withExecute,
 } from "@retry-reflect/core/adapter";
-import { type CheckedOptions, checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
 
 /** The tool a wrapped tool was made from: wrapping a wrapped `ToolSet` again wraps the originals, never stacks. */
 const ORIGINAL = Symbol.for("retry-reflect.ai-sdk.original-tool");
-
-function originalOf(tool: Record<string, unknown>): Record<string, unknown> {
-  return (tool as { [ORIGINAL]?: Record<string, unknown> })[ORIGINAL] ?? tool;
-}
 
 /**
  * Returns the same `ToolSet` with each tool's `execute` run under the plugin: a transient failure is
@@ -54,7 +51,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
   const scope = options.scope ?? randomScope("ai-sdk");
   const wrapped: Record<string, unknown> = {};
   for (const [toolName, given] of Object.entries(tools)) {
-    const tool = originalOf(given);
+    const tool = originalTool(given, ORIGINAL);
     const execute = tool.execute;
     wrapped[toolName] =
       typeof execute === "function"
@@ -64,7 +61,14 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
             execute: execute as Execute,
             description: typeof tool.description === "string" ? tool.description : undefined,
             toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-            effect: effectOf(plugin, options, toolName, tool),
+            // An `@ai-sdk/mcp` tool carries its server's annotations in `metadata.annotations`.
+            effect: hintedEffect(
+              plugin,
+              options.toolEffects,
+              options.trustAnnotations,
+              toolName,
+              isRecord(tool.metadata) ? tool.metadata.annotations : undefined,
+            ),
             scope,
             namespace: options.namespace,
             declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
@@ -74,28 +78,9 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
   return wrapped as TOOLS;
 }
 
-/** A copy of the tool (its prototype and every own property kept) whose `execute` runs through the plugin. */
+/** A copy of the tool whose `execute` runs through the plugin. */
 function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
   const execute = (input: unknown, options: ToolExecutionOptionsLike): Promise<unknown> =>
     runToolCall(plugin, new AiSdkToolCall(binding, input, options), valueOrToolError);
-  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(tool);
-  descriptors.execute = { value: execute, writable: true, enumerable: true, configurable: true };
-  descriptors[ORIGINAL] = { value: tool };
-  return Object.create(Object.getPrototypeOf(tool) as object | null, descriptors) as object;
-}
-
-/**
- * The adapter's effect for a tool, else (when the plugin names none and annotations are trusted) the
- * one its MCP annotations suggest (`@ai-sdk/mcp` tools: `metadata.annotations`); undefined lets the plugin decide.
- */
-function effectOf(
-  plugin: RetryReflectPlugin,
-  options: CheckedOptions,
-  toolName: string,
-  tool: Record<string, unknown>,
-): ToolEffect | undefined {
-  const given = options.toolEffects[toolName];
-  if (given !== undefined || !options.trustAnnotations || plugin.options.toolEffects[toolName] !== undefined) return given;
-  const metadata = tool.metadata;
-  return isRecord(metadata) ? effectOfAnnotations(metadata.annotations as EffectHints | undefined) : undefined;
+  return withExecute(tool, execute, ORIGINAL);
 }

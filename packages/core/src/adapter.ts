@@ -6,7 +6,7 @@
 // call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
 export { availableToolNames } from "./adapter/available-tools.js";
-export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
+export { type EffectHints, effectOfAnnotations, hintedEffect } from "./adapter/effect-hints.js";
 export {
   checkAdapterOptionKeys,
   checkBooleanOption,
@@ -35,6 +35,7 @@ export {
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
 export { getToolContext, withToolContext } from "./adapter/tool-context.js";
+export { originalTool, withExecute } from "./adapter/tool-copy.js";
 export {
   errorJsonOfText,
   isZodError,

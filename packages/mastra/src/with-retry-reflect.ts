@@ -1,25 +1,22 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
-import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
 import {
   declaresField,
-  type EffectHints,
-  effectOfAnnotations,
+  hintedEffect,
   isRecord,
   keyFieldOf,
+  originalTool,
   pluginOf,
   randomScope,
   runToolCall,
   valueOrToolError,
+  withExecute,
 } from "@retry-reflect/core/adapter";
-import { type CheckedOptions, checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type Execute, MastraToolCall, type ToolBinding } from "./mastra-tool-call.js";
 
 /** The tool a wrapped tool was made from: wrapping wrapped tools again wraps the originals, never stacks. */
 const ORIGINAL = Symbol.for("retry-reflect.mastra.original-tool");
-
-function originalOf(tool: Record<string, unknown>): Record<string, unknown> {
-  return (tool as { [ORIGINAL]?: Record<string, unknown> })[ORIGINAL] ?? tool;
-}
 
 /**
  * Returns the same tools (Mastra tools, what `createTool` returns, by name) with each tool's
@@ -63,13 +60,20 @@ export function withRetryReflect<TOOLS extends Record<string, object>>(
   const fallbackScope = randomScope("mastra");
   const wrapped: Record<string, unknown> = {};
   for (const [toolName, given] of Object.entries(tools)) {
-    const tool = originalOf(given);
+    const tool = originalTool(given as Record<string, unknown>, ORIGINAL);
     const binding: ToolBinding = {
       toolName,
       tool,
       execute: tool.execute as Execute,
       description: typeof tool.description === "string" ? tool.description : undefined,
-      effect: effectOf(plugin, options, toolName, tool),
+      // A tool of an MCP server carries its annotations in `mcp.annotations`.
+      effect: hintedEffect(
+        plugin,
+        options.toolEffects,
+        options.trustAnnotations,
+        toolName,
+        isRecord(tool.mcp) ? tool.mcp.annotations : undefined,
+      ),
       scope: options.scope,
       namespace: options.namespace,
       declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
@@ -80,28 +84,9 @@ export function withRetryReflect<TOOLS extends Record<string, object>>(
   return wrapped as TOOLS;
 }
 
-/** A copy of the tool (its prototype, Mastra's mark and every own property kept) whose `execute` runs through the plugin. */
+/** A copy of the tool (a Mastra `Tool` still: its prototype, Mastra's mark and every own property kept) whose `execute` runs through the plugin. */
 function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
   const execute = (input: unknown, context?: ToolExecutionContext): Promise<unknown> =>
     runToolCall(plugin, new MastraToolCall(binding, input, context), valueOrToolError);
-  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(tool);
-  descriptors.execute = { value: execute, writable: true, enumerable: true, configurable: true };
-  descriptors[ORIGINAL] = { value: tool };
-  return Object.create(Object.getPrototypeOf(tool) as object | null, descriptors) as object;
-}
-
-/**
- * The adapter's effect for a tool, else (when the plugin names none and annotations are trusted) the
- * one its MCP annotations suggest (`mcp.annotations`); undefined lets the plugin decide.
- */
-function effectOf(
-  plugin: RetryReflectPlugin,
-  options: CheckedOptions,
-  toolName: string,
-  tool: Record<string, unknown>,
-): ToolEffect | undefined {
-  const given = options.toolEffects[toolName];
-  if (given !== undefined || !options.trustAnnotations || plugin.options.toolEffects[toolName] !== undefined) return given;
-  const mcp = tool.mcp;
-  return isRecord(mcp) ? effectOfAnnotations(mcp.annotations as EffectHints | undefined) : undefined;
+  return withExecute(tool, execute, ORIGINAL);
 }

@@ -256,6 +256,15 @@ end
 local all = redis.call('HGETALL', KEYS[1])
 local counts, order, stale = {}, {}, {}
 local calls, retries = 0, 0
+local function entry(at)
+  local c = counts[at]
+  if c == nil then
+    c = {0, 0}
+    counts[at] = c
+    order[#order + 1] = at
+  end
+  return c
+end
 for i = 1, #all, 2 do
   local field = all[i]
   local at = tonumber(string.sub(field, 2))
@@ -263,12 +272,7 @@ for i = 1, #all, 2 do
   if at == nil or at < oldest or at > bucket then
     stale[#stale + 1] = field
   else
-    local c = counts[at]
-    if c == nil then
-      c = {0, 0}
-      counts[at] = c
-      order[#order + 1] = at
-    end
+    local c = entry(at)
     if string.sub(field, 1, 1) == 'c' then
       c[1] = c[1] + n
       calls = calls + n
@@ -283,12 +287,7 @@ local taken = 0
 if take and retries + 1 <= ratio * calls + floor_retries then
   taken = 1
   redis.call('HINCRBY', KEYS[1], 'r' .. bucket, 1)
-  local c = counts[bucket]
-  if c == nil then
-    c = {0, 0}
-    counts[bucket] = c
-    order[#order + 1] = bucket
-  end
+  local c = entry(bucket)
   c[2] = c[2] + 1
 end
 if #order > 0 then redis.call('PEXPIRE', KEYS[1], window_ms * 2) end

@@ -1,4 +1,4 @@
-import { type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import Redis from "ioredis";
 import { createClient } from "redis";
@@ -44,7 +44,8 @@ async function connect(kind: Kind, url: string): Promise<{ client: unknown; ping
   return { client, ping: () => client.ping() };
 }
 
-async function replica(kind: Kind) {
+/** A plugin over this file's server, on a fake clock; `options` go to the plugin (a breaker of 3 failures, 10 s, by default). */
+async function replica(kind: Kind, options: RetryReflectOptions = {}) {
   const server = redis as RedisServer;
   const prefix = `out${++prefixes}:`;
   const { client, ping } = await connect(kind, server.url);
@@ -59,6 +60,7 @@ async function replica(kind: Kind) {
     circuitBreakerResetMs: 10_000,
     circuitBreakerStore: stores.circuitBreaker,
     observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
   });
   let runs = 0;
   let scopes = 0;
@@ -133,21 +135,11 @@ for (const kind of ["node-redis", "ioredis"] as const) {
 
     it("Redis stopped: the retry budget is judged here (store_error budget); back, the retries taken meanwhile count fleet-wide", async () => {
       const server = redis as RedisServer;
-      const prefix = `outb${++prefixes}:`;
-      const { client, ping } = await connect(kind, server.url);
-      const clock = createFakeClock();
-      const stores = redisStores({ client, prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS, clock });
-      cleanups.push(() => stores.close());
-      await stores.circuitBreaker.subscribed;
-      const events: RetryReflectEvent[] = [];
-      const plugin = RetryReflectPlugin.create({
-        clock,
+      const { plugin, stores, events, ping } = await replica(kind, {
         maxRetries: 10,
         initialBackoffMs: 0,
         circuitBreakerThreshold: 100,
-        circuitBreakerStore: stores.circuitBreaker,
         retryBudget: { ratio: 0, minPerSecond: 0.3, windowMs: 10_000 }, // 3 retries per window
-        observers: [{ onEvent: (event) => events.push(event) }],
       });
       let runs = 0;
       const unavailable = () =>

@@ -1,4 +1,5 @@
 import type { ToolEffect } from "../outcome.js";
+import type { RetryReflectPlugin } from "../plugin.js";
 
 /** MCP tool annotations (all hints, per the MCP spec); adapters read the three effect hints. */
 export interface EffectHints {
@@ -22,4 +23,22 @@ export function effectOfAnnotations(annotations: EffectHints | undefined): ToolE
   if (annotations.idempotentHint === true) return "idempotent";
   if (annotations.destructiveHint === true || annotations.readOnlyHint === false) return "write";
   return undefined;
+}
+
+/**
+ * A host tool's effect, as an adapter hands it to the plugin: the adapter's own
+ * `toolEffects[toolName]`; else, when the plugin's `toolEffects` does not name the tool and
+ * annotations are trusted, what the tool's MCP annotations suggest; undefined lets the plugin
+ * decide (its `tools[name].effect`, `defaultEffect`).
+ */
+export function hintedEffect(
+  plugin: RetryReflectPlugin,
+  adapterEffects: Readonly<Record<string, ToolEffect>>,
+  trustAnnotations: boolean,
+  toolName: string,
+  annotations: unknown,
+): ToolEffect | undefined {
+  const given = adapterEffects[toolName];
+  if (given !== undefined || !trustAnnotations || plugin.options.toolEffects[toolName] !== undefined) return given;
+  return effectOfAnnotations(annotations as EffectHints | undefined);
 }
