@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createTool } from "@mastra/core/tools";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { tool as openAiTool, RunContext, setTracingDisabled } from "@openai/agents";
 import { tool as aiTool, type ToolExecutionOptions } from "ai";
@@ -21,6 +22,8 @@ const AI_BARE = "AI SDK: bare tool.execute";
 const AI_OURS = "AI SDK: withRetryReflect(tools).execute";
 const OA_BARE = "OpenAI Agents: tool(definition).invoke";
 const OA_OURS = "OpenAI Agents: withRetryReflect([definition]).invoke";
+const MA_BARE = "Mastra: createTool(...).execute";
+const MA_OURS = "Mastra: withRetryReflect({ tool }).execute";
 const MCP_STUB_BARE = "MCP: ready-result callTool alone";
 const MCP_STUB_OURS = "MCP: withRetryReflect(ready-result client).callTool";
 const MCP_BARE = "MCP: client.callTool (in-memory transport)";
@@ -31,31 +34,35 @@ type McpAdapter = typeof import("@retry-reflect/mcp");
 type McpClientLike = import("@retry-reflect/mcp").McpClientLike;
 type LangChainAdapter = typeof import("@retry-reflect/langchain");
 type OpenAiAgentsAdapter = typeof import("@retry-reflect/openai-agents");
+type MastraAdapter = typeof import("@retry-reflect/mastra");
 
 interface Adapters {
   readonly langchain: LangChainAdapter;
   readonly aiSdk: AiSdkAdapter;
   readonly mcp: McpAdapter;
   readonly openAiAgents: OpenAiAgentsAdapter;
+  readonly mastra: MastraAdapter;
 }
 
 /** The three adapters, once the core and they have been built; undefined while any is missing. */
 async function loadAdapters(): Promise<Adapters | undefined> {
   try {
-    const [langchain, aiSdk, mcp, openAiAgents] = await Promise.all([
+    const [langchain, aiSdk, mcp, openAiAgents, mastra] = await Promise.all([
       import("@retry-reflect/langchain"),
       import("@retry-reflect/ai-sdk"),
       import("@retry-reflect/mcp"),
       import("@retry-reflect/openai-agents"),
+      import("@retry-reflect/mastra"),
     ]);
     if (
       typeof langchain.retryReflectMiddleware !== "function" ||
       typeof aiSdk.withRetryReflect !== "function" ||
       typeof mcp.withRetryReflect !== "function" ||
-      typeof openAiAgents.withRetryReflect !== "function"
+      typeof openAiAgents.withRetryReflect !== "function" ||
+      typeof mastra.withRetryReflect !== "function"
     )
       return undefined;
-    return { langchain, aiSdk, mcp, openAiAgents };
+    return { langchain, aiSdk, mcp, openAiAgents, mastra };
   } catch {
     return undefined;
   }
@@ -99,6 +106,21 @@ function openAiAgentsContestants(adapter: OpenAiAgentsAdapter, core: CoreModule)
   return [
     [OA_BARE, () => bare.invoke(runContext, "{}", details)],
     [OA_OURS, () => ours.invoke(runContext, "{}", details)],
+  ];
+}
+
+/** Mastra: one `createTool` tool's `execute` (what an agent's tool step calls), with the context an agent run gives it, bare and wrapped. */
+function mastraContestants(adapter: MastraAdapter, core: CoreModule): Contestant[] {
+  const bare = createTool({ id: "noop", description: "Does nothing.", inputSchema: z.object({}), execute: async () => "ok" });
+  const { noop: ours } = adapter.withRetryReflect({ noop: bare }, core.RetryReflectPlugin.create({}));
+  const execute = bare.execute;
+  const wrapped = ours.execute;
+  if (execute === undefined || wrapped === undefined || wrapped === execute) throw new Error("Mastra: the tool was not wrapped");
+  const input = {};
+  const context = { runId: "run-1", agent: { agentId: "a", toolCallId: "call_1", messages: [] } } as unknown as Parameters<typeof execute>[1];
+  return [
+    [MA_BARE, () => execute(input, context)],
+    [MA_OURS, () => wrapped(input, context)],
   ];
 }
 
@@ -165,11 +187,12 @@ function isOk(name: string, result: unknown): void {
 export async function adapters(core: CoreModule | undefined): Promise<SuiteResult> {
   const loaded = core === undefined ? undefined : await loadAdapters();
   const method =
-    `All ten contestants interleaved in the same ${ROUNDS} rounds (mitata, process CPU time, ≥ 120 ms per contestant per round), each contestant's median round reported; ` +
+    `All twelve contestants interleaved in the same ${ROUNDS} rounds (mitata, process CPU time, ≥ 120 ms per contestant per round), each contestant's median round reported; ` +
     "overhead = wrapped − bare, per healthy (succeeding) call of a no-op tool, each adapter with a pristine plugin. " +
     "LangChain (the reference): the `wrapToolCall` hook over a handler returning a ready ToolMessage (as suite 7). " +
     "AI SDK: a `tool()` with a no-op async `execute`, called as `generateText` calls it, `execute({}, { toolCallId, messages: [], abortSignal: undefined, experimental_context: undefined })`, bare and from `withRetryReflect(tools, plugin)`. " +
     'OpenAI Agents: a `tool()` with a no-op async `execute`, its `invoke(runContext, "{}", { toolCall })` as the runner calls it (JSON parsing and zod validation included), bare and from `withRetryReflect([definition], plugin)`. ' +
+    "Mastra: a `createTool` tool with a no-op async `execute` (its own input validation included), `execute({}, context)` with an agent run's context (`runId`, `agent.toolCallId`), bare and from `withRetryReflect({ noop }, plugin)` of `@retry-reflect/mastra`. " +
     "MCP, judged: the adapter alone, `withRetryReflect(client, plugin).callTool({ name, arguments: {} })` over a client whose `callTool` returns a ready result, against that `callTool` itself (as the LangChain hook is measured over a ready handler). " +
     "MCP, for scale: the same call on an SDK `Client` linked to an in-process `McpServer` (the no-op tool annotated `readOnlyHint: true`) by `InMemoryTransport.createLinkedPair()`. " +
     "Both MCP wrappers made their annotations lookup (`listTools` on first use) before measuring.";
@@ -184,17 +207,18 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
         {
           table: {
             columns,
-            rows: [LC_OURS, AI_OURS, OA_OURS, MCP_STUB_OURS, MCP_OURS].map((contestant) => ({ contestant, "ns/call": PENDING })),
+            rows: [LC_OURS, AI_OURS, OA_OURS, MA_OURS, MCP_STUB_OURS, MCP_OURS].map((contestant) => ({ contestant, "ns/call": PENDING })),
           },
         },
       ],
       targets: [
         { name: "AI SDK adapter overhead", target: targetText, measured: PENDING, met: null },
         { name: "OpenAI Agents adapter overhead", target: targetText, measured: PENDING, met: null },
+        { name: "Mastra adapter overhead", target: targetText, measured: PENDING, met: null },
         { name: "MCP adapter overhead", target: targetText, measured: PENDING, met: null },
       ],
       notes: [
-        "The core or an adapter (`@retry-reflect/langchain`, `ai-sdk`, `mcp`, `openai-agents`) is not built: run `npm run build` first.",
+        "The core or an adapter (`@retry-reflect/langchain`, `ai-sdk`, `mcp`, `openai-agents`, `mastra`) is not built: run `npm run build` first.",
       ],
       data: {},
     };
@@ -206,6 +230,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
       ...langchainContestants(loaded.langchain.retryReflectMiddleware(core.RetryReflectPlugin.create({})) as AgentMiddleware),
       ...aiSdkContestants(loaded.aiSdk, core),
       ...openAiAgentsContestants(loaded.openAiAgents, core),
+      ...mastraContestants(loaded.mastra, core),
       ...mcp.contestants,
     ];
     // Every contestant once: checks its result, and makes each MCP wrapper fetch its annotations (its first `listTools`).
@@ -229,6 +254,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
     const lc = pair(LC_BARE, LC_OURS);
     const ai = pair(AI_BARE, AI_OURS);
     const oa = pair(OA_BARE, OA_OURS);
+    const ma = pair(MA_BARE, MA_OURS);
     const mcpAlone = pair(MCP_STUB_BARE, MCP_STUB_OURS);
     const mcpTransport = pair(MCP_BARE, MCP_OURS);
 
@@ -237,6 +263,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
       ["LangChain", lc],
       ["AI SDK", ai],
       ["OpenAI Agents", oa],
+      ["Mastra", ma],
       ["MCP", mcpAlone],
       ["MCP", mcpTransport],
     ];
@@ -275,10 +302,11 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
       targets: [
         target("AI SDK adapter overhead", ai),
         target("OpenAI Agents adapter overhead", oa),
+        target("Mastra adapter overhead", ma),
         target("MCP adapter overhead (adapter alone)", mcpAlone),
       ],
       notes: [
-        `Overhead in each of the ${ROUNDS} rounds (wrapped round i − bare round i): LangChain ${spread(lc)}; AI SDK ${spread(ai)}; OpenAI Agents ${spread(oa)}; MCP alone ${spread(mcpAlone)}; MCP over the in-memory transport ${spread(mcpTransport)}.`,
+        `Overhead in each of the ${ROUNDS} rounds (wrapped round i − bare round i): LangChain ${spread(lc)}; AI SDK ${spread(ai)}; OpenAI Agents ${spread(oa)}; Mastra ${spread(ma)}; MCP alone ${spread(mcpAlone)}; MCP over the in-memory transport ${spread(mcpTransport)}.`,
         `Over the in-memory transport one \`callTool\` costs ${formatNs(mcpTransport.bare.avgNs)} of CPU (both sides of the protocol in one process: JSON-RPC, zod validation of request and result); ` +
           `the adapter's overhead there (${formatNs(mcpTransport.overheadNs)}) is the difference of two such figures and moves by more than the whole LangChain overhead from round to round on a shared machine, ` +
           "so it is shown for scale and the target is judged on the adapter alone.",
@@ -290,6 +318,7 @@ export async function adapters(core: CoreModule | undefined): Promise<SuiteResul
             ["langchain", lc],
             ["aiSdk", ai],
             ["openAiAgents", oa],
+            ["mastra", ma],
             ["mcpAlone", mcpAlone],
             ["mcpInMemoryTransport", mcpTransport],
           ] as const

@@ -82,7 +82,8 @@ export class MastraToolCall implements HostToolCall<unknown> {
 
   run(args: unknown, context: ToolContext): unknown {
     const { tool, execute } = this.binding;
-    return execute.call(tool, args, withToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal"));
+    // Mastra's `Tool.execute` spreads the context into its own before the tool's function sees it.
+    return execute.call(tool, args, withToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", true));
   }
 
   /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */

@@ -73,6 +73,28 @@ describe("a wrapped tool", () => {
   });
 });
 
+describe("the attempt's signal", () => {
+  it("reaches the tool's function through Mastra's copy of its context, a signal of the attempt's own", async () => {
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock() });
+    const run = new AbortController();
+    const seen: unknown[] = [];
+    const probe = createTool({
+      id: "probe",
+      description: "Reads its signal.",
+      inputSchema: z.object({}),
+      execute: async (_input, context) => {
+        seen.push(context?.abortSignal, getToolContext(context)?.attempt);
+        return "ok";
+      },
+    });
+    const { probe: wrapped } = withRetryReflect({ probe }, plugin);
+    await wrapped.execute?.({}, { abortSignal: run.signal, agent: { toolCallId: "call_1" } } as never);
+    expect(seen[0]).toBeInstanceOf(AbortSignal);
+    expect(seen[0]).not.toBe(run.signal); // the attempt's (it aborts at the attempt's time limit, or with the run)
+    expect(seen[1]).toBe(1);
+  });
+});
+
 describe("MCP annotations (mcp.annotations)", () => {
   function destructive(runs: { count: number }) {
     return createTool({

@@ -19,11 +19,26 @@ const contexts = new WeakMap<object, ToolContext>();
  * `AbortSignal` costs 3-4 µs on Node 20, and a property accessor on the copy 0.2-0.4 µs): the copy
  * is then behind a proxy that makes the signal on the first read of `signalKey` (see `LazySignal`).
  */
-export function withToolContext<O extends object>(options: O, context: ToolContext, signalKey: string): O;
+export function withToolContext<O extends object>(options: O, context: ToolContext, signalKey: string, spreadByHost?: boolean): O;
 /** Options the host may leave out (the MCP SDK's request options): none stay none when the attempt's signal is the caller's. */
-export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined;
-export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined {
-  if (context instanceof AttemptContext) return withLazySignal(options ?? ({} as O), context, signalKey);
+export function withToolContext<O extends object>(
+  options: O | undefined,
+  context: ToolContext,
+  signalKey: string,
+  spreadByHost?: boolean,
+): O | undefined;
+/**
+ * `spreadByHost`: the host copies the options (every key read) before the tool sees them (Mastra's
+ * `Tool.execute` does): a lazy signal would be made at once anyway, behind a proxy's cost, so the
+ * copy is a plain one.
+ */
+export function withToolContext<O extends object>(
+  options: O | undefined,
+  context: ToolContext,
+  signalKey: string,
+  spreadByHost = false,
+): O | undefined {
+  if (!spreadByHost && context instanceof AttemptContext) return withLazySignal(options ?? ({} as O), context, signalKey);
   const given = (options as Record<string, unknown> | undefined)?.[signalKey] as AbortSignal | undefined;
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
