@@ -28,7 +28,7 @@ export interface EpisodeResult {
   readonly virtualMs: number;
 }
 
-type AgentResult = { messages: unknown[] };
+export type AgentResult = { messages: unknown[] };
 
 /** How an episode runs, beyond its cell, contestant, task and seed. */
 export interface EpisodeOptions {
@@ -73,13 +73,31 @@ export async function runAgentEpisode(
       ? await runEpisode(virtual, seededRandom(seed ^ 0x165667b1), DEADLINE_MS, start)
       : await runRealEpisode(DEADLINE_MS, start);
 
+  const modelCalls = brain?.modelCalls ?? counter.calls;
+  return scoreEpisode(cell, task, world, end, modelCalls, clock.now() - started, brain === undefined);
+}
+
+/**
+ * What an episode's end means: its outcome (the final answer read as the simulated model writes it,
+ * or judged for a real model's text) and whether the task succeeded (the answer, and for a write
+ * exactly one right email in the world's outbox).
+ */
+export function scoreEpisode(
+  cell: Cell,
+  task: Task,
+  world: World,
+  end: EpisodeEnd<AgentResult>,
+  modelCalls: number,
+  virtualMs: number,
+  realModel = false,
+): EpisodeResult {
   let outcome: Outcome;
   if (end.kind === "deadline") outcome = "deadline";
   else if (end.kind === "threw") outcome = isRecursionError(end.error) ? "step-limit" : "crashed";
   else {
     const last = end.value.messages.at(-1);
     const text = last !== undefined && AIMessage.isInstance(last) ? String(last.content) : "";
-    if (brain === undefined) outcome = judgeAnswer(text, task);
+    if (realModel) outcome = judgeAnswer(text, task);
     else if (text.startsWith("UNABLE")) outcome = "gave-up";
     else outcome = text.startsWith(`ANSWER: ${task.temperature} °C`) ? "answered" : "wrong-answer";
   }
@@ -90,8 +108,7 @@ export async function runAgentEpisode(
     ? outcome === "gave-up" && emails.length === 0
     : outcome === "answered" && (task.kind !== "write" || (rightEmail && emails.length === 1));
   const toolExecutions = Object.values(world.executions).reduce((sum, count) => sum + count, 0);
-  const modelCalls = brain?.modelCalls ?? counter.calls;
-  return { success, outcome, modelCalls, toolExecutions, duplicates, virtualMs: clock.now() - started };
+  return { success, outcome, modelCalls, toolExecutions, duplicates, virtualMs };
 }
 
 function isRecursionError(error: unknown): boolean {

@@ -171,6 +171,93 @@ export async function runEpisode<T>(
   }
 }
 
+/**
+ * Runs `start()` (many episodes at once, the load section's fleet) on `clock` until it settles;
+ * undefined if it has not by `limitMs` of virtual time or gets stuck (nothing pending, nothing
+ * settling). Like runEpisode, timeouts above 0 ms go to the clock and `Math.random` to `random`;
+ * unlike it, the clock moves only when no real zero-delay timeout is pending either: with many
+ * runs in flight, one of them waiting on LangGraph's own scheduling must not see time jump.
+ */
+export async function runTogether<T>(
+  clock: VirtualClock,
+  random: () => number,
+  limitMs: number,
+  start: () => Promise<T>,
+): Promise<T | undefined> {
+  const timers = new Map<unknown, AbortController>();
+  const zeroDelay = new Set<unknown>();
+  const patchedSetTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if (!(typeof ms === "number" && ms > 0)) {
+      const handle = realSetTimeout(() => {
+        zeroDelay.delete(handle);
+        callback(...args);
+      }, ms);
+      zeroDelay.add(handle);
+      return handle;
+    }
+    const cancel = new AbortController();
+    const handle = { virtual: true };
+    timers.set(handle, cancel);
+    clock.sleep(ms, cancel.signal).then(
+      () => {
+        timers.delete(handle);
+        callback(...args);
+      },
+      () => undefined,
+    );
+    return handle;
+  }) as unknown as typeof setTimeout;
+  const patchedClearTimeout = ((handle: unknown) => {
+    const cancel = timers.get(handle);
+    if (cancel) {
+      timers.delete(handle);
+      cancel.abort();
+    } else {
+      zeroDelay.delete(handle);
+      realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+    }
+  }) as typeof clearTimeout;
+
+  globalThis.setTimeout = patchedSetTimeout;
+  globalThis.clearTimeout = patchedClearTimeout;
+  Math.random = random;
+  let end: { value: T } | { error: unknown } | undefined;
+  try {
+    start().then(
+      (value) => {
+        end = { value };
+      },
+      (error: unknown) => {
+        end = { error };
+      },
+    );
+    let idle = 0;
+    let seen = -1;
+    while (end === undefined) {
+      await macrotask();
+      if (end !== undefined) break;
+      if (zeroDelay.size > 0) {
+        idle = 0;
+        continue;
+      }
+      const marker = clock.pending * 1_000_003 + clock.now();
+      idle = marker === seen ? idle + 1 : 0;
+      seen = marker;
+      const next = clock.nextDue();
+      if (idle < (next === undefined ? STUCK_TURNS : IDLE_TURNS)) continue;
+      idle = 0;
+      if (next === undefined || next > limitMs) return undefined;
+      clock.fireNext();
+    }
+    if ("error" in end) throw end.error;
+    return end.value;
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+    globalThis.clearTimeout = realClearTimeout;
+    Math.random = realRandom;
+  }
+}
+
 /** A real-time episode (a real model): `start(signal)` until it settles or `deadlineMs` of real time pass. */
 export async function runRealEpisode<T>(deadlineMs: number, start: (signal: AbortSignal) => Promise<T>): Promise<EpisodeEnd<T>> {
   const controller = new AbortController();

@@ -8,6 +8,11 @@ import type { StructuredTool } from "langchain";
 import { z } from "zod";
 import type { Cell } from "./cells.js";
 
+/** A service several worlds share (the load section's): it decides each execution of its tool's calls. */
+export interface SharedService {
+  execute<R>(fn: () => Promise<R>): Promise<R>;
+}
+
 export const CITIES = ["paris", "london", "tokyo", "lima", "cairo", "oslo", "delhi", "quito"] as const;
 export type City = (typeof CITIES)[number];
 
@@ -72,6 +77,8 @@ export class World {
     private readonly clock: Clock,
     private readonly random: () => number,
     seed: number,
+    /** get_weather's service, shared with other worlds (the load section); default: the world's own, faulted by the cell. */
+    weatherService?: SharedService,
   ) {
     const plan = (target: string) => {
       const faults = cell.faults?.[target];
@@ -86,7 +93,9 @@ export class World {
         return faulty(...args);
       };
     };
-    const weather = wrap("get_weather", (args: { city: City }) => this.weather(args.city));
+    const weather = wrap("get_weather", (args: { city: City }) =>
+      weatherService === undefined ? this.weather(args.city) : weatherService.execute(() => this.weather(args.city)),
+    );
     const order = wrap("get_order", (args: { order_id: string }) => this.order(args.order_id));
     const send = wrap("send_email", (args: { to: string; subject: string; body: string; idempotency_key?: string }) => this.send(args));
     this.tools = [
