@@ -13,6 +13,24 @@ export interface Contestant {
   readonly middleware: (clock: Clock) => AgentMiddleware[];
   /** Only these cells (by name); default: every cell. */
   readonly cells?: readonly string[];
+  /**
+   * The middleware of many agents in one process (the load section's fleet): what the process
+   * shares is made once per fleet, and each agent gets its middleware from it. retry-reflect's:
+   * one plugin (its breakers and retry budget are per process, as a user runs it). Default:
+   * `middleware` per agent (nothing shared: the peers keep no state beyond one run).
+   */
+  readonly fleet?: (clock: Clock) => () => AgentMiddleware[];
+}
+
+/** retry-reflect with `options`: a plugin per episode in the grid, one plugin per process in a fleet. */
+function ours(options: Partial<RetryReflectOptions> = {}): Pick<Contestant, "middleware" | "fleet"> {
+  return {
+    middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, ...options }))],
+    fleet: (clock) => {
+      const plugin = RetryReflectPlugin.create({ clock, ...options });
+      return () => [retryReflectMiddleware(plugin)];
+    },
+  };
 }
 
 /**
@@ -176,23 +194,19 @@ export const CONTESTANTS: readonly Contestant[] = [
   {
     name: "retry-reflect",
     description: '`retryReflectMiddleware` with the core\'s defaults; send_email declares `metadata: { effect: "write" }`',
-    middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock }))],
+    ...ours(),
   },
   {
     name: "retry-reflect + timeouts",
     description:
       'the same plus `attemptTimeoutMs: 10_000` and, for send_email, `idempotency: { derive: "always" }` (the core README\'s recipes)',
-    middleware: (clock) => [
-      retryReflectMiddleware(
-        RetryReflectPlugin.create({ clock, attemptTimeoutMs: 10_000, tools: { send_email: { idempotency: { derive: "always" } } } }),
-      ),
-    ],
+    ...ours({ attemptTimeoutMs: 10_000, tools: { send_email: { idempotency: { derive: "always" } } } }),
   },
   {
     name: "retry-reflect, nothing declared",
     description:
       "the core's defaults with send_email's declaration undone (`toolEffects: { send_email: \"read\" }`, which wins over its metadata, the core's default effect): what a user who declares nothing gets",
-    middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, toolEffects: { send_email: "read" } }))],
+    ...ours({ toolEffects: { send_email: "read" } }),
   },
 ];
 
@@ -264,4 +278,43 @@ export const PEERS_WITH_TIMEOUTS: readonly Contestant[] = [
     cells: TIMEOUT_CELLS,
     middleware: (clock) => [adkStyleReflectAndRetry({ throwIfExceeded: false }), toolTimeout(clock, PEER_TOOL_TIMEOUT_MS)],
   },
+];
+
+/** The cells of the retry budget's candidates: the load section only (in the grid's cells, no tool is called often enough for a budget to be spent). */
+export const BUDGET_CELLS: readonly string[] = ["degraded-under-load"];
+
+const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, why: string): Contestant => ({
+  name: `retry-reflect (${label})`,
+  description: `the core's defaults with \`${label}\`${why}; run only in the load section`,
+  cells: BUDGET_CELLS,
+  ...ours(options),
+});
+
+/**
+ * retry-reflect with a retry budget (DESIGN Part 3 "Retry budget"; issue 26), for the load
+ * section, beside the defaults (no budget): `retryBudget: {}` (ratio 0.1, minPerSecond 1,
+ * windowMs 10_000), and a floor small beside a fleet's calls (`minPerSecond: 0.1`: one retry in
+ * 10 s whatever the calls, against the default's ten). Then the same three with the breaker on a
+ * failure rate of 90 % instead of five failures in a row: a service that fails half its calls
+ * because it is overloaded opens a consecutive-count breaker that one process shares within
+ * seconds, and its stop text ends the tasks of every agent; these rows measure the budget apart.
+ */
+export const BUDGET_CANDIDATES: readonly Contestant[] = [
+  budgetCandidate("retryBudget: {}", { retryBudget: {} }, " (in any 10 s, in-place retries ≤ 10 % of the calls + 10)"),
+  budgetCandidate(
+    "retryBudget: { minPerSecond: 0.1 }",
+    { retryBudget: { minPerSecond: 0.1 } },
+    " (in any 10 s, in-place retries ≤ 10 % of the calls + 1)",
+  ),
+  budgetCandidate(
+    "circuitBreakerFailureRate: 0.9",
+    { circuitBreakerFailureRate: 0.9 },
+    " (the circuit opens when 90 % of the calls in 60 s fail, at least 10 calls; no budget)",
+  ),
+  budgetCandidate("circuitBreakerFailureRate: 0.9, retryBudget: {}", { circuitBreakerFailureRate: 0.9, retryBudget: {} }, ""),
+  budgetCandidate(
+    "circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }",
+    { circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } },
+    "",
+  ),
 ];
