@@ -7,6 +7,11 @@
 //   --workers=2         processes (one per core)
 //   --cells=a,b         only these cells; --contestants=a,b only these (by name); the attempt-timeout
 //                       candidates (contestants.ts) run only in the cells where a tool can take long
+//   --agents=1000       agents in each fleet of the load section (load.ts: "degraded-under-load",
+//                       many agents at once against one service that fails more the more it is
+//                       called; it runs after the grid, unless --cells leaves it out; --cells=
+//                       degraded-under-load runs it alone); fewer arrive over a shorter span, at
+//                       the same rate
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
 //   --profile=a.b=x,…   change some of the simulated model's numbers (model-profile.ts) for this run
 //   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
@@ -26,7 +31,19 @@ import { cpus } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CURVE_CELLS } from "./cells.js";
+import { BUDGET_CANDIDATES } from "./contestants.js";
 import { CURVE_K, renderCurvesSvg } from "./curves.js";
+import {
+  type FleetRecord,
+  LOAD,
+  LOAD_CONTESTANTS,
+  type LoadRun,
+  loadCell,
+  loadUnits,
+  runLoadShard,
+  summariseLoad,
+  withAgents,
+} from "./load.js";
 import { MODEL_PROFILE, withOverrides } from "./model-profile.js";
 import { realModel } from "./real-model.js";
 import { type RunInfo, renderReport, renderSvg, type SweepFile } from "./report.js";
@@ -56,11 +73,29 @@ const args = new Map(
   }),
 );
 
-const KNOWN = ["seed", "tasks", "trials", "workers", "cells", "contestants", "out", "profile", "report-from", "model", "sweep", "worker"];
+const KNOWN = [
+  "seed",
+  "tasks",
+  "trials",
+  "workers",
+  "cells",
+  "contestants",
+  "agents",
+  "out",
+  "profile",
+  "report-from",
+  "model",
+  "sweep",
+  "worker",
+  "load-worker",
+];
+const INTERNAL = ["worker", "load-worker"];
 const unknownFlags = [...args.keys()].filter((key) => !KNOWN.includes(key));
 if (unknownFlags.length > 0) {
   console.error(
-    `bench:agents: unknown option ${unknownFlags.map((key) => `--${key}`).join(", ")} (known: ${KNOWN.filter((key) => key !== "worker")
+    `bench:agents: unknown option ${unknownFlags.map((key) => `--${key}`).join(", ")} (known: ${KNOWN.filter(
+      (key) => !INTERNAL.includes(key),
+    )
       .map((key) => `--${key}`)
       .join(", ")})`,
   );
@@ -95,14 +130,26 @@ function pick<T extends { name: string }>(name: string, all: readonly T[], known
 
 const modelSpec = args.get("model");
 const real = modelSpec !== undefined;
+// The load section is named like a cell (--cells) and has contestants of its own (--contestants).
+const LOAD_CELL = loadCell(LOAD);
+const pickedCells = pick("cells", [...CELLS, LOAD_CELL], [...CELLS, ...CURVE_CELLS, LOAD_CELL]);
+const pickedContestants = pick("contestants", ALL_CONTESTANTS, [...ALL_CONTESTANTS, ...BUDGET_CANDIDATES]);
 const options: GridOptions = {
   seed: positive("seed", 1),
   tasks: positive("tasks", real ? 2 : 125),
   trials: positive("trials", real ? 1 : 8),
-  cells: pick("cells", CELLS, [...CELLS, ...CURVE_CELLS]),
-  contestants: pick("contestants", ALL_CONTESTANTS),
+  cells: pickedCells.filter((cell) => cell !== LOAD_CELL),
+  contestants: pickedContestants.filter((contestant) => ALL_CONTESTANTS.includes(contestant)),
   ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
+/** The load section's fleet and contestants; none with a real model (its time is real) or when --cells leaves it out. */
+const loadSpec = withAgents(LOAD, positive("agents", LOAD.agents));
+const loadContestants =
+  real || !pickedCells.includes(LOAD_CELL)
+    ? []
+    : args.has("contestants")
+      ? LOAD_CONTESTANTS.filter((contestant) => pickedContestants.includes(contestant))
+      : LOAD_CONTESTANTS;
 
 // --report-from=agents.json: the report again from a run's saved summaries (after editing its texts), without running.
 const reportFrom = args.get("report-from");
@@ -118,6 +165,7 @@ function rewriteFrom(file: string): void {
     cells: Array<{ name: string }>;
     contestants: Array<{ name: string }>;
     summaries: Summary[];
+    load?: LoadRun;
   };
   const byName = <T extends { name: string }>(all: readonly T[], names: Array<{ name: string }>) =>
     names.map(({ name }) => all.find((item) => item.name === name) ?? fail(`--report-from: ${name} is no longer defined`));
@@ -132,6 +180,7 @@ function rewriteFrom(file: string): void {
     saved.summaries,
     saved.run,
     saved.summaries.reduce((sum, summary) => sum + summary.episodes, 0),
+    saved.load,
   );
 }
 
@@ -147,8 +196,15 @@ if (worker !== undefined) {
   await runShard(options, index ?? 0, count ?? 1, (record) => process.send?.(record), model);
   process.exit(0);
 }
+const loadWorker = args.get("load-worker");
+if (loadWorker !== undefined) {
+  const [index, count] = loadWorker.split("/").map(Number);
+  await runLoadShard(loadSpec, loadContestants, options.seed, index ?? 0, count ?? 1, (record) => process.send?.(record), options.profile);
+  process.exit(0);
+}
 
-const workers = Math.min(positive("workers", real ? 1 : Math.max(1, Math.min(2, cpus().length))), units(options).length);
+const requestedWorkers = positive("workers", real ? 1 : Math.max(1, Math.min(2, cpus().length)));
+const workers = Math.min(requestedWorkers, units(options).length);
 
 /** Runs the grid that `extra` (flags for the workers) describes, in `workers` processes, and summarises it per cell and contestant. */
 async function runGrid(
@@ -207,7 +263,42 @@ if (args.has("sweep")) {
   process.exit(0);
 }
 
-const { summaries, episodes, seconds } = await runGrid(options, passOn, true);
+/** The load section's fleets, in up to `requestedWorkers` processes (one fleet is one process's work), summarised per contestant. */
+async function runLoad(): Promise<LoadRun | undefined> {
+  const total = loadUnits(loadSpec, loadContestants).length;
+  if (total === 0) return undefined;
+  const started = performance.now();
+  const count = Math.max(1, Math.min(requestedWorkers, total));
+  const fleets: FleetRecord[] = [];
+  await Promise.all(
+    Array.from(
+      { length: count },
+      (_, index) =>
+        new Promise<void>((done, fail) => {
+          const child = fork(here, [...passOn, `--load-worker=${index}/${count}`], { execArgv: process.execArgv });
+          child.on("message", (record: FleetRecord) => {
+            fleets.push(record);
+            console.log(`  ${loadSpec.name}: ${fleets.length}/${total} fleets (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+          });
+          child.on("error", fail);
+          child.on("exit", (code) => (code === 0 ? done() : fail(new Error(`load worker ${index} exited with ${code}`))));
+        }),
+    ),
+  );
+  return {
+    spec: loadSpec,
+    seed: options.seed,
+    workers: count,
+    seconds: (performance.now() - started) / 1000,
+    summaries: loadContestants.map((contestant) => summariseLoad(loadSpec, contestant.name, fleets)),
+  };
+}
+
+const grid = await runGrid(options, passOn, true);
+const load = await runLoad();
+const { summaries } = grid;
+const seconds = grid.seconds + (load?.seconds ?? 0);
+const episodes = grid.episodes + (load?.summaries.reduce((sum, entry) => sum + entry.summary.episodes, 0) ?? 0);
 const run = {
   seed: options.seed,
   tasks: options.tasks,
@@ -219,7 +310,7 @@ const run = {
   ...(model === undefined ? {} : { model: model.label }),
   ...(args.has("profile") ? { profile: args.get("profile") } : {}),
 };
-writeReport(options, summaries, run, episodes);
+writeReport(options, summaries, run, episodes, load);
 
 /** `--sweep`: the profile sweep, then the curves; agents.sweep.json, agents.curves.svg, and AGENTS.md again from agents.json. */
 async function runSweep(): Promise<void> {
@@ -274,7 +365,7 @@ async function runSweep(): Promise<void> {
 }
 
 /** Writes AGENTS.md (or --out) with agents.json and agents.svg beside it; --out=none prints it. */
-function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number): void {
+function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number, load?: LoadRun): void {
   const spec = run.model === undefined ? undefined : (modelSpec ?? run.model);
   const defaultName = spec === undefined ? "AGENTS.md" : `AGENTS.${spec.replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
   const out = args.get("out") ?? join(dirname(here), "../..", defaultName);
@@ -284,7 +375,7 @@ function writeReport(options: GridOptions, summaries: readonly Summary[], run: R
     spec === undefined && run.profile === undefined && existsSync(sweepPath)
       ? (JSON.parse(readFileSync(sweepPath, "utf8")) as SweepFile)
       : undefined;
-  const markdown = renderReport(options, summaries, run, sweep);
+  const markdown = renderReport(options, summaries, run, sweep, load);
   if (out === "none") {
     console.log(markdown);
     return;
@@ -295,7 +386,10 @@ function writeReport(options: GridOptions, summaries: readonly Summary[], run: R
   const svg = `${base}.svg`;
   writeFileSync(path, markdown.replace("](agents.svg)", `](${basename(svg)})`));
   const contestants = options.contestants.map(({ name, description, cells }) => ({ name, description, ...(cells ? { cells } : {}) }));
-  writeFileSync(`${base}.json`, `${JSON.stringify({ run, cells: options.cells, contestants, summaries }, null, 2)}\n`);
+  writeFileSync(
+    `${base}.json`,
+    `${JSON.stringify({ run, cells: options.cells, contestants, summaries, ...(load === undefined ? {} : { load }) }, null, 2)}\n`,
+  );
   writeFileSync(svg, renderSvg(options, summaries));
   console.log(`wrote ${path}, ${basename(base)}.json and ${basename(svg)} (${episodes} episodes in ${run.seconds.toFixed(0)} s)`);
 }

@@ -3,6 +3,7 @@ import { CELLS, type Cell, SLOW_BUT_FINE } from "./cells.js";
 import { type Contestant, EXHAUSTION_CANDIDATES, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
 import { COLOURS, curvesTables } from "./curves.js";
 import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
+import { failureProbability, LOADED_TOOL, type LoadRun, type LoadSummary } from "./load.js";
 import { MODEL_PROFILE } from "./model-profile.js";
 import { type GridOptions, OUTCOMES, PASS_K, runsIn, type Summary } from "./run-grid.js";
 import { type Sweep, sweepSummary, sweepTable } from "./sweep.js";
@@ -314,6 +315,115 @@ export function exhaustionSection(options: GridOptions, summaries: readonly Summ
   );
 }
 
+/** get_weather's logical calls per task when nothing fails (a first call, the model's rechecks of a doubted result, its slips): measured on the fleet. */
+const CALLS_PER_TASK = 1.15;
+
+/** Issue 26's goal for a row with a retry budget: amplification at most this, and task success within this of the best other row. */
+export const LOAD_GOAL = { amplification: 1.1, points: 2 } as const;
+
+/** The best row of the load section other than `except` (highest task success; fewer service executions per task on a tie). */
+function bestLoadRow(rows: readonly LoadSummary[], except?: LoadSummary): LoadSummary | undefined {
+  return rows
+    .filter((row) => row !== except)
+    .reduce<LoadSummary | undefined>(
+      (best, row) =>
+        best === undefined ||
+        row.summary.success > best.summary.success ||
+        (row.summary.success === best.summary.success && row.executionsPerTask < best.executionsPerTask)
+          ? row
+          : best,
+      undefined,
+    );
+}
+
+/** Whether a row of the load section meets issue 26's goal, in words and as a flag: its amplification, and its task success against the best other row. */
+export function loadGoal(rows: readonly LoadSummary[], row: LoadSummary): { met: boolean; text: string } {
+  const best = bestLoadRow(rows, row);
+  const amplificationMet = row.amplification <= LOAD_GOAL.amplification;
+  const points = best === undefined ? 0 : (row.summary.success - best.summary.success) * 100;
+  const successMet = points >= -LOAD_GOAL.points;
+  const paired = best === undefined ? undefined : pairedGap(row.summary, best.summary);
+  const verdict = (ok: boolean) => (ok ? "met" : "missed");
+  const against =
+    best === undefined
+      ? "no other row"
+      : `${percent(best.summary.success)} (${best.summary.contestant}): ${points >= 0 ? "+" : ""}${points.toFixed(1)} points, paired over the same agents ${(paired?.gap ?? 0) >= 0 ? "+" : ""}${((paired?.gap ?? 0) * 100).toFixed(1)} ± ${((paired?.margin ?? 0) * 100).toFixed(1)}`;
+  return {
+    met: amplificationMet && successMet,
+    text: `**${row.summary.contestant}**: amplification ${fixed(row.amplification, 3)}× (≤ ${LOAD_GOAL.amplification}×: ${verdict(amplificationMet)}); task success ${percent(row.summary.success)} against the best other row's ${against} (within ${LOAD_GOAL.points}: ${verdict(successMet)}). **${amplificationMet && successMet ? "Met" : "Missed"}.**`,
+  };
+}
+
+/** The load section (issue 26): each contestant's fleet against one service that fails more the more it is called. */
+export function loadSection(load: LoadRun): string[] {
+  const { spec, summaries: rows } = load;
+  if (rows.length === 0) return [];
+  const best = bestLoadRow(rows);
+  const budgeted = rows.filter((row) => row.summary.contestant.includes("retryBudget"));
+  const goals = budgeted.map((row) => ({ row, ...loadGoal(rows, row) }));
+  const met = goals.filter((goal) => goal.met).map((goal) => goal.row.summary.contestant);
+  const at = (p: number) => fixed(p * spec.capacityPerSecond, 1);
+  const fleets = Math.max(...rows.map((row) => row.fleets));
+  const offered = (CALLS_PER_TASK * spec.agents * 1000) / spec.arrivalMs;
+  const tableRows = rows.map((row) => {
+    const { summary } = row;
+    const gap = best === undefined || row === best ? undefined : pairedGap(summary, best.summary);
+    return [
+      summary.contestant,
+      `${fixed(row.amplification, 3)}×`,
+      fixed(row.executionsPerTask),
+      percent(row.failureRate),
+      `${fixed(row.meanLoad, 1)} / ${fixed(row.peakLoad, 0)}`,
+      percent(summary.success),
+      gap === undefined ? "–" : `${gap.gap >= 0 ? "+" : ""}${(gap.gap * 100).toFixed(1)} ± ${(gap.margin * 100).toFixed(1)}`,
+      fixed(summary.modelCalls),
+      `${fixed(summary.virtualSeconds, 1)} / ${fixed(summary.virtualSecondsP95, 1)}`,
+      fixed(row.spanSeconds, 0),
+      outcomesOf(summary),
+    ];
+  });
+  return [
+    "## Degraded under load: many agents, one overloaded service",
+    "",
+    `Issue 26's cell (bench/src/agents/load.ts). ${count(spec.agents, "agent")} arrive at seeded uniform times over ${spec.arrivalMs / 1000} s of virtual time, each with its own task (the grid's three kinds in turn), model and world, and all of them call ${LOADED_TOOL} on one service with a capacity: an execution fails with a 503 (\`503 Service Unavailable: overloaded\`, shed at once) with probability p = min(${spec.maxFailure}, load / ${spec.capacityPerSecond}), the load being the service's executions in the last ${spec.windowMs / 1000} s (that one included), per second: p = 0.25 at ${at(0.25)} executions/s, 0.5 at ${at(0.5)}, ${spec.maxFailure} from ${at(spec.maxFailure)}. When nothing fails, a task calls it about ${CALLS_PER_TASK} times (1,148 logical calls in a fleet of 1,000 against a service that never fails), so the tasks alone bring about ${fixed(offered, 1)} calls a second: with nothing retried, p ≈ ${fixed(failureProbability(spec, offered), 2)} there, and every retry, in place or by the model, makes the service fail more for every agent. ${count(fleets, "fleet")} per contestant (seed ${load.seed}), ${count(
+      rows.reduce((sum, row) => sum + row.summary.episodes, 0),
+      "episode",
+    )} in ${load.seconds.toFixed(0)} s on ${count(load.workers, "process", "processes")}; each agent has the user's ${DEADLINE_MS / 1000} s from its arrival.`,
+    "",
+    "One fleet is one process: retry-reflect's rows share one plugin among all the agents (its circuit breaker and its retry budget are per process, as a user runs it), the peers keep no state beyond one run. The model is the grid's, reading each text by its words: every contestant's failure text here carries the service's 503, which it reads as transient and calls again three times in four; it does not wait for a `retry_after_ms` (a model has no clock to wait on), but retry-reflect's next call of the tool in that run waits at its backoff gate. *Load amplification* is the service's executions per logical call (a tool call the model made: a refused call counts with no execution, an in-place retry is an execution, not a call; the model's own re-calls are calls); *service executions / task* is the whole load per agent, the model's re-calls included. The gap is paired over the same agents against the best row (± twice its standard error; the agents of one fleet share its load, so this understates the spread between fleets).",
+    "",
+    `**Goal (issue 26)**: with the budget, load amplification ≤ ${LOAD_GOAL.amplification}× while task success stays within ${LOAD_GOAL.points} points of the best contestant: ${
+      goals.length === 0
+        ? "no row with a budget ran."
+        : met.length === 0
+          ? `missed by every row with a budget (${goals.length}).`
+          : `met by ${met.join(", ")}; ${goals.length - met.length === 0 ? "by every row with a budget." : `missed by the other ${count(goals.length - met.length, "row")} with a budget.`}`
+    }`,
+    "",
+    ...goals.map((goal) => `- ${goal.text}`),
+    ...(goals.length > 0 ? [""] : []),
+    table(
+      [
+        "contestant",
+        "load amplification (executions / logical call)",
+        "service executions / task",
+        "executions failed",
+        "load met, per s: mean / peak",
+        "task success",
+        `gap vs ${best?.summary.contestant ?? "the best"} (points)`,
+        "model calls / task",
+        "virtual s: mean / p95",
+        "fleet's span (s)",
+        "outcomes",
+      ],
+      tableRows,
+    ),
+    "",
+    `How each acts: an in-place retry is an execution no model asked for, so toolRetryMiddleware and retry-reflect without a budget multiply the load per call, which raises p for every agent. A model round trip per failure (the plain agent, ADK-style) adds load too, but more slowly (a model call lasts 1.5 s), and each one can end in a give-up. retry-reflect's defaults open the circuit after five failures in a row, which a service failing half its calls reaches within seconds; the circuit is the process's, so for its 60 s every agent is refused and told not to call the tool again, and most give up. The rows with \`circuitBreakerFailureRate: 0.9\` open it only when nine calls in ten fail. With a budget, a transient failure beyond it is not retried in place: the call ends \`RETRY_BUDGET_SPENT\`, the model calls again (a logical call, which also adds to the budget's calls), and its call waits at the gate until the window has room. The budget's bound is ratio + floor / calls in the window: the default floor (\`minPerSecond: 1\`, ten retries per 10 s) is a share of this fleet's calls of its own, \`minPerSecond: 0.1\` leaves the ratio almost alone. Read the task success with the load model in mind: p stops at ${spec.maxFailure}, so a saturated service still answers ${fixed((1 - spec.maxFailure) * 100, 0)} % of its executions whatever the load, and the answers it gives grow with the load it takes; once every agent meets the cap, the contestant that sends the most executions gets the most answers, and pays for them in the load columns. A service whose answers fall past its capacity (congestion collapse) would not reward that; this run does not measure one. Rerun this section alone: \`npm run bench:agents -- --cells=degraded-under-load --out=none\` (\`--agents=200\` for a quick look).`,
+    "",
+  ];
+}
+
 /** agents.sweep.json: the profile sweep and the fault-intensity curves (`npm run bench:agents:sweep`). */
 export interface SweepFile {
   readonly sweep: Sweep;
@@ -352,7 +462,13 @@ function leadLine(options: GridOptions, summaries: readonly Summary[], cells: re
   return `${gap >= 0 ? "a lead" : "a loss"} of ${Math.abs(gap).toFixed(1)} points (${percent(ours.success)} vs ${percent(best.success)}, ${best.contestant})`;
 }
 
-export function renderReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, sweepFile?: SweepFile): string {
+export function renderReport(
+  options: GridOptions,
+  summaries: readonly Summary[],
+  run: RunInfo,
+  sweepFile?: SweepFile,
+  load?: LoadRun,
+): string {
   const profile = options.profile ?? MODEL_PROFILE;
   const lines: string[] = [];
   const episodes = summaries.reduce((sum, summary) => sum + summary.episodes, 0);
@@ -428,6 +544,7 @@ export function renderReport(options: GridOptions, summaries: readonly Summary[]
 
   lines.push(...timeoutSection(options, summaries));
   lines.push(...exhaustionSection(options, summaries));
+  if (load !== undefined) lines.push(...loadSection(load));
   if (sweepFile !== undefined) lines.push(...sweepSection(sweepFile));
 
   lines.push("## Per cell", "");
