@@ -1,6 +1,6 @@
+import { createTool } from "@mastra/core/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { createTool } from "@mastra/core/tools";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { tool as openAiTool, RunContext, setTracingDisabled } from "@openai/agents";
 import { tool as aiTool, type ToolExecutionOptions } from "ai";
@@ -117,7 +117,8 @@ function mastraContestants(adapter: MastraAdapter, core: CoreModule): Contestant
   const wrapped = ours.execute;
   if (execute === undefined || wrapped === undefined || wrapped === execute) throw new Error("Mastra: the tool was not wrapped");
   const input = {};
-  const context = { runId: "run-1", agent: { agentId: "a", toolCallId: "call_1", messages: [] } } as unknown as Parameters<typeof execute>[1];
+  type Context = Parameters<typeof execute>[1];
+  const context = { runId: "run-1", agent: { agentId: "a", toolCallId: "call_1", messages: [] } } as unknown as Context;
   return [
     [MA_BARE, () => execute(input, context)],
     [MA_OURS, () => wrapped(input, context)],
