@@ -34,7 +34,7 @@ export {
   problemsFromIssues,
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
-export { getToolContext, withToolContext } from "./adapter/tool-context.js";
+export { getToolContext, lendToolContext, withToolContext } from "./adapter/tool-context.js";
 export { originalTool, withExecute } from "./adapter/tool-copy.js";
 export {
   errorJsonOfText,

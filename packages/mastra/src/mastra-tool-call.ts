@@ -1,6 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostToolCall, withToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
+import { type HostToolCall, lendToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A Mastra tool's `execute`, as Mastra calls it. */
@@ -82,8 +82,11 @@ export class MastraToolCall implements HostToolCall<unknown> {
 
   run(args: unknown, context: ToolContext): unknown {
     const { tool, execute } = this.binding;
-    // Mastra's `Tool.execute` spreads the context into its own before the tool's function sees it.
-    return execute.call(tool, args, withToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", true));
+    // Mastra's `Tool.execute` copies the context before its first `await`, and validates the input
+    // again unless the context is the very object its builder validated it for: so the host's own
+    // context goes in, lent the attempt's signal and context for that step (a copy lost the mark:
+    // a transforming schema then failed its second validation).
+    return lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) => execute.call(tool, args, lent));
   }
 
   /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */

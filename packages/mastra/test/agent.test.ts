@@ -3,6 +3,7 @@ import { RequestContext } from "@mastra/core/request-context";
 import { createTool } from "@mastra/core/tools";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock, type FakeClock } from "@retry-reflect/core/testing";
+import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -208,6 +209,36 @@ describe("a Mastra agent (agent.generate, a mock model) running tools made with 
     expect(keys[0]).toEqual(expect.any(String));
     expect(keys[1]).not.toBe(keys[0]);
     expect(callIds).toEqual(["call_1", "call_1"]);
+  });
+
+  it("keeps a transforming input schema working under a provider's schema compat layer (Mastra validates it once)", async () => {
+    // A model Mastra applies its OpenAI schema compat layer for: its builder validates the input and
+    // marks that context object; its Tool.execute skips validating again only for that very object.
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    const seen: unknown[] = [];
+    const lookup = createTool({
+      id: "lookup",
+      description: "Looks an order up.",
+      inputSchema: z.object({ order: z.string().transform((text) => Number(text)) }),
+      execute: async ({ order }) => {
+        seen.push(order);
+        return { order };
+      },
+    });
+    const turns = [callTools({ name: "lookup", input: { order: "42" }, id: "call_1" }), reply("Found it.")];
+    let turn = 0;
+    const model = new MockLanguageModelV3({
+      provider: "openai.chat",
+      modelId: "gpt-4o-mini",
+      doGenerate: async () => turns[turn++] as never,
+    });
+
+    const result = await generate(clock, agentWith(model as never, withRetryReflect({ lookup }, plugin)), "order 42?");
+
+    expect(result.text).toBe("Found it.");
+    expect(seen).toEqual([42]);
+    expect(toolOutputsSeen(model.doGenerateCalls[1])).toMatchObject([{ output: { type: "json", value: { order: 42 } } }]);
   });
 
   it("counts attempts per run by default: a second run starts again at attempt 1", async () => {

@@ -19,26 +19,11 @@ const contexts = new WeakMap<object, ToolContext>();
  * `AbortSignal` costs 3-4 µs on Node 20, and a property accessor on the copy 0.2-0.4 µs): the copy
  * is then behind a proxy that makes the signal on the first read of `signalKey` (see `LazySignal`).
  */
-export function withToolContext<O extends object>(options: O, context: ToolContext, signalKey: string, spreadByHost?: boolean): O;
+export function withToolContext<O extends object>(options: O, context: ToolContext, signalKey: string): O;
 /** Options the host may leave out (the MCP SDK's request options): none stay none when the attempt's signal is the caller's. */
-export function withToolContext<O extends object>(
-  options: O | undefined,
-  context: ToolContext,
-  signalKey: string,
-  spreadByHost?: boolean,
-): O | undefined;
-/**
- * `spreadByHost`: the host copies the options (every key read) before the tool sees them (Mastra's
- * `Tool.execute` does): a lazy signal would be made at once anyway, behind a proxy's cost, so the
- * copy is a plain one.
- */
-export function withToolContext<O extends object>(
-  options: O | undefined,
-  context: ToolContext,
-  signalKey: string,
-  spreadByHost = false,
-): O | undefined {
-  if (!spreadByHost && context instanceof AttemptContext) return withLazySignal(options ?? ({} as O), context, signalKey);
+export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined;
+export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined {
+  if (context instanceof AttemptContext) return withLazySignal(options ?? ({} as O), context, signalKey);
   const given = (options as Record<string, unknown> | undefined)?.[signalKey] as AbortSignal | undefined;
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
@@ -134,6 +119,35 @@ function withKeyFirst(options: object, context: ToolContext, signalKey: string):
   const head: Record<PropertyKey, unknown> = { [CONTEXT]: context };
   head[signalKey] = undefined;
   return isEnumerable.call(options, "__proto__") ? { ...head, ...options } : Object.assign(head, options);
+}
+
+/**
+ * Runs `call` with the host's own options object lent the attempt's signal (under `signalKey`) and
+ * context, and gives the object back as it was once `call` returns: for a host whose function
+ * copies the options (every key read) before any `await`, and knows the object by its identity
+ * (Mastra's `Tool.execute` spreads its context, and skips validating the input again only for the
+ * context object its builder validated it for). The tool's function sees the host's copy, which
+ * keeps the attempt's signal and context.
+ */
+export function lendToolContext<O extends object, R>(options: O, context: ToolContext, signalKey: string, call: (options: O) => R): R {
+  const target = options as Record<PropertyKey, unknown>;
+  const owned = Object.hasOwn(target, signalKey);
+  const given = target[signalKey];
+  const signal = context.signal ?? (given as AbortSignal | undefined);
+  const hadContext = Object.hasOwn(target, CONTEXT);
+  const givenContext = target[CONTEXT];
+  target[CONTEXT] = context;
+  if (signal !== given) target[signalKey] = signal;
+  try {
+    return call(options);
+  } finally {
+    if (hadContext) target[CONTEXT] = givenContext;
+    else delete target[CONTEXT];
+    if (signal !== given) {
+      if (owned) target[signalKey] = given;
+      else delete target[signalKey];
+    }
+  }
 }
 
 /**

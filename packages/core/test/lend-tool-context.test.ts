@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { getToolContext, lendToolContext } from "../src/adapter.js";
+
+// `lendToolContext`: the host's own options object, lent the attempt's signal and context for one
+// synchronous call (a host that copies its options first, and knows the object by identity).
+
+const attempt = (signal?: AbortSignal) => ({ attempt: 2, signal, toolName: "t", callId: "c" });
+
+describe("lendToolContext", () => {
+  it("lends the signal and the context to the call, then gives the object back as it was", () => {
+    const run = new AbortController().signal;
+    const mine = new AbortController().signal;
+    const options: Record<string, unknown> = { abortSignal: run, other: 1 };
+    const seen = lendToolContext(options, attempt(mine), "abortSignal", (lent) => {
+      expect(lent).toBe(options);
+      const copy = { ...lent }; // what the host does first
+      return { signal: copy.abortSignal, attempt: getToolContext(copy)?.attempt };
+    });
+    expect(seen).toEqual({ signal: mine, attempt: 2 });
+    expect(options).toEqual({ abortSignal: run, other: 1 });
+    expect(getToolContext(options)).toBeUndefined();
+    expect(Object.getOwnPropertySymbols(options)).toEqual([]);
+  });
+
+  it("removes a signal key the object did not have, also when the call throws", () => {
+    const options: Record<string, unknown> = {};
+    expect(() =>
+      lendToolContext(options, attempt(new AbortController().signal), "abortSignal", (lent) => {
+        expect(lent.abortSignal).toBeInstanceOf(AbortSignal);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(Object.hasOwn(options, "abortSignal")).toBe(false);
+    expect(Object.getOwnPropertySymbols(options)).toEqual([]);
+  });
+
+  it("leaves the host's signal in place when the attempt has none of its own", () => {
+    const run = new AbortController().signal;
+    const options = { abortSignal: run };
+    const seen = lendToolContext(options, attempt(undefined), "abortSignal", (lent) => ({ ...lent }).abortSignal);
+    expect(seen).toBe(run);
+    expect(options.abortSignal).toBe(run);
+  });
+});
