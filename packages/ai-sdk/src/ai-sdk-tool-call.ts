@@ -1,5 +1,5 @@
-import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostToolCall, isRecord, withToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
+import type { ToolContext } from "@retry-reflect/core";
+import { BoundToolCall, isRecord, type ToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
@@ -7,21 +7,13 @@ import type { ToolExecutionOptionsLike } from "./tool-types.js";
 export type Execute = (input: unknown, options: ToolExecutionOptionsLike) => unknown;
 
 /** What one wrapped tool knows once, for all its calls. */
-export interface ToolBinding {
-  readonly toolName: string;
+export interface ToolBinding extends ToolCallBinding<(call: ScopeInput) => string> {
   /** The original tool: `this` of its `execute`. */
   readonly tool: object;
   readonly execute: Execute;
-  readonly description: string | undefined;
   /** `"function"`, or `"extension"` for a provider tool run here (`gen_ai.tool.type`). */
   readonly toolType: string;
-  /** The adapter's `toolEffects[toolName]`; undefined lets the plugin decide. */
-  readonly effect: ToolEffect | undefined;
   readonly scope: string | ((call: ScopeInput) => string);
-  /** The adapter's `namespace`; undefined: the scope. */
-  readonly namespace: string | ((call: ScopeInput) => string) | undefined;
-  /** Whether the tool's `inputSchema` declares the idempotency key argument (undefined: it cannot be told). */
-  readonly declaresKey: boolean | undefined;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -41,54 +33,37 @@ async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
  * `execute` runs with the attempt's signal and context in its execution options. A class, so that
  * a call costs one object and no closure.
  */
-export class AiSdkToolCall implements HostToolCall<unknown> {
-  readonly toolName: string;
+export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, ToolBinding> {
   readonly callId: string;
   readonly signal: AbortSignal | undefined;
-  readonly description: string | undefined;
-  readonly toolType: string;
-  readonly effect: ToolEffect | undefined;
-  readonly namespace: string | (() => string) | undefined;
 
   constructor(
-    private readonly binding: ToolBinding,
-    readonly args: unknown,
+    binding: ToolBinding,
+    args: unknown,
     private readonly options: ToolExecutionOptionsLike,
   ) {
-    this.toolName = binding.toolName;
+    super(binding, args);
     this.callId = options.toolCallId;
     this.signal = options.abortSignal;
-    this.description = binding.description;
-    this.toolType = binding.toolType;
-    this.effect = binding.effect;
-    const namespace = binding.namespace;
-    // A closure only when the namespace is a function of the call (asked for writes only).
-    this.namespace =
-      typeof namespace === "function"
-        ? () => namespace({ toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options })
-        : namespace;
   }
 
-  /** Read once per tool from its `inputSchema`: a write without the key argument gets a derived key. On the prototype: no field per call. */
-  get declaresKey(): boolean | undefined {
-    return this.binding.declaresKey;
+  private input(): ScopeInput {
+    return { toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options };
+  }
+
+  protected askNamespace(ask: (call: ScopeInput) => string): string {
+    return ask(this.input());
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it. */
   scope(): string {
     const scope = this.binding.scope;
-    if (typeof scope === "string") return scope;
-    return scope({ toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options });
+    return typeof scope === "string" ? scope : scope(this.input());
   }
 
   run(args: unknown, context: ToolContext): unknown {
     const { tool, execute } = this.binding;
     const result = execute.call(tool, args, withToolContext(this.options, context, "abortSignal"));
     return isAsyncIterable(result) ? lastOf(result) : result;
-  }
-
-  /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
-  failureOfThrown(error: unknown, args: unknown): unknown {
-    return zodArgumentsError(error, args) ?? error;
   }
 }

@@ -1,26 +1,18 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
-import type { ToolContext, ToolEffect } from "@retry-reflect/core";
-import { type HostToolCall, lendToolContext, zodArgumentsError } from "@retry-reflect/core/adapter";
+import type { ToolContext } from "@retry-reflect/core";
+import { BoundToolCall, lendToolContext, type ToolCallBinding } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A Mastra tool's `execute`, as Mastra calls it. */
 export type Execute = (input: unknown, context: ToolExecutionContext | undefined) => unknown;
 
 /** What one wrapped tool knows once, for all its calls. */
-export interface ToolBinding {
-  readonly toolName: string;
+export interface ToolBinding extends ToolCallBinding<(call: ToolCallInput) => string> {
   /** The original tool: `this` of its `execute`. */
   readonly tool: object;
   readonly execute: Execute;
-  readonly description: string | undefined;
-  /** The adapter's `toolEffects[toolName]` (else the tool's MCP annotations); undefined lets the plugin decide. */
-  readonly effect: ToolEffect | undefined;
   /** The adapter's `scope`; undefined: the run's. */
   readonly scope: ScopeOption | undefined;
-  /** The adapter's `namespace`; undefined: the scope. */
-  readonly namespace: ScopeOption | undefined;
-  /** Whether the tool's `inputSchema` declares the idempotency key argument (undefined: it cannot be told). */
-  readonly declaresKey: boolean | undefined;
   /** The wrapper's scope for calls made without a run id (a tool called by hand). */
   readonly fallbackScope: string;
 }
@@ -36,37 +28,26 @@ function runIdOf(context: ToolExecutionContext | undefined): string | undefined 
  * (`context.agent.toolCallId`) is the call id, the run's `abortSignal` the signal, and the tool's
  * own `execute` runs with the attempt's signal and context in its context (`getToolContext(context)`).
  */
-export class MastraToolCall implements HostToolCall<unknown> {
-  readonly toolName: string;
+export class MastraToolCall extends BoundToolCall<(call: ToolCallInput) => string, ToolBinding> {
   readonly callId: string | undefined;
   readonly signal: AbortSignal | undefined;
-  readonly description: string | undefined;
-  readonly toolType = "function";
-  readonly effect: ToolEffect | undefined;
-  /** Undefined (the core's default: the scope) unless the adapter's `namespace` is given. */
-  readonly namespace: string | (() => string) | undefined;
 
   constructor(
-    private readonly binding: ToolBinding,
-    readonly args: unknown,
+    binding: ToolBinding,
+    args: unknown,
     private readonly context: ToolExecutionContext | undefined,
   ) {
-    this.toolName = binding.toolName;
+    super(binding, args);
     this.callId = context?.agent?.toolCallId || undefined;
     this.signal = context?.abortSignal;
-    this.description = binding.description;
-    this.effect = binding.effect;
-    const namespace = binding.namespace;
-    // A closure only when the namespace is a function of the call (asked for writes only).
-    this.namespace = typeof namespace === "function" ? () => namespace(this.input()) : namespace;
-  }
-
-  get declaresKey(): boolean | undefined {
-    return this.binding.declaresKey;
   }
 
   private input(): ToolCallInput {
     return { toolName: this.toolName, callId: this.callId, input: this.args, context: this.context };
+  }
+
+  protected askNamespace(ask: (call: ToolCallInput) => string): string {
+    return ask(this.input());
   }
 
   /** The attempt-tracking scope, asked only when the plugin needs it: by default the run's. */
@@ -87,10 +68,5 @@ export class MastraToolCall implements HostToolCall<unknown> {
     // context goes in, lent the attempt's signal and context for that step (a copy lost the mark:
     // a transforming schema then failed its second validation).
     return lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) => execute.call(tool, args, lent));
-  }
-
-  /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
-  failureOfThrown(error: unknown, args: unknown): unknown {
-    return zodArgumentsError(error, args) ?? error;
   }
 }
