@@ -95,21 +95,24 @@ export type EpisodeEnd<T> =
   | { readonly kind: "deadline" };
 
 /**
- * Runs `start(signal)` on `clock` until it settles or virtual time reaches `deadlineMs` (then
- * `signal` aborts and the episode ends as `deadline`). A run stuck with no sleep pending (a tool
- * that hangs forever and nothing to cut it off) cannot go on: it ends at the deadline too.
+ * `setTimeout` / `clearTimeout` whose delays above 0 ms go to `clock`; zero delays stay real
+ * timeouts, tracked in `zeroDelay` while pending when it is given (runTogether waits for them).
  */
-export async function runEpisode<T>(
+function virtualTimers(
   clock: VirtualClock,
-  random: () => number,
-  deadlineMs: number,
-  start: (signal: AbortSignal) => Promise<T>,
-): Promise<EpisodeEnd<T>> {
-  const controller = new AbortController();
-  let end: EpisodeEnd<T> | undefined;
+  zeroDelay?: Set<unknown>,
+): { patchedSetTimeout: typeof setTimeout; patchedClearTimeout: typeof clearTimeout } {
   const timers = new Map<unknown, AbortController>();
   const patchedSetTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    if (!(typeof ms === "number" && ms > 0)) return realSetTimeout(callback, ms, ...args);
+    if (!(typeof ms === "number" && ms > 0)) {
+      if (zeroDelay === undefined) return realSetTimeout(callback, ms, ...args);
+      const handle = realSetTimeout(() => {
+        zeroDelay.delete(handle);
+        callback(...args);
+      }, ms);
+      zeroDelay.add(handle);
+      return handle;
+    }
     const cancel = new AbortController();
     const handle = { virtual: true };
     timers.set(handle, cancel);
@@ -127,9 +130,28 @@ export async function runEpisode<T>(
     if (cancel) {
       timers.delete(handle);
       cancel.abort();
-    } else realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+    } else {
+      zeroDelay?.delete(handle);
+      realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+    }
   }) as typeof clearTimeout;
+  return { patchedSetTimeout, patchedClearTimeout };
+}
 
+/**
+ * Runs `start(signal)` on `clock` until it settles or virtual time reaches `deadlineMs` (then
+ * `signal` aborts and the episode ends as `deadline`). A run stuck with no sleep pending (a tool
+ * that hangs forever and nothing to cut it off) cannot go on: it ends at the deadline too.
+ */
+export async function runEpisode<T>(
+  clock: VirtualClock,
+  random: () => number,
+  deadlineMs: number,
+  start: (signal: AbortSignal) => Promise<T>,
+): Promise<EpisodeEnd<T>> {
+  const controller = new AbortController();
+  let end: EpisodeEnd<T> | undefined;
+  const { patchedSetTimeout, patchedClearTimeout } = virtualTimers(clock);
   globalThis.setTimeout = patchedSetTimeout;
   globalThis.clearTimeout = patchedClearTimeout;
   Math.random = random;
@@ -184,40 +206,8 @@ export async function runTogether<T>(
   limitMs: number,
   start: () => Promise<T>,
 ): Promise<T | undefined> {
-  const timers = new Map<unknown, AbortController>();
   const zeroDelay = new Set<unknown>();
-  const patchedSetTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    if (!(typeof ms === "number" && ms > 0)) {
-      const handle = realSetTimeout(() => {
-        zeroDelay.delete(handle);
-        callback(...args);
-      }, ms);
-      zeroDelay.add(handle);
-      return handle;
-    }
-    const cancel = new AbortController();
-    const handle = { virtual: true };
-    timers.set(handle, cancel);
-    clock.sleep(ms, cancel.signal).then(
-      () => {
-        timers.delete(handle);
-        callback(...args);
-      },
-      () => undefined,
-    );
-    return handle;
-  }) as unknown as typeof setTimeout;
-  const patchedClearTimeout = ((handle: unknown) => {
-    const cancel = timers.get(handle);
-    if (cancel) {
-      timers.delete(handle);
-      cancel.abort();
-    } else {
-      zeroDelay.delete(handle);
-      realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
-    }
-  }) as typeof clearTimeout;
-
+  const { patchedSetTimeout, patchedClearTimeout } = virtualTimers(clock, zeroDelay);
   globalThis.setTimeout = patchedSetTimeout;
   globalThis.clearTimeout = patchedClearTimeout;
   Math.random = random;
