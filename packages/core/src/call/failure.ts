@@ -1,6 +1,5 @@
 import { backoffDelay } from "../backoff/backoff.js";
 import type { CircuitPermit } from "../breaker/circuit-breaker.js";
-import type { RetryBudgetSettings } from "../budget/retry-budget.js";
 import { classifyError } from "../classify/classify-error.js";
 import { sanitizeError, withText } from "../cleaning/clean-error.js";
 import { abortReason } from "../clock.js";
@@ -8,13 +7,13 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
-import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction, RETRY_BUDGET_SPENT_ACTION } from "../texts/model-texts.js";
+import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
-import type { TrackedAttempts } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
 import { applyDecision, countsForBreaker, decide } from "./decision.js";
 import type { Engine } from "./engine.js";
 import { rememberFailedCall } from "./repeated-calls.js";
+import { budgetSpent } from "./retry-budget-spent.js";
 
 // After a failed attempt, synchronously: the caller's abort and control flow are rethrown; any
 // other failure is classified, recorded (breaker, then the next attempt number of its scope),
@@ -112,38 +111,6 @@ function decideFailure(
     if (taken > 0) return budgetSpent(engine, run, tracked, error, budget, taken);
   }
   return applyDecision(engine, run, tracked, error, decision, "tool");
-}
-
-/**
- * A transient failure the policy would retry in place, while its tool's retry budget is spent: the
- * call ends `reflect` (`RETRY_BUDGET_SPENT`, recoverable): the same call again once the window has room.
- */
-function budgetSpent(
-  engine: Engine,
-  run: CallRun,
-  tracked: TrackedAttempts,
-  error: ToolError,
-  budget: RetryBudgetSettings,
-  waitMs: number,
-): ReflectOutcome | FailedOutcome {
-  engine.notifier.emit("retry_budget_spent", run.toolName, run.info, {
-    tool_name: run.toolName,
-    window_ms: budget.windowMs,
-    retry_after_ms: waitMs,
-  });
-  const spent = new ToolError({
-    code: ErrorCodes.RETRY_BUDGET_SPENT,
-    message: error.message,
-    recoverable: true,
-    kind: "other",
-    suggestedAction: RETRY_BUDGET_SPENT_ACTION,
-    retryAfterMs: waitMs,
-    details: { last_error_code: error.code },
-  });
-  const delayMs = Math.min(waitMs, run.policy.maxBackoffMs);
-  return applyDecision(engine, run, tracked, spent, { kind: "reflect", delayMs, text: "retry_later" }, "tool") as
-    | ReflectOutcome
-    | FailedOutcome;
 }
 
 /** Refusals of a call that did not run or is still running: the model is asked for the same call later, not for other arguments. */
