@@ -1,5 +1,10 @@
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects, isRecord } from "@retry-reflect/core/adapter";
+import {
+  type AnnotatedToolOptions,
+  type CheckedAnnotatedToolOptions,
+  checkAnnotatedToolOptions,
+  isRecord,
+} from "@retry-reflect/core/adapter";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -15,7 +20,7 @@ export interface ScopeInput {
 }
 
 /** Options of the adapter itself (the plugin's go in the second argument). */
-export interface WithRetryReflectOptions {
+export interface WithRetryReflectOptions extends AnnotatedToolOptions<(call: ScopeInput) => string> {
   /**
    * The attempt-tracking scope of a call: retries, reflections and the backoff gate are counted per
    * (scope, tool). A string, or a function of the call (asked only when the plugin needs a scope).
@@ -44,32 +49,12 @@ export interface WithRetryReflectOptions {
   readonly trustAnnotations?: boolean;
 }
 
-const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({
-  scope: true,
-  namespace: true,
-  toolEffects: true,
-  trustAnnotations: true,
-} satisfies Record<keyof WithRetryReflectOptions, true>);
-
 /** The adapter options, checked. */
-export interface CheckedOptions extends WithRetryReflectOptions {
-  /** Copied without a prototype (empty when not given): a tool named `toString` has no effect unless given one. */
-  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
-  readonly trustAnnotations: boolean;
-}
+export type CheckedOptions = CheckedAnnotatedToolOptions<(call: ScopeInput) => string>;
 
-/** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
+/** Checks the adapter options once (the options every adapter of annotated tools takes); an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(given: unknown): CheckedOptions {
-  const options = checkAdapterOptionKeys(given, ADAPTER_OPTION_NAMES) ?? {};
-  const { scope, namespace, toolEffects, trustAnnotations } = options;
-  checkScopeOption("scope", scope, "string or function");
-  checkScopeOption("namespace", namespace, "string or function");
-  return {
-    scope: scope as WithRetryReflectOptions["scope"],
-    namespace: namespace as WithRetryReflectOptions["namespace"],
-    toolEffects: checkToolEffects(toolEffects),
-    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
-  };
+  return checkAnnotatedToolOptions(given);
 }
 
 /** Checks that `tools` is an AI SDK `ToolSet`: an object of tools, each `execute` a function when present. */

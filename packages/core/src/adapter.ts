@@ -9,7 +9,10 @@ export { availableToolNames } from "./adapter/available-tools.js";
 export { BoundToolCall, type ToolCallBinding } from "./adapter/bound-tool-call.js";
 export { type EffectHints, effectOfAnnotations, hintedEffect } from "./adapter/effect-hints.js";
 export {
+  type AnnotatedToolOptions,
+  type CheckedAnnotatedToolOptions,
   checkAdapterOptionKeys,
+  checkAnnotatedToolOptions,
   checkBooleanOption,
   checkEffect,
   checkScopeOption,

@@ -1,6 +1,11 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects, isRecord } from "@retry-reflect/core/adapter";
+import {
+  type AnnotatedToolOptions,
+  type CheckedAnnotatedToolOptions,
+  checkAnnotatedToolOptions,
+  isRecord,
+} from "@retry-reflect/core/adapter";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {
@@ -21,7 +26,7 @@ export interface ToolCallInput {
 export type ScopeOption = string | ((call: ToolCallInput) => string);
 
 /** Options of the adapter itself (the plugin's go in the second argument). */
-export interface WithRetryReflectOptions {
+export interface WithRetryReflectOptions extends AnnotatedToolOptions<(call: ToolCallInput) => string> {
   /**
    * The attempt-tracking scope of a call: retries, reflections and the backoff gate are counted per
    * (scope, tool). @default one scope per run: the run id Mastra gives the tool (an agent's
@@ -50,34 +55,12 @@ export interface WithRetryReflectOptions {
   readonly trustAnnotations?: boolean;
 }
 
-const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({
-  scope: true,
-  namespace: true,
-  toolEffects: true,
-  trustAnnotations: true,
-} satisfies Record<keyof WithRetryReflectOptions, true>);
-
 /** The adapter options, checked. */
-export interface CheckedOptions {
-  readonly scope: ScopeOption | undefined;
-  readonly namespace: ScopeOption | undefined;
-  /** Copied without a prototype (empty when not given). */
-  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
-  readonly trustAnnotations: boolean;
-}
+export type CheckedOptions = CheckedAnnotatedToolOptions<(call: ToolCallInput) => string>;
 
-/** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
+/** Checks the adapter options once (the options every adapter of annotated tools takes); an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(given: unknown): CheckedOptions {
-  const options = checkAdapterOptionKeys(given, ADAPTER_OPTION_NAMES) ?? {};
-  const { scope, namespace, toolEffects, trustAnnotations } = options;
-  checkScopeOption("scope", scope, "string or function");
-  checkScopeOption("namespace", namespace, "string or function");
-  return {
-    scope: scope as ScopeOption | undefined,
-    namespace: namespace as ScopeOption | undefined,
-    toolEffects: checkToolEffects(toolEffects),
-    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
-  };
+  return checkAnnotatedToolOptions(given);
 }
 
 /** Mastra's mark on its tools (`createTool`), which its own check (`isMastraTool`) reads. */

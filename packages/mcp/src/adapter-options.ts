@@ -1,5 +1,5 @@
 import type { ToolEffect } from "@retry-reflect/core";
-import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects } from "@retry-reflect/core/adapter";
+import { type AnnotatedToolOptions, type CheckedAnnotatedToolOptions, checkAnnotatedToolOptions } from "@retry-reflect/core/adapter";
 import type { CallToolParams } from "./mcp-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -13,7 +13,7 @@ export interface McpCallInfo {
 }
 
 /** Options of the adapter itself (the plugin's are the second argument of `withRetryReflect`). */
-export interface RetryReflectMcpOptions {
+export interface RetryReflectMcpOptions extends AnnotatedToolOptions<(call: McpCallInfo) => string> {
   /**
    * The attempt-tracking scope of a call: a string, or a function of the call. Wrap a client per
    * agent run (or pass a function) to give each run its own retry budget.
@@ -37,32 +37,10 @@ export interface RetryReflectMcpOptions {
   readonly trustAnnotations?: boolean;
 }
 
-/** The adapter's options, checked once. */
-export interface CheckedOptions {
-  readonly scope: RetryReflectMcpOptions["scope"];
-  readonly namespace: RetryReflectMcpOptions["namespace"];
-  /** No prototype: a tool named `toString` is not an effect. */
-  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
-  readonly trustAnnotations: boolean;
-}
+/** The adapter options, checked. */
+export type CheckedOptions = CheckedAnnotatedToolOptions<(call: McpCallInfo) => string>;
 
-const OPTION_NAMES: readonly string[] = Object.keys({
-  scope: true,
-  namespace: true,
-  toolEffects: true,
-  trustAnnotations: true,
-} satisfies Record<keyof RetryReflectMcpOptions, true>);
-
-/** Checks the adapter's options; an invalid one throws `InvalidOptionError` naming it and the value. */
+/** Checks the adapter options once (the options every adapter of annotated tools takes); an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions(given: unknown): CheckedOptions {
-  const options = checkAdapterOptionKeys(given, OPTION_NAMES) ?? {};
-  const { scope, namespace, toolEffects, trustAnnotations } = options;
-  checkScopeOption("scope", scope, "string or function");
-  checkScopeOption("namespace", namespace, "string or function");
-  return {
-    scope: scope as CheckedOptions["scope"],
-    namespace: namespace as CheckedOptions["namespace"],
-    toolEffects: checkToolEffects(toolEffects),
-    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
-  };
+  return checkAnnotatedToolOptions(given);
 }

@@ -121,3 +121,44 @@ export function checkBooleanOption(option: string, value: unknown, defaultValue:
   if (typeof value !== "boolean") throw new InvalidOptionError(option, value, "a boolean");
   return value;
 }
+
+/** The options of an adapter whose tools may carry MCP annotations (AI SDK, Mastra, MCP); `Ask` is its function form of `scope`/`namespace`. */
+export interface AnnotatedToolOptions<Ask> {
+  readonly scope?: string | Ask;
+  readonly namespace?: string | Ask;
+  readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
+  readonly trustAnnotations?: boolean;
+}
+
+/** {@link AnnotatedToolOptions}, checked: `toolEffects` copied without a prototype (empty when not given), `trustAnnotations` defaulted. */
+export interface CheckedAnnotatedToolOptions<Ask> {
+  readonly scope: string | Ask | undefined;
+  readonly namespace: string | Ask | undefined;
+  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
+  readonly trustAnnotations: boolean;
+}
+
+const ANNOTATED_TOOL_OPTION_NAMES: readonly string[] = Object.keys({
+  scope: true,
+  namespace: true,
+  toolEffects: true,
+  trustAnnotations: true,
+} satisfies Record<keyof AnnotatedToolOptions<unknown>, true>);
+
+/**
+ * Checks an adapter's {@link AnnotatedToolOptions} once: `scope` and `namespace` a non-empty
+ * string or a function, `toolEffects` effects by tool name, `trustAnnotations` a boolean (default
+ * true); an unknown or invalid one throws `InvalidOptionError` naming it and the value.
+ */
+export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
+  const options = checkAdapterOptionKeys(given, ANNOTATED_TOOL_OPTION_NAMES) ?? {};
+  const { scope, namespace, toolEffects, trustAnnotations } = options;
+  checkScopeOption("scope", scope, "string or function");
+  checkScopeOption("namespace", namespace, "string or function");
+  return {
+    scope: scope as string | Ask | undefined,
+    namespace: namespace as string | Ask | undefined,
+    toolEffects: checkToolEffects(toolEffects),
+    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
+  };
+}
