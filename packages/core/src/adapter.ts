@@ -11,10 +11,12 @@ export { type EffectHints, effectOfAnnotations, hintedEffect } from "./adapter/e
 export {
   type AnnotatedToolOptions,
   type CheckedAnnotatedToolOptions,
+  type CheckedScopedToolOptions,
   checkAdapterOptionKeys,
   checkAnnotatedToolOptions,
   checkBooleanOption,
   checkEffect,
+  checkScopedToolOptions,
   checkScopeOption,
   checkToolEffects,
   isPlainObject,

@@ -1,6 +1,6 @@
 import type { RunContext } from "@openai/agents";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { checkAdapterOptionKeys, checkBooleanOption, checkScopeOption, checkToolEffects, isRecord } from "@retry-reflect/core/adapter";
+import { type CheckedScopedToolOptions, checkScopedToolOptions, isRecord } from "@retry-reflect/core/adapter";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {
@@ -45,34 +45,15 @@ export interface WithRetryReflectOptions<Context = unknown> {
   readonly hideOpenCircuits?: boolean;
 }
 
-const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({
-  scope: true,
-  namespace: true,
-  toolEffects: true,
-  hideOpenCircuits: true,
-} satisfies Record<keyof WithRetryReflectOptions, true>);
-
 /** The adapter options, checked. */
-export interface CheckedOptions<Context> {
-  readonly scope: ScopeOption<Context> | undefined;
-  readonly namespace: ScopeOption<Context> | undefined;
-  /** Copied without a prototype (empty when not given). */
-  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
-  readonly hideOpenCircuits: boolean;
-}
+export type CheckedOptions<Context> = CheckedScopedToolOptions<
+  (call: ToolCallInput, runContext: RunContext<Context> | undefined) => string,
+  "hideOpenCircuits"
+>;
 
 /** Checks the adapter options once; an invalid one throws `InvalidOptionError` naming it and the value. */
 export function checkAdapterOptions<Context>(given: unknown): CheckedOptions<Context> {
-  const options = checkAdapterOptionKeys(given, ADAPTER_OPTION_NAMES) ?? {};
-  const { scope, namespace, toolEffects, hideOpenCircuits } = options;
-  checkScopeOption("scope", scope, "string or function");
-  checkScopeOption("namespace", namespace, "string or function");
-  return {
-    scope: scope as ScopeOption<Context> | undefined,
-    namespace: namespace as ScopeOption<Context> | undefined,
-    toolEffects: checkToolEffects(toolEffects),
-    hideOpenCircuits: checkBooleanOption("hideOpenCircuits", hideOpenCircuits, false),
-  };
+  return checkScopedToolOptions(given, "hideOpenCircuits", false);
 }
 
 /** Checks that `definitions` is an array of tool definitions (what one passes to the SDK's `tool()`). */

@@ -138,27 +138,37 @@ export interface CheckedAnnotatedToolOptions<Ask> {
   readonly trustAnnotations: boolean;
 }
 
-const ANNOTATED_TOOL_OPTION_NAMES: readonly string[] = Object.keys({
-  scope: true,
-  namespace: true,
-  toolEffects: true,
-  trustAnnotations: true,
-} satisfies Record<keyof AnnotatedToolOptions<unknown>, true>);
+/** The options every adapter's tools take: `scope`, `namespace`, `toolEffects`, and one boolean of the adapter's own. */
+export type CheckedScopedToolOptions<Ask, Flag extends string> = {
+  readonly scope: string | Ask | undefined;
+  readonly namespace: string | Ask | undefined;
+  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
+} & { readonly [name in Flag]: boolean };
 
 /**
- * Checks an adapter's {@link AnnotatedToolOptions} once: `scope` and `namespace` a non-empty
- * string or a function, `toolEffects` effects by tool name, `trustAnnotations` a boolean (default
- * true); an unknown or invalid one throws `InvalidOptionError` naming it and the value.
+ * Checks an adapter's options once: `scope` and `namespace` a non-empty string or a function,
+ * `toolEffects` effects by tool name (copied without a prototype, empty when not given), and the
+ * adapter's one boolean `flag` (`trustAnnotations`, `hideOpenCircuits`; `defaultValue` when not
+ * given); an unknown or invalid one throws `InvalidOptionError` naming it and the value.
  */
-export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
-  const options = checkAdapterOptionKeys(given, ANNOTATED_TOOL_OPTION_NAMES) ?? {};
-  const { scope, namespace, toolEffects, trustAnnotations } = options;
+export function checkScopedToolOptions<Ask, Flag extends string>(
+  given: unknown,
+  flag: Flag,
+  defaultValue: boolean,
+): CheckedScopedToolOptions<Ask, Flag> {
+  const options = checkAdapterOptionKeys(given, ["scope", "namespace", "toolEffects", flag]) ?? {};
+  const { scope, namespace, toolEffects } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
   return {
     scope: scope as string | Ask | undefined,
     namespace: namespace as string | Ask | undefined,
     toolEffects: checkToolEffects(toolEffects),
-    trustAnnotations: checkBooleanOption("trustAnnotations", trustAnnotations, true),
-  };
+    [flag]: checkBooleanOption(flag, options[flag], defaultValue),
+  } as CheckedScopedToolOptions<Ask, Flag>;
+}
+
+/** Checks an adapter's {@link AnnotatedToolOptions} once ({@link checkScopedToolOptions} with `trustAnnotations`, default true). */
+export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
+  return checkScopedToolOptions<Ask, "trustAnnotations">(given, "trustAnnotations", true);
 }
