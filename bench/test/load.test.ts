@@ -6,10 +6,12 @@ import { describe, expect, it } from "vitest";
 import { CONTESTANTS } from "../src/agents/contestants.js";
 import {
   arrivals,
+  COLLAPSE,
   type FleetRecord,
   failureProbability,
   LOAD,
   LOAD_CONTESTANTS,
+  LOADS,
   LoadedService,
   type LoadSpec,
   runFleet,
@@ -218,6 +220,28 @@ describe("the load section of the report", () => {
     expect(markdown).toContain("## Degraded under load");
     expect(markdown).toContain("met by retry-reflect (retryBudget: {}); missed by the other 1 row with a budget.");
     expect(markdown).toContain(`| ${careful.summary.contestant} | 2.500× |`);
+  });
+
+  it("reports the collapsing service as a section of its own: its model, its heading, its own rerun command", () => {
+    expect(LOADS).toEqual([LOAD, COLLAPSE]);
+    expect(COLLAPSE).toMatchObject({
+      agents: LOAD.agents,
+      arrivalMs: LOAD.arrivalMs,
+      capacityPerSecond: LOAD.capacityPerSecond,
+      maxFailure: 1,
+    });
+    // Past its capacity nothing gets through, where the capped service still answers one in ten.
+    expect(failureProbability(COLLAPSE, COLLAPSE.capacityPerSecond)).toBe(1);
+    expect(failureProbability(COLLAPSE, 400)).toBe(1);
+    expect(failureProbability(LOAD, 400)).toBeCloseTo(0.9, 12);
+    const spec = withAgents(COLLAPSE, 10);
+    const rows = [summariseLoad(spec, "no middleware", [{ ...fleet("no middleware", 3, 10, 10), load: spec.name }])];
+    const markdown = loadSection({ spec, seed: 1, workers: 1, seconds: 1, summaries: rows }).join("\n");
+    expect(markdown).toContain("## Degraded under load, collapsing");
+    expect(markdown).toContain("p = min(1, load / 36)");
+    expect(markdown).toContain("--cells=degraded-under-load-collapse --out=none");
+    const capped = loadSection({ spec: withAgents(LOAD, 10), seed: 1, workers: 1, seconds: 1, summaries: [rows[0] as (typeof rows)[0]] });
+    expect(capped.join("\n")).toContain("the next section (`degraded-under-load-collapse`)");
   });
 
   it("runs every grid contestant but the two whose differences never act here, and the budget's candidates", () => {

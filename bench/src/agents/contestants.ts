@@ -280,8 +280,8 @@ export const PEERS_WITH_TIMEOUTS: readonly Contestant[] = [
   },
 ];
 
-/** The cells of the retry budget's candidates: the load section only (in the grid's cells, no tool is called often enough for a budget to be spent). */
-export const BUDGET_CELLS: readonly string[] = ["degraded-under-load"];
+/** The cells of the retry budget's candidates: the load sections only (in the grid's cells, no tool is called often enough for a budget to be spent). */
+export const BUDGET_CELLS: readonly string[] = ["degraded-under-load", "degraded-under-load-collapse"];
 
 const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, why: string): Contestant => ({
   name: `retry-reflect (${label})`,

@@ -152,6 +152,24 @@ export const LOAD: LoadSpec = {
   windowMs: 1_000,
 };
 
+/**
+ * The same fleet against a service that collapses: p = min(1, load / 36), so past its capacity it
+ * answers nothing, and its answers (load × (1 − p)) fall as the load grows beyond half of it. A
+ * service whose answers grew with the load past its capacity (the section above, at its 0.9 cap)
+ * rewards the contestant that sends the most; this one does not (an overloaded service that spends
+ * its capacity on work it then sheds, the SRE book's "cascading failure").
+ */
+export const COLLAPSE: LoadSpec = {
+  ...LOAD,
+  name: "degraded-under-load-collapse",
+  description:
+    "the same 1,000 agents against a service that collapses: an execution fails with 503 (overloaded) with probability min(1, load / 36), so that past its capacity nothing gets through",
+  maxFailure: 1,
+};
+
+/** The load sections, in the order they run and are reported. */
+export const LOADS: readonly LoadSpec[] = [LOAD, COLLAPSE];
+
 /** `spec` with `agents` agents arriving at the same rate (`--agents`, for a quick look: the arrival span scales with them). */
 export function withAgents(spec: LoadSpec, agents: number): LoadSpec {
   return agents === spec.agents ? spec : { ...spec, agents, arrivalMs: Math.round((spec.arrivalMs * agents) / spec.agents) };

@@ -7,11 +7,11 @@
 //   --workers=2         processes (one per core)
 //   --cells=a,b         only these cells; --contestants=a,b only these (by name); the attempt-timeout
 //                       candidates (contestants.ts) run only in the cells where a tool can take long
-//   --agents=1000       agents in each fleet of the load section (load.ts: "degraded-under-load",
-//                       many agents at once against one service that fails more the more it is
-//                       called; it runs after the grid, unless --cells leaves it out; --cells=
-//                       degraded-under-load runs it alone); fewer arrive over a shorter span, at
-//                       the same rate
+//   --agents=1000       agents in each fleet of the load sections (load.ts: "degraded-under-load"
+//                       and "degraded-under-load-collapse", many agents at once against one service
+//                       that fails more the more it is called; they run after the grid, unless
+//                       --cells leaves them out; --cells=degraded-under-load runs that one alone);
+//                       fewer arrive over a shorter span, at the same rate
 //   --out=../AGENTS.md  the report (agents.json and agents.svg beside it); --out=none prints it only
 //   --profile=a.b=x,…   change some of the simulated model's numbers (model-profile.ts) for this run
 //   --report-from=agents.json  rewrite the report from a run's saved summaries (no episodes run)
@@ -35,8 +35,8 @@ import { BUDGET_CANDIDATES } from "./contestants.js";
 import { CURVE_K, renderCurvesSvg } from "./curves.js";
 import {
   type FleetRecord,
-  LOAD,
   LOAD_CONTESTANTS,
+  LOADS,
   type LoadRun,
   loadCell,
   loadUnits,
@@ -88,8 +88,9 @@ const KNOWN = [
   "sweep",
   "worker",
   "load-worker",
+  "load-spec",
 ];
-const INTERNAL = ["worker", "load-worker"];
+const INTERNAL = ["worker", "load-worker", "load-spec"];
 const unknownFlags = [...args.keys()].filter((key) => !KNOWN.includes(key));
 if (unknownFlags.length > 0) {
   console.error(
@@ -130,26 +131,24 @@ function pick<T extends { name: string }>(name: string, all: readonly T[], known
 
 const modelSpec = args.get("model");
 const real = modelSpec !== undefined;
-// The load section is named like a cell (--cells) and has contestants of its own (--contestants).
-const LOAD_CELL = loadCell(LOAD);
-const pickedCells = pick("cells", [...CELLS, LOAD_CELL], [...CELLS, ...CURVE_CELLS, LOAD_CELL]);
+// Each load section is named like a cell (--cells) and has contestants of its own (--contestants).
+const LOAD_CELLS = LOADS.map(loadCell);
+const pickedCells = pick("cells", [...CELLS, ...LOAD_CELLS], [...CELLS, ...CURVE_CELLS, ...LOAD_CELLS]);
 const pickedContestants = pick("contestants", ALL_CONTESTANTS, [...ALL_CONTESTANTS, ...BUDGET_CANDIDATES]);
 const options: GridOptions = {
   seed: positive("seed", 1),
   tasks: positive("tasks", real ? 2 : 125),
   trials: positive("trials", real ? 1 : 8),
-  cells: pickedCells.filter((cell) => cell !== LOAD_CELL),
+  cells: pickedCells.filter((cell) => !LOAD_CELLS.includes(cell)),
   contestants: pickedContestants.filter((contestant) => ALL_CONTESTANTS.includes(contestant)),
   ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
-/** The load section's fleet and contestants; none with a real model (its time is real) or when --cells leaves it out. */
-const loadSpec = withAgents(LOAD, positive("agents", LOAD.agents));
-const loadContestants =
-  real || !pickedCells.includes(LOAD_CELL)
-    ? []
-    : args.has("contestants")
-      ? LOAD_CONTESTANTS.filter((contestant) => pickedContestants.includes(contestant))
-      : LOAD_CONTESTANTS;
+/** The load sections that run (none with a real model: its time is real) and their contestants. */
+const loadSpecs = real ? [] : LOADS.filter((_, index) => pickedCells.includes(LOAD_CELLS[index] as (typeof LOAD_CELLS)[number]));
+const loadAgents = (spec: (typeof LOADS)[number]) => withAgents(spec, positive("agents", spec.agents));
+const loadContestants = args.has("contestants")
+  ? LOAD_CONTESTANTS.filter((contestant) => pickedContestants.includes(contestant))
+  : LOAD_CONTESTANTS;
 
 // --report-from=agents.json: the report again from a run's saved summaries (after editing its texts), without running.
 const reportFrom = args.get("report-from");
@@ -166,6 +165,7 @@ function rewriteFrom(file: string): void {
     contestants: Array<{ name: string }>;
     summaries: Summary[];
     load?: LoadRun;
+    loads?: LoadRun[];
   };
   const byName = <T extends { name: string }>(all: readonly T[], names: Array<{ name: string }>) =>
     names.map(({ name }) => all.find((item) => item.name === name) ?? fail(`--report-from: ${name} is no longer defined`));
@@ -180,7 +180,7 @@ function rewriteFrom(file: string): void {
     saved.summaries,
     saved.run,
     saved.summaries.reduce((sum, summary) => sum + summary.episodes, 0),
-    saved.load,
+    saved.loads ?? (saved.load === undefined ? [] : [saved.load]),
   );
 }
 
@@ -199,7 +199,16 @@ if (worker !== undefined) {
 const loadWorker = args.get("load-worker");
 if (loadWorker !== undefined) {
   const [index, count] = loadWorker.split("/").map(Number);
-  await runLoadShard(loadSpec, loadContestants, options.seed, index ?? 0, count ?? 1, (record) => process.send?.(record), options.profile);
+  const spec = loadSpecs.find((entry) => entry.name === args.get("load-spec")) ?? fail(`--load-spec: ${args.get("load-spec")}`);
+  await runLoadShard(
+    loadAgents(spec),
+    loadContestants,
+    options.seed,
+    index ?? 0,
+    count ?? 1,
+    (record) => process.send?.(record),
+    options.profile,
+  );
   process.exit(0);
 }
 
@@ -263,8 +272,9 @@ if (args.has("sweep")) {
   process.exit(0);
 }
 
-/** The load section's fleets, in up to `requestedWorkers` processes (one fleet is one process's work), summarised per contestant. */
-async function runLoad(): Promise<LoadRun | undefined> {
+/** One load section's fleets, in up to `requestedWorkers` processes (one fleet is one process's work), summarised per contestant. */
+async function runLoad(section: (typeof LOADS)[number]): Promise<LoadRun | undefined> {
+  const loadSpec = loadAgents(section);
   const total = loadUnits(loadSpec, loadContestants).length;
   if (total === 0) return undefined;
   const started = performance.now();
@@ -275,7 +285,9 @@ async function runLoad(): Promise<LoadRun | undefined> {
       { length: count },
       (_, index) =>
         new Promise<void>((done, fail) => {
-          const child = fork(here, [...passOn, `--load-worker=${index}/${count}`], { execArgv: process.execArgv });
+          const child = fork(here, [...passOn, `--load-spec=${section.name}`, `--load-worker=${index}/${count}`], {
+            execArgv: process.execArgv,
+          });
           child.on("message", (record: FleetRecord) => {
             fleets.push(record);
             console.log(`  ${loadSpec.name}: ${fleets.length}/${total} fleets (${((performance.now() - started) / 1000).toFixed(0)} s)`);
@@ -295,10 +307,15 @@ async function runLoad(): Promise<LoadRun | undefined> {
 }
 
 const grid = await runGrid(options, passOn, true);
-const load = await runLoad();
+const loads: LoadRun[] = [];
+for (const section of loadSpecs) {
+  const load = await runLoad(section);
+  if (load !== undefined) loads.push(load);
+}
 const { summaries } = grid;
-const seconds = grid.seconds + (load?.seconds ?? 0);
-const episodes = grid.episodes + (load?.summaries.reduce((sum, entry) => sum + entry.summary.episodes, 0) ?? 0);
+const seconds = grid.seconds + loads.reduce((sum, load) => sum + load.seconds, 0);
+const episodes =
+  grid.episodes + loads.reduce((sum, load) => sum + load.summaries.reduce((total, entry) => total + entry.summary.episodes, 0), 0);
 const run = {
   seed: options.seed,
   tasks: options.tasks,
@@ -310,7 +327,7 @@ const run = {
   ...(model === undefined ? {} : { model: model.label }),
   ...(args.has("profile") ? { profile: args.get("profile") } : {}),
 };
-writeReport(options, summaries, run, episodes, load);
+writeReport(options, summaries, run, episodes, loads);
 
 /** `--sweep`: the profile sweep, then the curves; agents.sweep.json, agents.curves.svg, and AGENTS.md again from agents.json. */
 async function runSweep(): Promise<void> {
@@ -365,7 +382,7 @@ async function runSweep(): Promise<void> {
 }
 
 /** Writes AGENTS.md (or --out) with agents.json and agents.svg beside it; --out=none prints it. */
-function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number, load?: LoadRun): void {
+function writeReport(options: GridOptions, summaries: readonly Summary[], run: RunInfo, episodes: number, loads: readonly LoadRun[]): void {
   const spec = run.model === undefined ? undefined : (modelSpec ?? run.model);
   const defaultName = spec === undefined ? "AGENTS.md" : `AGENTS.${spec.replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
   const out = args.get("out") ?? join(dirname(here), "../..", defaultName);
@@ -375,7 +392,7 @@ function writeReport(options: GridOptions, summaries: readonly Summary[], run: R
     spec === undefined && run.profile === undefined && existsSync(sweepPath)
       ? (JSON.parse(readFileSync(sweepPath, "utf8")) as SweepFile)
       : undefined;
-  const markdown = renderReport(options, summaries, run, sweep, load);
+  const markdown = renderReport(options, summaries, run, sweep, loads);
   if (out === "none") {
     console.log(markdown);
     return;
@@ -388,7 +405,7 @@ function writeReport(options: GridOptions, summaries: readonly Summary[], run: R
   const contestants = options.contestants.map(({ name, description, cells }) => ({ name, description, ...(cells ? { cells } : {}) }));
   writeFileSync(
     `${base}.json`,
-    `${JSON.stringify({ run, cells: options.cells, contestants, summaries, ...(load === undefined ? {} : { load }) }, null, 2)}\n`,
+    `${JSON.stringify({ run, cells: options.cells, contestants, summaries, ...(loads.length === 0 ? {} : { loads }) }, null, 2)}\n`,
   );
   writeFileSync(svg, renderSvg(options, summaries));
   console.log(`wrote ${path}, ${basename(base)}.json and ${basename(svg)} (${episodes} episodes in ${run.seconds.toFixed(0)} s)`);

@@ -3,7 +3,7 @@ import { CELLS, type Cell, SLOW_BUT_FINE } from "./cells.js";
 import { type Contestant, EXHAUSTION_CANDIDATES, NO_TIMEOUT_ROW, TIMEOUT_CANDIDATES } from "./contestants.js";
 import { COLOURS, curvesTables } from "./curves.js";
 import { DEADLINE_MS, RECURSION_LIMIT } from "./episode.js";
-import { failureProbability, LOADED_TOOL, type LoadRun, type LoadSummary } from "./load.js";
+import { COLLAPSE, failureProbability, LOAD, LOADED_TOOL, type LoadRun, type LoadSummary } from "./load.js";
 import { MODEL_PROFILE } from "./model-profile.js";
 import { type GridOptions, OUTCOMES, PASS_K, runsIn, type Summary } from "./run-grid.js";
 import { type Sweep, sweepSummary, sweepTable } from "./sweep.js";
@@ -382,10 +382,16 @@ export function loadSection(load: LoadRun): string[] {
       outcomesOf(summary),
     ];
   });
+  const collapses = spec.maxFailure >= 1;
+  const readWith = collapses
+    ? `Here p reaches 1 at the capacity: a saturated service answers nothing, so an execution beyond its capacity buys no answer and costs every agent one; the service's answers (load × (1 − p)) are most at half its capacity and fall to none at ${spec.capacityPerSecond} executions/s. The section above, whose service still answers ${fixed((1 - LOAD.maxFailure) * 100, 0)} % at any load, is the same fleet with that one number changed.`
+    : `Read the task success with the load model in mind: p stops at ${spec.maxFailure}, so a saturated service still answers ${fixed((1 - spec.maxFailure) * 100, 0)} % of its executions whatever the load, and the answers it gives grow with the load it takes; once every agent meets the cap, the contestant that sends the most executions gets the most answers, and pays for them in the load columns. A service whose answers fall past its capacity (congestion collapse) does not reward that: the next section (\`${COLLAPSE.name}\`) is the same fleet against one.`;
   return [
-    "## Degraded under load: many agents, one overloaded service",
+    collapses
+      ? "## Degraded under load, collapsing: many agents, one service that answers nothing past its capacity"
+      : "## Degraded under load: many agents, one overloaded service",
     "",
-    `Issue 26's cell (bench/src/agents/load.ts). ${count(spec.agents, "agent")} arrive at seeded uniform times over ${spec.arrivalMs / 1000} s of virtual time, each with its own task (the grid's three kinds in turn), model and world, and all of them call ${LOADED_TOOL} on one service with a capacity: an execution fails with a 503 (\`503 Service Unavailable: overloaded\`, shed at once) with probability p = min(${spec.maxFailure}, load / ${spec.capacityPerSecond}), the load being the service's executions in the last ${spec.windowMs / 1000} s (that one included), per second: p = 0.25 at ${at(0.25)} executions/s, 0.5 at ${at(0.5)}, ${spec.maxFailure} from ${at(spec.maxFailure)}. When nothing fails, a task calls it about ${CALLS_PER_TASK} times (1,148 logical calls in a fleet of 1,000 against a service that never fails), so the tasks alone bring about ${fixed(offered, 1)} calls a second: with nothing retried, p ≈ ${fixed(failureProbability(spec, offered), 2)} there, and every retry, in place or by the model, makes the service fail more for every agent. ${count(fleets, "fleet")} per contestant (seed ${load.seed}), ${count(
+    `Issue 26's cell (bench/src/agents/load.ts${collapses ? ", `COLLAPSE`" : ""}). ${count(spec.agents, "agent")} arrive at seeded uniform times over ${spec.arrivalMs / 1000} s of virtual time, each with its own task (the grid's three kinds in turn), model and world, and all of them call ${LOADED_TOOL} on one service with a capacity: an execution fails with a 503 (\`503 Service Unavailable: overloaded\`, shed at once) with probability p = min(${spec.maxFailure}, load / ${spec.capacityPerSecond}), the load being the service's executions in the last ${spec.windowMs / 1000} s (that one included), per second: p = 0.25 at ${at(0.25)} executions/s, 0.5 at ${at(0.5)}, ${spec.maxFailure} from ${at(spec.maxFailure)}. When nothing fails, a task calls it about ${CALLS_PER_TASK} times (1,148 logical calls in a fleet of 1,000 against a service that never fails), so the tasks alone bring about ${fixed(offered, 1)} calls a second: with nothing retried, p ≈ ${fixed(failureProbability(spec, offered), 2)} there, and every retry, in place or by the model, makes the service fail more for every agent. ${count(fleets, "fleet")} per contestant (seed ${load.seed}), ${count(
       rows.reduce((sum, row) => sum + row.summary.episodes, 0),
       "episode",
     )} in ${load.seconds.toFixed(0)} s on ${count(load.workers, "process", "processes")}; each agent has the user's ${DEADLINE_MS / 1000} s from its arrival.`,
@@ -419,7 +425,7 @@ export function loadSection(load: LoadRun): string[] {
       tableRows,
     ),
     "",
-    `How each acts: an in-place retry is an execution no model asked for, so toolRetryMiddleware and retry-reflect without a budget multiply the load per call, which raises p for every agent. A model round trip per failure (the plain agent, ADK-style) adds load too, but more slowly (a model call lasts 1.5 s), and each one can end in a give-up. retry-reflect's defaults open the circuit after five failures in a row, which a service failing half its calls reaches within seconds; the circuit is the process's, so for its 60 s every agent is refused and told not to call the tool again, and most give up. The rows with \`circuitBreakerFailureRate: 0.9\` open it only when nine calls in ten fail. With a budget, a transient failure beyond it is not retried in place: the call ends \`RETRY_BUDGET_SPENT\`, the model calls again (a logical call, which also adds to the budget's calls), and its call waits at the gate until the window has room. The budget's bound is ratio + floor / calls in the window: the default floor (\`minPerSecond: 1\`, ten retries per 10 s) is a share of this fleet's calls of its own, \`minPerSecond: 0.1\` leaves the ratio almost alone. Read the task success with the load model in mind: p stops at ${spec.maxFailure}, so a saturated service still answers ${fixed((1 - spec.maxFailure) * 100, 0)} % of its executions whatever the load, and the answers it gives grow with the load it takes; once every agent meets the cap, the contestant that sends the most executions gets the most answers, and pays for them in the load columns. A service whose answers fall past its capacity (congestion collapse) would not reward that; this run does not measure one. Rerun this section alone: \`npm run bench:agents -- --cells=degraded-under-load --out=none\` (\`--agents=200\` for a quick look).`,
+    `How each acts: an in-place retry is an execution no model asked for, so toolRetryMiddleware and retry-reflect without a budget multiply the load per call, which raises p for every agent. A model round trip per failure (the plain agent, ADK-style) adds load too, but more slowly (a model call lasts 1.5 s), and each one can end in a give-up. retry-reflect's defaults open the circuit after five failures in a row, which a service failing half its calls reaches within seconds; the circuit is the process's, so for its 60 s every agent is refused and told not to call the tool again, and most give up. The rows with \`circuitBreakerFailureRate: 0.9\` open it only when nine calls in ten fail. With a budget, a transient failure beyond it is not retried in place: the call ends \`RETRY_BUDGET_SPENT\`, the model calls again (a logical call, which also adds to the budget's calls), and its call waits at the gate until the window has room. The budget's bound is ratio + floor / calls in the window: the default floor (\`minPerSecond: 1\`, ten retries per 10 s) is a share of this fleet's calls of its own, \`minPerSecond: 0.1\` leaves the ratio almost alone. ${readWith} Rerun this section alone: \`npm run bench:agents -- --cells=${spec.name} --out=none\` (\`--agents=200\` for a quick look).`,
     "",
   ];
 }
@@ -467,7 +473,7 @@ export function renderReport(
   summaries: readonly Summary[],
   run: RunInfo,
   sweepFile?: SweepFile,
-  load?: LoadRun,
+  loads: readonly LoadRun[] = [],
 ): string {
   const profile = options.profile ?? MODEL_PROFILE;
   const lines: string[] = [];
@@ -544,7 +550,7 @@ export function renderReport(
 
   lines.push(...timeoutSection(options, summaries));
   lines.push(...exhaustionSection(options, summaries));
-  if (load !== undefined) lines.push(...loadSection(load));
+  for (const load of loads) lines.push(...loadSection(load));
   if (sweepFile !== undefined) lines.push(...sweepSection(sweepFile));
 
   lines.push("## Per cell", "");
