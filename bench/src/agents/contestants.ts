@@ -298,6 +298,8 @@ const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, w
  * failure rate of 90 % instead of five failures in a row: a service that fails half its calls
  * because it is overloaded opens a consecutive-count breaker that one process shares within
  * seconds, and its stop text ends the tasks of every agent; these rows measure the budget apart.
+ * Last, the budget with a breaker of 50 failures in a row: what a fleet sharing a Redis breaker
+ * store can use (the store counts failures in a row only).
  */
 export const BUDGET_CANDIDATES: readonly Contestant[] = [
   budgetCandidate("retryBudget: {}", { retryBudget: {} }, " (in any 10 s, in-place retries ≤ 10 % of the calls + 10)"),
@@ -316,5 +318,10 @@ export const BUDGET_CANDIDATES: readonly Contestant[] = [
     "circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }",
     { circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } },
     "",
+  ),
+  budgetCandidate(
+    "circuitBreakerThreshold: 50, retryBudget: { minPerSecond: 0.1 }",
+    { circuitBreakerThreshold: 50, retryBudget: { minPerSecond: 0.1 } },
+    " (a breaker of failures in a row, as a Redis breaker store counts them, that a half-failing service does not reach)",
   ),
 ];
