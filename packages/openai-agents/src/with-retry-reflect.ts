@@ -18,6 +18,7 @@ import {
 } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkDefinitions, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type CallDetails, type Execute, OpenAiAgentsToolCall, type ToolBinding } from "./openai-agents-tool-call.js";
+import { isRejectedInput, rejectedInputText } from "./rejected-input.js";
 
 /**
  * The text the SDK shows the model for a failure when a definition without an output schema has no
@@ -52,8 +53,9 @@ type EnabledPredicate = (args: { runContext: RunContext<unknown>; agent: unknown
  *
  * Everything else of a definition is kept: name, description, parameters, `strict`,
  * `needsApproval` (approvals happen before the call: untouched), timeouts, guardrails, and its own
- * `errorFunction` for the errors the plugin does not own (a tool outside its scope, arguments the
- * SDK's parser rejects before `execute`). A tool with an `outputSchema` shows the plugin's outcome
+ * `errorFunction` for the errors the plugin does not own (a tool outside its scope). Arguments the
+ * SDK's parser rejects before `execute` reach the plugin as `INVALID_ARGUMENTS` (a reflection, the
+ * attempt counted). A tool with an `outputSchema` shows the plugin's outcome
  * only through its own `errorFunction` (which receives the `RetryReflectToolError`): without one,
  * the SDK rethrows, as it does for any failure of such a tool.
  *
@@ -90,7 +92,7 @@ export function withRetryReflect<Context = unknown>(
       ...definition,
       name,
       execute,
-      errorFunction: errorFunctionOf(definition),
+      errorFunction: errorFunctionOf(definition, plugin, binding),
       ...(options.hideOpenCircuits ? { isEnabled: enabledOf(plugin, binding, definition.isEnabled) } : {}),
     } as unknown as Parameters<typeof tool>[0]) as unknown as FunctionTool<Context, ToolInputParameters, unknown>;
     const toolName = built.name;
@@ -104,18 +106,26 @@ export function withRetryReflect<Context = unknown>(
 }
 
 /**
- * The wrapped tool's `errorFunction`: the outcome's message for the plugin's own error (a tool
- * without an output schema); the definition's own `errorFunction` (or the SDK's default) for
- * anything else.
+ * The wrapped tool's `errorFunction` (a tool without an output schema): the outcome's message for
+ * the plugin's own error, and for arguments the SDK's parser rejected (the plugin's outcome of an
+ * `INVALID_ARGUMENTS` attempt); the definition's own `errorFunction` (or the SDK's default) for
+ * anything else, and for everything with an output schema.
  */
-function errorFunctionOf(definition: Record<string, unknown>): ErrorFunction {
+function errorFunctionOf(definition: Record<string, unknown>, plugin: RetryReflectPlugin, binding: ToolBinding): ErrorFunction {
   const own = definition.errorFunction as ErrorFunction | null | undefined;
   const hasOutputSchema = definition.outputSchema !== undefined;
   const fallback: ErrorFunction | null = own === undefined ? (hasOutputSchema ? null : () => SDK_DEFAULT_ERROR_TEXT) : own;
-  return (runContext, error, details) => {
-    if (!hasOutputSchema && RetryReflectToolError.isInstance(error)) return error.message;
+  const orFallback: ErrorFunction = (runContext, error, details) => {
     if (fallback === null) throw error;
     return fallback(runContext, error, details);
+  };
+  return (runContext, error, details) => {
+    if (hasOutputSchema) return orFallback(runContext, error, details);
+    if (RetryReflectToolError.isInstance(error)) return error.message;
+    if (!isRejectedInput(error)) return orFallback(runContext, error, details);
+    return rejectedInputText(plugin, binding, error, runContext, details as CallDetails | undefined).then(
+      (text) => text ?? orFallback(runContext, error, details),
+    );
   };
 }
 

@@ -1,10 +1,11 @@
-import { Agent, type RunContext, RunToolApprovalItem, run, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, type RunContext, RunToolApprovalItem, run, setSensitiveDataLoggingEnabled, setTracingDisabled, tool } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock, drive, recordEvents } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { getToolContext, SDK_DEFAULT_ERROR_TEXT, withRetryReflect } from "../src/index.js";
+import { WITHHELD_INPUT_MESSAGE } from "../src/rejected-input.js";
 
 // Every test runs the SDK's real runner (`run`) with its own test model; nothing leaves the process.
 setTracingDisabled(true);
@@ -298,5 +299,80 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
       plugin,
     );
     expect(await own?.invoke(undefined as never, "{}")).toBe("own: x");
+  });
+});
+
+describe("arguments the SDK's own parser rejects, before execute", () => {
+  const weather = (seen: unknown[], errorFunction?: (context: unknown, error: unknown) => string) => ({
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: z.object({ city: z.string() }),
+    execute: async ({ city }: { city: string }) => {
+      seen.push(city);
+      return "sunny";
+    },
+    ...(errorFunction === undefined ? {} : { errorFunction }),
+  });
+
+  it("reach the model as a reflection (INVALID_ARGUMENTS, the attempt counted), not the SDK's 'Please try again'; the corrected call runs", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock });
+    const seen: unknown[] = [];
+    const ownText: unknown[] = [];
+    const tools = withRetryReflect([weather(seen, (_context, error) => String(ownText.push(error)))], plugin);
+    const model = new ScriptedModel([
+      [functionCall("get_weather", { city: 42 }, { callId: "c1" })],
+      [functionCall("get_weather", { city: "Paris" }, { callId: "c2" })],
+      [assistantMessage("It is sunny.")],
+    ]);
+    const result = await drive(clock, run(new Agent({ name: "a", instructions: "help", model, tools }), "weather?"));
+
+    expect(result.finalOutput).toBe("It is sunny.");
+    const text = outputSeen(model, 1, "c1");
+    expect(text).toContain("The tool 'get_weather' failed with:");
+    expect(text).toContain("provide corrected arguments");
+    expect(text).toContain('"error_code":"INVALID_ARGUMENTS"');
+    // By default the SDK withholds what its parser found (and the arguments): the text says so.
+    expect(text).toContain(WITHHELD_INPUT_MESSAGE);
+    expect(text).not.toContain(SDK_DEFAULT_ERROR_TEXT);
+    expect(seen).toEqual(["Paris"]);
+    expect(ownText).toEqual([]); // the plugin owns a schema failure, as in the other adapters
+  });
+
+  it("name the fields when the SDK lets its parser's error through (sensitive data logging on)", async () => {
+    setSensitiveDataLoggingEnabled(true);
+    try {
+      const clock = createFakeClock();
+      const plugin = RetryReflectPlugin.create({ clock });
+      const [wrapped] = withRetryReflect([weather([])], plugin);
+      const invoke = async (input: string) => String(await drive(clock, wrapped?.invoke(undefined as never, input) as Promise<unknown>));
+      const text = await invoke(JSON.stringify({ city: 42 }));
+      expect(text).toContain('"error_code":"INVALID_ARGUMENTS"');
+      expect(text).toContain("city: expected string; received number");
+      expect(text).not.toContain(WITHHELD_INPUT_MESSAGE);
+      const notJson = await invoke("{not json");
+      expect(notJson).toContain("The arguments are not valid JSON.");
+    } finally {
+      setSensitiveDataLoggingEnabled(false);
+    }
+  });
+
+  it("count against maxRetries: once the budget is spent the model is told to stop", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1 });
+    const [wrapped] = withRetryReflect([weather([])], plugin);
+    const runContext = {} as RunContext<unknown>; // one run: one scope
+    const invoke = async (input: string) => String(await drive(clock, wrapped?.invoke(runContext as never, input) as Promise<unknown>));
+    const first = await invoke(JSON.stringify({ city: 1 }));
+    const second = await invoke(JSON.stringify({ city: 2 }));
+    expect(first).toContain("provide corrected arguments");
+    expect(second).toContain('"error_code":"RETRIES_EXHAUSTED"');
+    expect(second).toContain("Do not call 'get_weather' again");
+  });
+
+  it("keep the definition's own errorFunction for a tool the plugin leaves out", async () => {
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), excludeTools: ["get_weather"] });
+    const [wrapped] = withRetryReflect([weather([], (_context, error) => `own: ${(error as Error).message}`)], plugin);
+    expect(await wrapped?.invoke(undefined as never, JSON.stringify({ city: 42 }))).toBe("own: Invalid JSON input for tool");
   });
 });
