@@ -44,18 +44,21 @@ function invalidInputError(error: { originalError?: unknown }, args: unknown): T
   return zodArgumentsError(original, args) ?? invalidArgumentsError([], error, message);
 }
 
+/** What the plugin made of a rejected input: the tool's output, or nothing (the plugin leaves the tool out). */
+export type RejectedInputOutcome = { readonly owned: true; readonly output: unknown } | { readonly owned: false };
+
 /**
- * The plugin's text for a rejected input: its outcome (a reflection, or a stop once the budget is
- * spent), run as a call of the tool whose attempt fails at once; undefined when the plugin leaves
- * the tool out (then the definition's own `errorFunction` words it).
+ * The plugin's outcome for a rejected input, run as a call of the tool whose attempt fails at once:
+ * its text (a reflection, or a stop once the budget is spent), or a `fallback`'s value; not owned
+ * when the plugin leaves the tool out (then the definition's own `errorFunction` words it).
  */
-export async function rejectedInputText(
+export async function rejectedInputOutcome(
   plugin: RetryReflectPlugin,
   binding: ToolBinding,
   error: Error & { originalError?: unknown; toolInvocation?: { input?: unknown } },
   runContext: RunContext<unknown> | undefined,
   details: CallDetails | undefined,
-): Promise<string | undefined> {
+): Promise<RejectedInputOutcome> {
   const args = argumentsOf(error);
   const failure = invalidInputError(error, args);
   const rejected: ToolBinding = {
@@ -65,11 +68,11 @@ export async function rejectedInputText(
     },
   };
   try {
-    await runToolCall(plugin, new OpenAiAgentsToolCall(rejected, args, runContext, details), valueOrToolError);
+    const output = await runToolCall(plugin, new OpenAiAgentsToolCall(rejected, args, runContext, details), valueOrToolError);
+    return { owned: true, output }; // the plugin's `fallback` gave a value
   } catch (thrown) {
-    if (RetryReflectToolError.isInstance(thrown)) return thrown.message;
-    if (thrown === failure) return undefined; // out of the plugin's scope: the tool "ran" and threw
+    if (RetryReflectToolError.isInstance(thrown)) return { owned: true, output: thrown.message };
+    if (thrown === failure) return { owned: false }; // out of the plugin's scope: the tool "ran" and threw
     throw thrown;
   }
-  return undefined;
 }

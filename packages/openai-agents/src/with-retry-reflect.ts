@@ -18,7 +18,7 @@ import {
 } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkDefinitions, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type CallDetails, type Execute, OpenAiAgentsToolCall, type ToolBinding } from "./openai-agents-tool-call.js";
-import { isRejectedInput, rejectedInputText } from "./rejected-input.js";
+import { isRejectedInput, rejectedInputOutcome } from "./rejected-input.js";
 
 /**
  * The text the SDK shows the model for a failure when a definition without an output schema has no
@@ -123,8 +123,8 @@ function errorFunctionOf(definition: Record<string, unknown>, plugin: RetryRefle
     if (hasOutputSchema) return orFallback(runContext, error, details);
     if (RetryReflectToolError.isInstance(error)) return error.message;
     if (!isRejectedInput(error)) return orFallback(runContext, error, details);
-    return rejectedInputText(plugin, binding, error, runContext, details as CallDetails | undefined).then(
-      (text) => text ?? orFallback(runContext, error, details),
+    return rejectedInputOutcome(plugin, binding, error, runContext, details as CallDetails | undefined).then((outcome) =>
+      outcome.owned ? outcome.output : orFallback(runContext, error, details),
     );
   };
 }

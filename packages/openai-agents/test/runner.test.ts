@@ -370,6 +370,12 @@ describe("arguments the SDK's own parser rejects, before execute", () => {
     expect(second).toContain("Do not call 'get_weather' again");
   });
 
+  it("take the plugin's fallback value as the tool's output once the call fails (here maxRetries: 0), as any failure of the tool would", async () => {
+    const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), maxRetries: 0, fallback: () => "no weather today" });
+    const [wrapped] = withRetryReflect([weather([])], plugin);
+    expect(await wrapped?.invoke(undefined as never, JSON.stringify({ city: 42 }))).toBe("no weather today");
+  });
+
   it("keep the definition's own errorFunction for a tool the plugin leaves out", async () => {
     const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), excludeTools: ["get_weather"] });
     const [wrapped] = withRetryReflect([weather([], (_context, error) => `own: ${(error as Error).message}`)], plugin);
