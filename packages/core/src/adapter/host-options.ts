@@ -130,14 +130,6 @@ export interface AnnotatedToolOptions<Ask> {
   readonly trustAnnotations?: boolean;
 }
 
-/** {@link AnnotatedToolOptions}, checked: `toolEffects` copied without a prototype (empty when not given), `trustAnnotations` defaulted. */
-export interface CheckedAnnotatedToolOptions<Ask> {
-  readonly scope: string | Ask | undefined;
-  readonly namespace: string | Ask | undefined;
-  readonly toolEffects: Readonly<Record<string, ToolEffect>>;
-  readonly trustAnnotations: boolean;
-}
-
 /** The options every adapter's tools take: `scope`, `namespace`, `toolEffects`, and one boolean of the adapter's own. */
 export type CheckedScopedToolOptions<Ask, Flag extends string> = {
   readonly scope: string | Ask | undefined;
@@ -167,6 +159,9 @@ export function checkScopedToolOptions<Ask, Flag extends string>(
     [flag]: checkBooleanOption(flag, options[flag], defaultValue),
   } as CheckedScopedToolOptions<Ask, Flag>;
 }
+
+/** {@link AnnotatedToolOptions}, checked: `toolEffects` copied without a prototype (empty when not given), `trustAnnotations` defaulted. */
+export type CheckedAnnotatedToolOptions<Ask> = CheckedScopedToolOptions<Ask, "trustAnnotations">;
 
 /** Checks an adapter's {@link AnnotatedToolOptions} once ({@link checkScopedToolOptions} with `trustAnnotations`, default true). */
 export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
