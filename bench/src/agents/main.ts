@@ -144,7 +144,7 @@ const options: GridOptions = {
   ...(args.has("profile") ? { profile: withOverrides(MODEL_PROFILE, args.get("profile") ?? "") } : {}),
 };
 /** The load sections that run (none with a real model: its time is real) and their contestants. */
-const loadSpecs = real ? [] : LOADS.filter((_, index) => pickedCells.includes(LOAD_CELLS[index] as (typeof LOAD_CELLS)[number]));
+const loadSpecs = real ? [] : LOADS.filter((spec) => pickedCells.some((cell) => cell.name === spec.name));
 const loadAgents = (spec: (typeof LOADS)[number]) => withAgents(spec, positive("agents", spec.agents));
 const loadContestants = args.has("contestants")
   ? LOAD_CONTESTANTS.filter((contestant) => pickedContestants.includes(contestant))
