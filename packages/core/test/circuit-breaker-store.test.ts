@@ -251,14 +251,145 @@ describe("circuitBreakerStore: options", () => {
     expect(() => RetryReflectPlugin.create({ circuitBreakerStore: {} as never })).toThrow(/circuitBreakerStore/);
   });
 
-  it("rejects a failure-rate breaker with a store, at plugin level and per tool, naming the option", () => {
+  it("takes a failure-rate breaker with a store, at plugin level and per tool", () => {
     const store = new FakeRemoteStore(createFakeClock());
-    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store, circuitBreakerFailureRate: 0.5 })).toThrow(
-      /circuitBreakerFailureRate.*0\.5/,
-    );
-    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store, tools: { search: { circuitBreakerFailureRate: 0.5 } } })).toThrow(
-      /tools\.search\.circuitBreakerFailureRate/,
-    );
+    expect(() => RetryReflectPlugin.create({ circuitBreakerStore: store, circuitBreakerFailureRate: 0.5 })).not.toThrow();
+    expect(() =>
+      RetryReflectPlugin.create({ circuitBreakerStore: store, tools: { search: { circuitBreakerFailureRate: 0.5 } } }),
+    ).not.toThrow();
+  });
+});
+
+// A failure-rate breaker over a store: each process judges the rate on its own calls, in memory;
+// the failure that brings its window to the rate opens the fleet's circuit in the store. Two
+// plugins over one store stand for two processes.
+describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
+  const RATE: RetryReflectOptions = {
+    circuitBreakerFailureRate: 0.5,
+    circuitBreakerMinimumCalls: 10,
+    circuitBreakerWindowMs: 10_000,
+    circuitBreakerResetMs: 1000,
+  };
+
+  function processOn(store: FakeRemoteStore, clock: FakeClock, options: RetryReflectOptions = {}) {
+    const events: RetryReflectEvent[] = [];
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      circuitBreakerStore: store,
+      observers: [{ onEvent: (event) => events.push(event) }],
+      ...RATE,
+      ...options,
+    });
+    let runs = 0;
+    let scopes = 0;
+    const call = (result: "ok" | "fail", toolName = "search") =>
+      plugin.execute({ toolName, args: {}, scope: `run-${++scopes}` }, async () => {
+        runs++;
+        if (result === "fail") throw new Error("upstream exploded");
+        return "ok";
+      });
+    const opened = () => events.filter((event) => event.type === "circuit_opened").map((event) => event.fields);
+    return { plugin, events, call, opened, runs: () => runs };
+  }
+
+  it("asks the store nothing while the rate stays under the threshold: 1,000 calls, one in three failing, no I/O", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const { call, opened } = processOn(store, clock);
+    for (let i = 0; i < 1000; i++) await call(i % 3 === 0 ? "fail" : "ok");
+    expect(store.io).toBe(0);
+    expect(opened()).toEqual([]);
+  });
+
+  it("the failure that brings the window to the rate opens the fleet's circuit: one record, circuit_opened with the window's failures", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const { call, opened, plugin } = processOn(store, clock);
+    for (let i = 0; i < 5; i++) expect((await call("ok")).status).toBe("success");
+    for (let i = 0; i < 4; i++) await call("fail");
+    expect(store.io).toBe(0); // 4 failures in 9 calls: under the minimum, nothing told
+    expect(await call("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(store.io).toBe(1);
+    expect(opened()).toEqual([expect.objectContaining({ tool_name: "search", failures: 5, reset_ms: 1000 })]);
+    expect(store.state("search")).toBe("open");
+    expect(plugin.circuits.state("search")).toBe("open");
+  });
+
+  it("one process's opening rejects the other's calls without running them; one probe fleet-wide; its success closes the circuit for both", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const a = processOn(store, clock);
+    const b = processOn(store, clock);
+    for (let i = 0; i < 10; i++) await a.call("fail");
+    expect(a.opened()).toHaveLength(1);
+    expect(await b.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(b.runs()).toBe(0);
+    await clock.advance(1000);
+    const [first, second] = await Promise.all([a.call("ok"), b.call("ok")]);
+    expect([first.status, second.status].sort()).toEqual(["failed", "success"]); // one probe; the other call rejected while it runs
+    expect(store.state("search")).toBe("closed");
+    expect((await a.call("ok")).status).toBe("success");
+    expect((await b.call("ok")).status).toBe("success");
+  });
+
+  it("a process told of the fleet's opening drops its window: its older failures do not re-open the circuit after it closes", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const a = processOn(store, clock);
+    const b = processOn(store, clock);
+    for (let i = 0; i < 9; i++) await b.call("fail"); // 9 failures: under the minimum of 10 calls
+    for (let i = 0; i < 10; i++) await a.call("fail");
+    expect(await b.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" }); // B learns of the opening
+    await clock.advance(1000);
+    expect((await a.call("ok")).status).toBe("success"); // the probe closes the circuit
+    const io = store.io;
+    // B's 10th call in the window would reach the rate (10 of 10) had it kept the 9 failures.
+    expect((await b.call("fail")).status).toBe("reflect");
+    expect(store.io).toBe(io);
+    expect(store.state("search")).toBe("closed");
+    expect(b.opened()).toEqual([]);
+  });
+
+  it("failures in flight when the circuit opens are stale: they reach neither the window nor the store", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const a = processOn(store, clock, { circuitBreakerMinimumCalls: 5 });
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => a.call("fail")));
+    expect(outcomes).toHaveLength(20);
+    expect(a.opened()).toHaveLength(1);
+    expect(store.io).toBe(1);
+  });
+
+  it("a store that rejects the opening: store_error (record), and the stand-in opens the circuit here with the window's failures", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const a = processOn(store, clock);
+    store.fail.record = "reject";
+    for (let i = 0; i < 10; i++) await a.call("fail");
+    expect(a.events.filter((event) => event.type === "store_error").map((event) => event.fields)).toEqual([
+      expect.objectContaining({ operation: "record", tool_name: "search" }),
+    ]);
+    expect(a.opened()).toEqual([expect.objectContaining({ failures: 10 })]);
+    const runs = a.runs();
+    expect(await a.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(a.runs()).toBe(runs);
+    expect(store.state("search")).toBe("closed"); // the store never heard of it
+  });
+
+  it("per tool: only the tool with a rate judges one; the others keep the consecutive count", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const a = processOn(store, clock, {
+      circuitBreakerFailureRate: undefined,
+      circuitBreakerThreshold: 3,
+      tools: { search: { circuitBreakerFailureRate: 0.5 } },
+    });
+    for (let i = 0; i < 3; i++) await a.call("fail", "lookup");
+    expect(store.state("lookup")).toBe("open");
+    for (let i = 0; i < 9; i++) await a.call("fail");
+    expect(store.state("search")).toBe("closed");
+    await a.call("fail");
+    expect(store.state("search")).toBe("open");
   });
 });
 

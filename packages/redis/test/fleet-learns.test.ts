@@ -111,4 +111,46 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     for (let i = 0; i < 4; i++) await once(a, "fail");
     for (const replica of [a, b, c, d]) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
   });
+
+  it("a failure-rate breaker (0.5 of at least 10 calls), 4 replicas: one failure in three opens nothing; the replica whose window reaches the rate opens the circuit for all", async () => {
+    const fleet = await startReplicas(4);
+    replicas.push(...fleet);
+    const prefix = `fl${++prefixes}:`;
+    await Promise.all(
+      fleet.map((replica, i) =>
+        replica.ask("init", {
+          url: server.url,
+          prefix,
+          client: i % 2 === 1 ? "ioredis" : "node-redis",
+          failureRate: { rate: 0.5, minimumCalls: 10, windowMs: 60_000 },
+        }),
+      ),
+    );
+    // 10 rounds on every replica at once: 2 successes and 1 failure each (30 calls, 10 failures per window).
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        fleet.map(async (replica) => {
+          await replica.ask<Round>("calls", { count: 2, result: "ok" });
+          await replica.ask<Round>("calls", { count: 1, result: "fail" });
+        }),
+      );
+    }
+    for (const replica of fleet) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
+    // The tool now fails every call, on one replica: its 10th failure in a row brings its window to 20 of 40.
+    const [a, ...others] = fleet as [Replica, ...Replica[]];
+    const burst = await a.ask<Round>("calls", { count: 10, result: "fail" });
+    expect(burst.runs).toBe(10);
+    expect(await a.ask("state", { tool: "search" })).toBe("open");
+    const events = await a.ask<Array<{ type: string; fields: Record<string, unknown> }>>("events");
+    expect(events.filter((event) => event.type === "circuit_opened").map((event) => event.fields)).toEqual([
+      expect.objectContaining({ tool_name: "search", failures: 20 }),
+    ]);
+    for (const replica of others) {
+      expect(await replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 2000 })).toBeGreaterThanOrEqual(0);
+      expect(await replica.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({
+        runs: 0,
+        outcomes: { "failed:circuit_open": 3 },
+      });
+    }
+  });
 });

@@ -12,6 +12,7 @@ import type {
   CircuitStoreSettings,
 } from "./circuit-breaker-store.js";
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
+import { LocalRate, type RateSettings } from "./local-rate.js";
 import { LocalStandIn } from "./local-stand-in.js";
 
 /** A store operation that threw or rejected, with the call it was for. */
@@ -27,31 +28,54 @@ const CLOSED_FALLBACK: CircuitDecision = Object.freeze({ admitted: true, permit:
  * failure waits for the store's answer (it says whether this failure opened the circuit), so a
  * hung store costs a failure up to the store's own timeout, until the local circuit opens: from
  * then until its reset no call of that tool asks the store. Nothing here rejects.
+ *
+ * With `rate` (a failure-rate breaker), this process judges the rate on its own calls
+ * (`LocalRate`, no I/O): a closed call's result goes to the store only when it is the failure that
+ * brings the window to the rate, and then with a threshold of 1, so that it opens the fleet's
+ * circuit. Probes, re-opens and closing are the store's, as with the consecutive count. A window
+ * is dropped when this process learns the circuit is not closed (a rejection, a probe).
  */
 export class StoreBreaker<C> implements Breaker<C> {
   private readonly local: LocalStandIn<C>;
+  private readonly rate: LocalRate | undefined;
+  /** The settings sent to the store (a failure-rate breaker's threshold is 1: the failure sent is the one that opens). */
+  private readonly settings: CircuitStoreSettings;
+  /** While the stand-in takes a failure-rate breaker's opening failure: the failures of the window that opened it. */
+  private opening: number | undefined;
+  /** Keys whose opening this process sent to the store and the store has not answered yet. */
+  private readonly opensNow = new Set<string>();
 
   constructor(
     private readonly store: CircuitBreakerStore,
-    private readonly settings: CircuitStoreSettings,
+    settings: CircuitStoreSettings,
     private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
     private readonly onFault: StoreFault<C>,
     clock: Clock = systemClock,
     maxKeys: number = CIRCUIT_BREAKER_DEFAULTS.maxKeys,
+    rate?: RateSettings,
   ) {
-    this.local = new LocalStandIn(settings, clock, maxKeys, onTransition);
+    this.settings = rate === undefined ? settings : { ...settings, threshold: 1 };
+    // The stand-in opens on the one failure it is told of; it reports the window's failures.
+    const standInTransition =
+      onTransition &&
+      ((transition: CircuitTransition, context: C | undefined) => onTransition(withFailures(transition, this.opening), context));
+    this.local = new LocalStandIn(this.settings, clock, maxKeys, standInTransition);
+    this.rate = rate === undefined ? undefined : new LocalRate(rate, clock, maxKeys);
   }
 
   get size(): number {
-    return (typeof this.store.size === "number" ? this.store.size : 0) + this.local.size;
+    return (typeof this.store.size === "number" ? this.store.size : 0) + this.local.size + (this.rate?.size ?? 0);
   }
 
   isClosed(key: string): boolean {
     return this.store.isClosed(key) && !this.local.holds(key);
   }
 
+  /** With a failure-rate breaker, a circuit read as not closed drops this process's window of it. */
   peek(key: string): number | undefined {
-    return this.local.peek(key) ?? this.store.peek(key);
+    const openFor = this.local.peek(key) ?? this.store.peek(key);
+    if (openFor !== undefined && this.rate !== undefined) this.rate.forget(key);
+    return openFor;
   }
 
   state(key: string): CircuitState {
@@ -126,18 +150,28 @@ export class StoreBreaker<C> implements Breaker<C> {
    * closed circuit's call (the store knows nothing of the stand-in's probes).
    */
   private record(key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void | Promise<void> {
+    let opening: number | undefined;
+    if (this.rate !== undefined && permit.probe === 0) {
+      // A closed call's result, judged here: a result that comes after the circuit left closed is stale.
+      // So is one that comes while this process's opening is on its way to the store.
+      if (result === "neutral" || this.opensNow.has(key)) return;
+      if (!this.isClosed(key)) return this.rate.forget(key);
+      opening = this.rate.record(key, result === "failure");
+      if (opening === undefined) return;
+      this.opensNow.add(key);
+    }
     if (result === "success") this.local.succeeded(key, permit, context);
     const storePermit = this.local.owns(permit) ? CLOSED_PERMIT : permit;
     let answer: CircuitTransition | undefined | Promise<CircuitTransition | undefined>;
     try {
       answer = this.store.record(key, storePermit, result, this.settings);
     } catch (error) {
-      return this.standIn(error, key, permit, result, context);
+      return this.standIn(error, key, permit, result, context, opening);
     }
-    if (!isThenable(answer)) return this.recorded(answer, key, permit, result, context);
+    if (!isThenable(answer)) return this.recorded(withFailures(answer, opening), key, permit, result, context);
     return Promise.resolve(answer).then(
-      (transition) => this.recorded(transition, key, permit, result, context),
-      (error: unknown) => this.standIn(error, key, permit, result, context),
+      (transition) => this.recorded(withFailures(transition, opening), key, permit, result, context),
+      (error: unknown) => this.standIn(error, key, permit, result, context, opening),
     );
   }
 
@@ -150,12 +184,26 @@ export class StoreBreaker<C> implements Breaker<C> {
     context: C | undefined,
   ): void {
     if (result === "failure" && this.local.owns(permit)) this.local.forget(key);
+    if (permit.probe === 0) this.opensNow.delete(key);
     this.emit(transition, context);
   }
 
-  private standIn(error: unknown, key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void {
+  private standIn(
+    error: unknown,
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    context: C | undefined,
+    opening: number | undefined,
+  ): void {
     this.onFault("record", error, key, context);
-    this.local.stoodIn(key, permit, result, context);
+    if (opening !== undefined) this.opensNow.delete(key);
+    this.opening = opening;
+    try {
+      this.local.stoodIn(key, permit, result, context);
+    } finally {
+      this.opening = undefined;
+    }
   }
 
   /**
@@ -168,6 +216,7 @@ export class StoreBreaker<C> implements Breaker<C> {
       return this.fallback("acquire", new TypeError(`acquire returned ${String(admission)}`), key, context);
     }
     this.emit(admission.transition, context);
+    if (this.rate !== undefined && (!admission.admitted || admission.permit.probe !== 0)) this.rate.forget(key);
     if (!standingIn || !this.local.holds(key)) return admission;
     if (!admission.admitted || admission.permit.probe !== 0) {
       this.local.forget(key);
@@ -197,6 +246,12 @@ export class StoreBreaker<C> implements Breaker<C> {
       // An observer's error never changes the breaker.
     }
   }
+}
+
+/** The opening a failure-rate breaker's failure made, with the failures of the window that opened it (the store counted one). */
+function withFailures<T extends CircuitTransition | undefined>(transition: T, failures: number | undefined): T {
+  if (failures === undefined || transition === undefined || transition.to !== "open") return transition;
+  return { ...transition, failures } as T;
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {

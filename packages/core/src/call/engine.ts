@@ -88,6 +88,13 @@ export function createEngine(options: ResolvedOptions): Engine {
           },
           options.clock,
           options.maxCircuitBreakers,
+          policy.circuitBreakerFailureRate === undefined
+            ? undefined
+            : {
+                failureRate: policy.circuitBreakerFailureRate,
+                minimumCalls: policy.circuitBreakerMinimumCalls,
+                windowMs: policy.circuitBreakerWindowMs,
+              },
         )
       : new CircuitBreaker<CallInfo>({
           threshold: policy.circuitBreakerThreshold,

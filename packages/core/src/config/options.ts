@@ -66,7 +66,8 @@ export interface PolicyOptions {
   /**
    * A failure-rate breaker instead of the consecutive count: the circuit opens when at least this
    * fraction (0 < rate ≤ 1) of the calls in the last `circuitBreakerWindowMs` failed, judged once
-   * the window holds `circuitBreakerMinimumCalls` calls. @default undefined (consecutive count)
+   * the window holds `circuitBreakerMinimumCalls` calls. With a `circuitBreakerStore`, the window is
+   * this process's calls. @default undefined (consecutive count)
    */
   readonly circuitBreakerFailureRate?: number;
   /** Calls the window must hold before the failure rate is judged. @default 10 */
@@ -176,7 +177,8 @@ export interface RetryReflectOptions extends PolicyOptions {
   /**
    * Where circuit state lives, to share one breaker per tool across processes (a
    * `RedisCircuitBreakerStore` from `@retry-reflect/redis`). The healthy call never waits on it:
-   * its local view answers while the circuit is closed. Not with `circuitBreakerFailureRate`.
+   * its local view answers while the circuit is closed. With `circuitBreakerFailureRate`, each
+   * process judges the rate on its own calls, and the failure that reaches it opens the circuit for all.
    * @default undefined (each plugin's circuits in memory)
    */
   readonly circuitBreakerStore?: CircuitBreakerStore;

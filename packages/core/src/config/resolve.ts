@@ -123,7 +123,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
     }
     tools.set(toolName, toolPolicy);
   }
-  const circuitBreakerStore = breakerStore(options.circuitBreakerStore, policy, tools);
+  const circuitBreakerStore = breakerStore(options.circuitBreakerStore);
 
   return {
     ...policy,
@@ -150,8 +150,8 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
 
 const STORE_METHODS = ["isClosed", "peek", "state", "acquire", "record", "isolate", "reset"] as const;
 
-/** A `circuitBreakerStore` with every method, and no failure-rate breaker (it would need every call recorded in the store). */
-function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap<string, ResolvedPolicy>): CircuitBreakerStore | undefined {
+/** A `circuitBreakerStore` with every method (and `shareBudget`, if any, a function). */
+function breakerStore(value: unknown): CircuitBreakerStore | undefined {
   if (value === undefined) return undefined;
   if (
     typeof value !== "object" ||
@@ -166,18 +166,6 @@ function breakerStore(value: unknown, policy: ResolvedPolicy, tools: ReadonlyMap
       "circuitBreakerStore.shareBudget",
       share,
       "a function, or undefined (each process keeps its own retry budget)",
-    );
-  }
-  const rated = [...tools].find(([, each]) => each.circuitBreakerFailureRate !== undefined);
-  if (policy.circuitBreakerFailureRate !== undefined || rated !== undefined) {
-    const name =
-      rated === undefined || policy.circuitBreakerFailureRate !== undefined
-        ? "circuitBreakerFailureRate"
-        : `tools.${rated[0]}.circuitBreakerFailureRate`;
-    throw new InvalidOptionError(
-      name,
-      rated?.[1].circuitBreakerFailureRate ?? policy.circuitBreakerFailureRate,
-      "undefined while circuitBreakerStore is set (a shared breaker counts consecutive failures: a rate would need every call recorded in the store)",
     );
   }
   return value as CircuitBreakerStore;

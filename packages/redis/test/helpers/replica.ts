@@ -24,6 +24,8 @@ interface Init {
   retryBudget?: { ratio?: number; minPerSecond?: number; windowMs?: number };
   /** The plugin's `initialBackoffMs` (real time here). @default 500 */
   initialBackoffMs?: number;
+  /** A failure-rate breaker (`circuitBreakerFailureRate`, `circuitBreakerMinimumCalls`, `circuitBreakerWindowMs`). @default none: the consecutive count */
+  failureRate?: { rate: number; minimumCalls?: number; windowMs?: number };
 }
 
 type Message = { id: number; op: string } & Record<string, unknown>;
@@ -116,6 +118,13 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       circuitBreakerResetMs: init.resetMs ?? 60_000,
       ...(init.retryBudget === undefined ? {} : { retryBudget: init.retryBudget }),
       ...(init.initialBackoffMs === undefined ? {} : { initialBackoffMs: init.initialBackoffMs }),
+      ...(init.failureRate === undefined
+        ? {}
+        : {
+            circuitBreakerFailureRate: init.failureRate.rate,
+            circuitBreakerMinimumCalls: init.failureRate.minimumCalls,
+            circuitBreakerWindowMs: init.failureRate.windowMs,
+          }),
       idempotency: { store: stores.idempotency, leaseMs: init.leaseMs ?? 30_000 },
       circuitBreakerStore: stores.circuitBreaker,
       observers: [{ onEvent: (event) => events.push(event) }],
