@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  type BudgetShare,
+  type BudgetShareReply,
   type CircuitAdmission,
   type CircuitBreakerStore,
   type CircuitPermit,
@@ -105,6 +107,33 @@ class FakeRemoteStore implements CircuitBreakerStore {
     let size = 0;
     for (const server of this.servers.values()) size += server.size;
     return size;
+  }
+}
+
+/** A FakeRemoteStore that also shares windows of counts (`shareBudget`, as the Redis store's BUDGET script: per bucket, summed). */
+class SharingStore extends FakeRemoteStore {
+  shares = 0;
+  sharing: "ok" | "reject" = "ok";
+  private readonly windows = new Map<string, Map<number, [number, number]>>();
+
+  constructor(private readonly now: FakeClock) {
+    super(now);
+  }
+
+  async shareBudget(key: string, share: BudgetShare): Promise<BudgetShareReply> {
+    this.shares++;
+    await Promise.resolve();
+    if (this.sharing === "reject") throw new Error("store down (share)");
+    const bucket = Math.floor((this.now.now() * 10) / share.windowMs);
+    const window = this.windows.get(key) ?? new Map<number, [number, number]>();
+    this.windows.set(key, window);
+    for (let at = 0; at < share.counts.length; at += 3) {
+      const [age, first, second] = share.counts.slice(at, at + 3) as [number, number, number];
+      const counts = window.get(bucket - age) ?? [0, 0];
+      window.set(bucket - age, [counts[0] + first, counts[1] + second]);
+    }
+    for (const index of window.keys()) if (index <= bucket - 10) window.delete(index);
+    return { taken: false, buckets: [...window].flatMap(([index, [first, second]]) => [bucket - index, first, second]) };
   }
 }
 
@@ -374,6 +403,61 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     expect(await a.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
     expect(a.runs()).toBe(runs);
     expect(store.state("search")).toBe("closed"); // the store never heard of it
+  });
+
+  it("with shareBudget the window is the fleet's: one process's 10 failures in a row among the fleet's successes open nothing; the fleet's failures do", async () => {
+    const clock = createFakeClock();
+    const store = new SharingStore(clock);
+    const a = processOn(store, clock);
+    const b = processOn(store, clock);
+    await b.call("fail"); // B's first failure: its counts go to the fleet at once
+    for (let i = 0; i < 29; i++) await b.call("ok");
+    await clock.advance(1000);
+    await b.call("ok"); // a second on: B's 29 successes since go too
+    for (let i = 0; i < 10; i++) await a.call("fail"); // 10 of 10 here; 11 of 41 fleet-wide
+    expect(a.opened()).toEqual([]);
+    expect(store.state("search")).toBe("closed");
+    let opened = 0;
+    for (let i = 0; i < 30 && store.isClosed("search"); i++) {
+      await b.call("fail");
+      opened = i + 1;
+    }
+    expect(store.state("search")).toBe("open");
+    expect(opened).toBeLessThan(30); // the fleet reached 0.5 before B alone would have (30 failures of 60 calls)
+    expect(b.opened()).toEqual([expect.objectContaining({ tool_name: "search", failures: expect.any(Number) })]);
+    const [fields] = b.opened();
+    expect((fields?.failures as number) >= 20).toBe(true);
+    expect(await a.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+  });
+
+  it("with shareBudget, a healthy tool shares nothing; after an opening and the probe's close, two failures open nothing", async () => {
+    const clock = createFakeClock();
+    const store = new SharingStore(clock);
+    const a = processOn(store, clock);
+    for (let i = 0; i < 100; i++) await a.call("ok", "lookup");
+    expect(store.shares).toBe(0);
+    for (let i = 0; i < 10; i++) await a.call("fail");
+    expect(store.state("search")).toBe("open");
+    await clock.advance(1000);
+    expect((await a.call("ok")).status).toBe("success"); // the probe closes it
+    for (let i = 0; i < 9; i++) {
+      await a.call("ok");
+      await clock.advance(100);
+    }
+    await clock.advance(1000);
+    expect((await a.call("fail")).status).toBe("reflect");
+    expect((await a.call("fail")).status).toBe("reflect");
+    expect(store.state("search")).toBe("closed");
+  });
+
+  it("with shareBudget rejecting: store_error (record), and the rate is judged on this process's calls", async () => {
+    const clock = createFakeClock();
+    const store = new SharingStore(clock);
+    store.sharing = "reject";
+    const a = processOn(store, clock);
+    for (let i = 0; i < 10; i++) await a.call("fail");
+    expect(a.events.some((event) => event.type === "store_error" && event.fields.operation === "record")).toBe(true);
+    expect(store.state("search")).toBe("open");
   });
 
   it("per tool: only the tool with a rate judges one; the others keep the consecutive count", async () => {

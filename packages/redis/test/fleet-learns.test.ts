@@ -112,7 +112,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     for (const replica of [a, b, c, d]) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
   });
 
-  it("a failure-rate breaker (0.5 of at least 10 calls), 4 replicas: one failure in three opens nothing; the replica whose window reaches the rate opens the circuit for all", async () => {
+  it("a failure-rate breaker (0.5 of at least 10 calls), 4 replicas: the rate is the fleet's, one replica's failures among the others' successes open nothing, the fleet's open it once for all", async () => {
     const fleet = await startReplicas(4);
     replicas.push(...fleet);
     const prefix = `fl${++prefixes}:`;
@@ -126,7 +126,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
         }),
       ),
     );
-    // 10 rounds on every replica at once: 2 successes and 1 failure each (30 calls, 10 failures per window).
+    // 10 rounds on every replica at once: 2 successes and 1 failure each (30 calls, 10 failures per replica).
     for (let round = 0; round < 10; round++) {
       await Promise.all(
         fleet.map(async (replica) => {
@@ -136,17 +136,31 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
       );
     }
     for (const replica of fleet) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
-    // The tool now fails every call, on one replica: its 10th failure in a row brings its window to 20 of 40.
-    const [a, ...others] = fleet as [Replica, ...Replica[]];
-    const burst = await a.ask<Round>("calls", { count: 10, result: "fail" });
-    expect(burst.runs).toBe(10);
-    expect(await a.ask("state", { tool: "search" })).toBe("open");
-    const events = await a.ask<Array<{ type: string; fields: Record<string, unknown> }>>("events");
-    expect(events.filter((event) => event.type === "circuit_opened").map((event) => event.fields)).toEqual([
-      expect.objectContaining({ tool_name: "search", failures: 20 }),
-    ]);
-    for (const replica of others) {
+    // A replica that failed within the window tells the fleet its counts at most once a second: a
+    // second on, one more call each sends the rest (124 calls, 40 failures fleet-wide).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await Promise.all(fleet.map((replica) => replica.ask<Round>("calls", { count: 1, result: "ok" })));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One replica fails 10 in a row: 20 of 41 of its own calls, 50 of 134 fleet-wide: nothing opens.
+    const [a] = fleet as [Replica];
+    expect(await a.ask<Round>("calls", { count: 10, result: "fail" })).toMatchObject({ runs: 10 });
+    for (const replica of fleet) expect(await replica.ask("state", { tool: "search" })).toBe("closed");
+    // The tool now fails everywhere, one call at a time in turn: 40 failures (90 of 174 fleet-wide,
+    // but each replica knows the others' only from their shares); a second on, their next calls send
+    // them, and the fleet's window is over the rate.
+    for (let i = 0; i < 40; i++) await (fleet[i % 4] as Replica).ask<Round>("calls", { count: 1, result: "fail" });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (let i = 0; i < 12; i++) await (fleet[i % 4] as Replica).ask<Round>("calls", { count: 1, result: "fail" });
+    for (const replica of fleet) {
       expect(await replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 2000 })).toBeGreaterThanOrEqual(0);
+    }
+    const opened = await Promise.all(
+      fleet.map(
+        async (replica) => (await replica.ask<Array<{ type: string }>>("events")).filter((event) => event.type === "circuit_opened").length,
+      ),
+    );
+    expect(opened.reduce((sum, count) => sum + count, 0)).toBe(1);
+    for (const replica of fleet) {
       expect(await replica.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({
         runs: 0,
         outcomes: { "failed:circuit_open": 3 },

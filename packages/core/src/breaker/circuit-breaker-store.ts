@@ -72,6 +72,9 @@ export interface CircuitBreakerStore {
    * two processes never take the last one both). Asked on the failure path only: for each in-place
    * retry, and with the calls of a tool that failed here in the window, at most once a second.
    * A rejection keeps the counts for the next time (the budget is then judged on what is known here).
+   * A failure-rate breaker's window (`circuitBreakerFailureRate`) is shared the same way, under the
+   * key `"\u0000failure-rate\u0000" + key`, its counts `[age, calls, failures, ...]` in place of
+   * calls and retries, `take` always false: sum the counts per bucket whatever they are.
    */
   shareBudget?(key: string, share: BudgetShare): Promise<BudgetShareReply>;
 }

@@ -29,11 +29,13 @@ const CLOSED_FALLBACK: CircuitDecision = Object.freeze({ admitted: true, permit:
  * hung store costs a failure up to the store's own timeout, until the local circuit opens: from
  * then until its reset no call of that tool asks the store. Nothing here rejects.
  *
- * With `rate` (a failure-rate breaker), this process judges the rate on its own calls
- * (`LocalRate`, no I/O): a closed call's result goes to the store only when it is the failure that
- * brings the window to the rate, and then with a threshold of 1, so that it opens the fleet's
- * circuit. Probes, re-opens and closing are the store's, as with the consecutive count. A window
- * is dropped when this process learns the circuit is not closed (a rejection, a probe).
+ * With `rate` (a failure-rate breaker), the rate is judged here (`LocalRate`): on the fleet's
+ * calls when the store has `shareBudget` (this process's counts sent while the tool fails, at most
+ * once a second), else on this process's. A closed call's result goes to the store only when it
+ * is the failure that brings the window to the rate, and then with a threshold of 1, so that it
+ * opens the fleet's circuit. Probes, re-opens and closing are the store's, as with the consecutive
+ * count. The window starts afresh when this process learns the circuit is not closed (a
+ * rejection, a probe).
  */
 export class StoreBreaker<C> implements Breaker<C> {
   private readonly local: LocalStandIn<C>;
@@ -60,7 +62,11 @@ export class StoreBreaker<C> implements Breaker<C> {
       onTransition &&
       ((transition: CircuitTransition, context: C | undefined) => onTransition(withFailures(transition, this.opening), context));
     this.local = new LocalStandIn(this.settings, clock, maxKeys, standInTransition);
-    this.rate = rate === undefined ? undefined : new LocalRate(rate, clock, maxKeys);
+    const share = store.shareBudget === undefined ? undefined : store.shareBudget.bind(store);
+    this.rate =
+      rate === undefined
+        ? undefined
+        : new LocalRate(rate, clock, maxKeys, share, (key, error) => this.onFault("record", error, key, undefined));
   }
 
   get size(): number {
