@@ -5,6 +5,7 @@ import type { Clock } from "@retry-reflect/core";
 import { DEFAULT_OPTIONS, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { type AgentMiddleware, createMiddleware, ToolInvocationError, ToolMessage, toolRetryMiddleware } from "langchain";
+import { FleetStore } from "./fleet-store.js";
 
 export interface Contestant {
   readonly name: string;
@@ -29,6 +30,31 @@ function ours(options: Partial<RetryReflectOptions> = {}): Pick<Contestant, "mid
     fleet: (clock) => {
       const plugin = RetryReflectPlugin.create({ clock, ...options });
       return () => [retryReflectMiddleware(plugin)];
+    },
+  };
+}
+
+/**
+ * retry-reflect with `options` as `replicas` processes of one service: in a fleet, a plugin per
+ * replica, the agents dealt to the replicas in turn as they arrive; with `shared`, all over one
+ * breaker store (`FleetStore`, what `@retry-reflect/redis` shares: the circuits and the retry
+ * budget), else each with its own circuits and budget in memory. In
+ * the grid, a plugin per episode (as `ours`).
+ */
+function oursOnReplicas(
+  options: Partial<RetryReflectOptions>,
+  replicas: number,
+  shared: boolean,
+): Pick<Contestant, "middleware" | "fleet"> {
+  return {
+    middleware: ours(options).middleware,
+    fleet: (clock) => {
+      const store = new FleetStore(clock);
+      const plugins = Array.from({ length: replicas }, () =>
+        RetryReflectPlugin.create({ clock, ...(shared ? { circuitBreakerStore: store } : {}), ...options }),
+      );
+      let next = 0;
+      return () => [retryReflectMiddleware(plugins[next++ % replicas] as RetryReflectPlugin)];
     },
   };
 }
@@ -298,8 +324,9 @@ const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, w
  * failure rate of 90 % instead of five failures in a row: a service that fails half its calls
  * because it is overloaded opens a consecutive-count breaker that one process shares within
  * seconds, and its stop text ends the tasks of every agent; these rows measure the budget apart.
- * Last, the budget with a breaker of 50 failures in a row: what a fleet sharing a Redis breaker
- * store can use (the store counts failures in a row only).
+ * Then the failure rate and the budget split over 4 replicas sharing a breaker store (the
+ * fleet-wide setup). Last, the budget with a breaker of 50 failures in a row, for the record: a
+ * longer row of failures in place of the rate.
  */
 export const BUDGET_CANDIDATES: readonly Contestant[] = [
   budgetCandidate("retryBudget: {}", { retryBudget: {} }, " (in any 10 s, in-place retries ≤ 10 % of the calls + 10)"),
@@ -319,9 +346,23 @@ export const BUDGET_CANDIDATES: readonly Contestant[] = [
     { circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } },
     "",
   ),
+  {
+    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, 4 replicas sharing a breaker store)",
+    description:
+      "the row above split over 4 plugins (4 replicas of one service, the agents dealt in turn) over one shared breaker store: each replica judges the failure rate on its own calls and opens the circuit for all; the budget is the fleet's; run only in the load section",
+    cells: BUDGET_CELLS,
+    ...oursOnReplicas({ circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } }, 4, true),
+  },
+  {
+    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, 4 replicas, nothing shared)",
+    description:
+      "the same 4 replicas with no breaker store: each keeps its own circuits and budget in memory, judged on its own calls; run only in the load section",
+    cells: BUDGET_CELLS,
+    ...oursOnReplicas({ circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } }, 4, false),
+  },
   budgetCandidate(
     "circuitBreakerThreshold: 50, retryBudget: { minPerSecond: 0.1 }",
     { circuitBreakerThreshold: 50, retryBudget: { minPerSecond: 0.1 } },
-    " (a breaker of failures in a row, as a Redis breaker store counts them, that a half-failing service does not reach)",
+    " (50 failures in a row in place of the rate: a row that a service failing half its calls rarely reaches)",
   ),
 ];
