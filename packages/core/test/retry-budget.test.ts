@@ -83,8 +83,8 @@ describe("a plugin with a retry budget", () => {
   }
 
   it("turns an in-place retry it cannot afford into a recoverable failure that says when to call again", async () => {
-    // 1 retry per 10 s window, whatever the calls.
-    const { clock, events, call, runs } = setup({ retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 } });
+    // 1 retry per 10 s window, whatever the calls; the wait's spread at its least (random 0).
+    const { clock, events, call, runs } = setup({ retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 }, random: () => 0 });
 
     const outcome = await drive(clock, call());
 
@@ -159,6 +159,41 @@ describe("a plugin with a retry budget", () => {
     expect(executions).toBe(220);
     expect(outcomes.every((outcome) => outcome.status === "reflect" && outcome.error.code === "RETRY_BUDGET_SPENT")).toBe(true);
     expect(events.types().filter((type) => type === "retry_budget_spent")).toHaveLength(200);
+  });
+
+  it("spreads the callers it turns away together over [the window's wait, maxBackoffMs], so that they do not come back as one herd", async () => {
+    // 1 retry per 10 s window: of 100 callers failing at once, 99 are turned away in the same ms.
+    let draw = 0;
+    const { clock, plugin, events } = setup({
+      circuitBreakerThreshold: 1_000,
+      maxRetries: 1,
+      retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 },
+      random: () => (draw++ * 0.618_034) % 1, // an even spread, known in advance
+    });
+    const outcomes = await drive(
+      clock,
+      Promise.all(
+        Array.from({ length: 100 }, (_, index) =>
+          plugin.execute({ toolName: "search", args: { index }, scope: `run-${index}` }, () => {
+            throw unavailable();
+          }),
+        ),
+      ),
+    );
+    const waits = outcomes.flatMap((outcome) =>
+      outcome.status === "reflect" && outcome.error.code === "RETRY_BUDGET_SPENT" ? [outcome.error.retryAfterMs ?? -1] : [],
+    );
+    expect(waits).toHaveLength(99);
+    // Never sooner than the window has room (10 s from 0, the retry taken at 500 ms), never past maxBackoffMs (30 s).
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(9_500);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(30_000);
+    // Spread: no second of the span gets more than a tenth of them (they came back in one ms before).
+    const perSecond = new Map<number, number>();
+    for (const wait of waits) perSecond.set(Math.floor(wait / 1000), (perSecond.get(Math.floor(wait / 1000)) ?? 0) + 1);
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(10);
+    // The model is told the wait its next call will meet at the gate, and so is the event.
+    const told = events.events.filter((event) => event.type === "retry_budget_spent").map((event) => event.fields.retry_after_ms);
+    expect(told).toEqual(waits);
   });
 
   it("is per tool: a tool's own budget, and false to turn the plugin's off for one tool", async () => {

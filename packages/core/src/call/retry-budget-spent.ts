@@ -10,7 +10,10 @@ import type { Engine } from "./engine.js";
 
 /**
  * A transient failure the policy would retry in place, while its tool's retry budget is spent: the
- * call ends `reflect` (`RETRY_BUDGET_SPENT`, recoverable): the same call again once the window has room.
+ * call ends `reflect` (`RETRY_BUDGET_SPENT`, recoverable): the same call again after a wait drawn
+ * uniformly from [`waitMs` (until the window has room), `maxBackoffMs`]. Calls turned away together
+ * (a fleet's, when its service is overloaded) so come back spread over that span, not together as
+ * the window slides: a herd that would meet the overloaded service, and the spent budget, again.
  */
 export function budgetSpent(
   engine: Engine,
@@ -20,10 +23,13 @@ export function budgetSpent(
   budget: RetryBudgetSettings,
   waitMs: number,
 ): ReflectOutcome | FailedOutcome {
+  const { maxBackoffMs } = run.policy;
+  const soonest = Math.min(waitMs, maxBackoffMs);
+  const delayMs = Math.min(maxBackoffMs, soonest + Math.floor(engine.options.random() * (maxBackoffMs - soonest)));
   engine.notifier.emit("retry_budget_spent", run.toolName, run.info, {
     tool_name: run.toolName,
     window_ms: budget.windowMs,
-    retry_after_ms: waitMs,
+    retry_after_ms: delayMs,
   });
   const spent = new ToolError({
     code: ErrorCodes.RETRY_BUDGET_SPENT,
@@ -31,10 +37,9 @@ export function budgetSpent(
     recoverable: true,
     kind: "other",
     suggestedAction: RETRY_BUDGET_SPENT_ACTION,
-    retryAfterMs: waitMs,
+    retryAfterMs: delayMs,
     details: { last_error_code: error.code },
   });
-  const delayMs = Math.min(waitMs, run.policy.maxBackoffMs);
   return applyDecision(engine, run, tracked, spent, { kind: "reflect", delayMs, text: "retry_later" }, "tool") as
     | ReflectOutcome
     | FailedOutcome;

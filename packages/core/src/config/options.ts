@@ -53,7 +53,7 @@ export interface PolicyOptions {
   readonly initialBackoffMs?: number;
   /** Each further retry waits this many times longer. @default 2 */
   readonly backoffMultiplier?: number;
-  /** Upper bound of any delay, a `Retry-After` hint included. @default 30_000 */
+  /** Upper bound of any delay, a `Retry-After` hint included, and the far end of a spent retry budget's waits. @default 30_000 */
   readonly maxBackoffMs?: number;
   /** Randomisation of delays. `"none"` keeps the documented delays exact. @default "none" */
   readonly jitter?: Jitter;
@@ -139,7 +139,7 @@ export interface PolicyOptions {
    * because it is overloaded: within the sliding `windowMs`, a tool's in-place retries are at most
    * `ratio` × its logical calls + `minPerSecond` × the window's seconds. When it is spent, a
    * transient failure is not retried in place: the call ends `reflect` with `RETRY_BUDGET_SPENT`
-   * (recoverable, `retry_after_ms` until the window has room) and the `retryLaterPrompt` text.
+   * (recoverable, `retry_after_ms` drawn between the time the window has room and `maxBackoffMs`) and the `retryLaterPrompt` text.
    * Reflections are not throttled (they count against `maxRetries`). Counted per tool, in this
    * process; fleet-wide with a `circuitBreakerStore` that counts budgets (the Redis one).
    * Members left out take the plugin's budget (for a tool's own), else `{ ratio: 0.1,
@@ -230,6 +230,6 @@ export interface RetryReflectOptions extends PolicyOptions {
   readonly observers?: readonly RetryReflectObserver[];
   /** Time source. @default systemClock */
   readonly clock?: Clock;
-  /** Random source in [0, 1) for jitter. @default Math.random */
+  /** Random source in [0, 1) for jitter and for a spent retry budget's waits. @default Math.random */
   readonly random?: () => number;
 }
