@@ -3,6 +3,7 @@
 import { ToolInputParsingException } from "@langchain/core/tools";
 import type { Clock } from "@retry-reflect/core";
 import { DEFAULT_OPTIONS, type RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
+import { seededRandom } from "@retry-reflect/core/testing";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { type AgentMiddleware, createMiddleware, ToolInvocationError, ToolMessage, toolRetryMiddleware } from "langchain";
 import { FleetStore } from "./fleet-store.js";
@@ -23,12 +24,15 @@ export interface Contestant {
   readonly fleet?: (clock: Clock) => () => AgentMiddleware[];
 }
 
+/** The random source of a fleet's plugin (the spread of a spent budget's waits): seeded, so that a run is reproducible. */
+const fleetRandom = (replica: number) => seededRandom(0x5eed_f1ee + replica);
+
 /** retry-reflect with `options`: a plugin per episode in the grid, one plugin per process in a fleet. */
 function ours(options: Partial<RetryReflectOptions> = {}): Pick<Contestant, "middleware" | "fleet"> {
   return {
     middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, ...options }))],
     fleet: (clock) => {
-      const plugin = RetryReflectPlugin.create({ clock, ...options });
+      const plugin = RetryReflectPlugin.create({ clock, random: fleetRandom(0), ...options });
       return () => [retryReflectMiddleware(plugin)];
     },
   };
@@ -50,8 +54,8 @@ function oursOnReplicas(
     middleware: ours(options).middleware,
     fleet: (clock) => {
       const store = new FleetStore(clock);
-      const plugins = Array.from({ length: replicas }, () =>
-        RetryReflectPlugin.create({ clock, ...(shared ? { circuitBreakerStore: store } : {}), ...options }),
+      const plugins = Array.from({ length: replicas }, (_, replica) =>
+        RetryReflectPlugin.create({ clock, random: fleetRandom(replica), ...(shared ? { circuitBreakerStore: store } : {}), ...options }),
       );
       let next = 0;
       return () => [retryReflectMiddleware(plugins[next++ % replicas] as RetryReflectPlugin)];
@@ -316,6 +320,13 @@ const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, w
   ...ours(options),
 });
 
+/** The core README's recipe for many agents on one service: a failure-rate breaker, a budget, a minute's spread. */
+const FLEET_RECIPE: Partial<RetryReflectOptions> = {
+  circuitBreakerFailureRate: 0.9,
+  retryBudget: { minPerSecond: 0.1 },
+  maxBackoffMs: 60_000,
+};
+
 /**
  * retry-reflect with a retry budget (DESIGN Part 3 "Retry budget"; issue 26), for the load
  * section, beside the defaults (no budget): `retryBudget: {}` (ratio 0.1, minPerSecond 1,
@@ -324,8 +335,10 @@ const budgetCandidate = (label: string, options: Partial<RetryReflectOptions>, w
  * failure rate of 90 % instead of five failures in a row: a service that fails half its calls
  * because it is overloaded opens a consecutive-count breaker that one process shares within
  * seconds, and its stop text ends the tasks of every agent; these rows measure the budget apart.
- * Then the failure rate and the budget split over 4 replicas sharing a breaker store (the
- * fleet-wide setup). Last, the budget with a breaker of 50 failures in a row, for the record: a
+ * Then the same pair with `maxBackoffMs: 60_000`: the calls a spent budget turns away come back
+ * spread over [the window's wait, maxBackoffMs], and a minute spreads a fleet's re-calls past the
+ * arrival of its agents; and that recipe split over 4 replicas sharing a breaker store (the
+ * fleet-wide setup) and over 4 sharing nothing. Last, the budget with a breaker of 50 failures in a row, for the record: a
  * longer row of failures in place of the rate.
  */
 export const BUDGET_CANDIDATES: readonly Contestant[] = [
@@ -346,19 +359,24 @@ export const BUDGET_CANDIDATES: readonly Contestant[] = [
     { circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } },
     "",
   ),
+  budgetCandidate(
+    "circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, maxBackoffMs: 60_000",
+    { ...FLEET_RECIPE },
+    " (the calls a spent budget turns away come back spread over up to a minute, not 30 s)",
+  ),
   {
-    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, 4 replicas sharing a breaker store)",
+    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, maxBackoffMs: 60_000, 4 replicas sharing a breaker store)",
     description:
-      "the row above split over 4 plugins (4 replicas of one service, the agents dealt in turn) over one shared breaker store: each replica judges the failure rate on its own calls and opens the circuit for all; the budget is the fleet's; run only in the load section",
+      "the row above split over 4 plugins (4 replicas of one service, the agents dealt in turn) over one shared breaker store: the failure rate and the budget are the fleet's; run only in the load section",
     cells: BUDGET_CELLS,
-    ...oursOnReplicas({ circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } }, 4, true),
+    ...oursOnReplicas(FLEET_RECIPE, 4, true),
   },
   {
-    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, 4 replicas, nothing shared)",
+    name: "retry-reflect (circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, maxBackoffMs: 60_000, 4 replicas, nothing shared)",
     description:
       "the same 4 replicas with no breaker store: each keeps its own circuits and budget in memory, judged on its own calls; run only in the load section",
     cells: BUDGET_CELLS,
-    ...oursOnReplicas({ circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 } }, 4, false),
+    ...oursOnReplicas(FLEET_RECIPE, 4, false),
   },
   budgetCandidate(
     "circuitBreakerThreshold: 50, retryBudget: { minPerSecond: 0.1 }",
