@@ -338,8 +338,8 @@ const FLEET_RECIPE: Partial<RetryReflectOptions> = {
  * Then the same pair with `maxBackoffMs: 60_000`: the calls a spent budget turns away come back
  * spread over [the window's wait, maxBackoffMs], and a minute spreads a fleet's re-calls past the
  * arrival of its agents; and that recipe split over 4 replicas sharing a breaker store (the
- * fleet-wide setup) and over 4 sharing nothing. Last, the budget with a breaker of 50 failures in a row, for the record: a
- * longer row of failures in place of the rate.
+ * fleet-wide setup) and over 4 sharing nothing. Last, the budget with a breaker of 50 failures in
+ * a row, for the record: a longer row of failures in place of the rate.
  */
 export const BUDGET_CANDIDATES: readonly Contestant[] = [
   budgetCandidate("retryBudget: {}", { retryBudget: {} }, " (in any 10 s, in-place retries ≤ 10 % of the calls + 10)"),
@@ -361,7 +361,7 @@ export const BUDGET_CANDIDATES: readonly Contestant[] = [
   ),
   budgetCandidate(
     "circuitBreakerFailureRate: 0.9, retryBudget: { minPerSecond: 0.1 }, maxBackoffMs: 60_000",
-    { ...FLEET_RECIPE },
+    FLEET_RECIPE,
     " (the calls a spent budget turns away come back spread over up to a minute, not 30 s)",
   ),
   {
