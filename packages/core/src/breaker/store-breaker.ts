@@ -174,24 +174,29 @@ export class StoreBreaker<C> implements Breaker<C> {
     } catch (error) {
       return this.standIn(error, key, permit, result, context, opening);
     }
-    if (!isThenable(answer)) return this.recorded(withFailures(answer, opening), key, permit, result, context);
+    if (!isThenable(answer)) return this.recorded(answer, key, permit, result, context, opening);
     return Promise.resolve(answer).then(
-      (transition) => this.recorded(withFailures(transition, opening), key, permit, result, context),
+      (transition) => this.recorded(transition, key, permit, result, context, opening),
       (error: unknown) => this.standIn(error, key, permit, result, context, opening),
     );
   }
 
-  /** The store took the result. A stand-in probe's failure it heard hands the circuit back to it. */
+  /**
+   * The store took the result. A stand-in probe's failure it heard hands the circuit back to it.
+   * `opening`: the result was a failure-rate breaker's opening failure (the window's failures).
+   */
   private recorded(
     transition: CircuitTransition | undefined,
     key: string,
     permit: CircuitPermit,
     result: CircuitResult,
     context: C | undefined,
+    opening: number | undefined,
   ): void {
     if (result === "failure" && this.local.owns(permit)) this.local.forget(key);
-    if (permit.probe === 0) this.opensNow.delete(key);
-    this.emit(transition, context);
+    if (opening === undefined) return this.emit(transition, context);
+    this.opensNow.delete(key);
+    this.emit(withFailures(transition, opening), context);
   }
 
   private standIn(
