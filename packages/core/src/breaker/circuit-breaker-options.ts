@@ -94,3 +94,17 @@ export function breakerSettings(options: CircuitBreakerOptions<never>): BreakerS
   if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
   return { threshold, resetMs, maxResetMs, failureRate, minimumCalls, windowMs, maxKeys };
 }
+
+/** Tells `onTransition` of a change of state: an observer's error never changes the breaker. */
+export function reportTransition<C>(
+  onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
+  transition: CircuitTransition | undefined,
+  context: C | undefined,
+): void {
+  if (transition === undefined || onTransition === undefined) return;
+  try {
+    onTransition(transition, context);
+  } catch {
+    // The breaker's state stays as it is.
+  }
+}

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { LruMap } from "../internal/lru-map.js";
 import type { CircuitState } from "../outcome.js";
-import type { BreakerSettings, CircuitTransition } from "./circuit-breaker-options.js";
+import { type BreakerSettings, type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import type { Entry } from "./circuit-snapshot.js";
 import { bucketOf, FailureWindow } from "./failure-window.js";
@@ -87,11 +87,6 @@ export class CircuitTransitions<C> {
   }
 
   emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
-    if (this.onTransition === undefined) return;
-    try {
-      this.onTransition({ key, from, to, failures, resetMs }, context);
-    } catch {
-      // An observer's error never changes the breaker.
-    }
+    if (this.onTransition !== undefined) reportTransition(this.onTransition, { key, from, to, failures, resetMs }, context);
   }
 }

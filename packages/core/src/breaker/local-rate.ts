@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
-import type { BudgetShare, BudgetShareReply } from "./circuit-breaker-store.js";
+import type { CircuitTransition } from "./circuit-breaker-options.js";
+import type { BudgetShare, BudgetShareReply, CircuitResult } from "./circuit-breaker-store.js";
 import { bucketOf, FailureWindow } from "./failure-window.js";
 
 /** A failure-rate breaker's settings (`circuitBreakerFailureRate`, `circuitBreakerMinimumCalls`, `circuitBreakerWindowMs`). */
@@ -37,6 +38,8 @@ const SHARE_INTERVAL_MS = 1_000;
  */
 export class LocalRate {
   private readonly windows: LruMap<string, RateWindow>;
+  /** Keys whose opening this process sent to the store, not answered yet. */
+  private readonly sending = new Set<string>();
 
   constructor(
     private readonly settings: RateSettings,
@@ -66,6 +69,28 @@ export class LocalRate {
       this.windows.add(key, window);
     }
     return window.record(now, failed);
+  }
+
+  /**
+   * A closed call's result, judged: the window's failures when it is the failure that opens (the
+   * store is to hear it, then `sent`), else undefined, the store hears nothing: a call below the
+   * rate, a neutral one, or a stale one (it comes after the circuit left closed, which starts the
+   * window afresh, or while this process's opening is on its way to the store).
+   */
+  opens(key: string, result: CircuitResult, circuit: { isClosed(key: string): boolean }): number | undefined {
+    if (result === "neutral" || this.sending.has(key)) return undefined;
+    if (!circuit.isClosed(key)) {
+      this.forget(key);
+      return undefined;
+    }
+    const opening = this.record(key, result === "failure");
+    if (opening !== undefined) this.sending.add(key);
+    return opening;
+  }
+
+  /** The store answered the opening sent for `key`, or could not take it. */
+  sent(key: string): void {
+    this.sending.delete(key);
   }
 
   /** Starts `key`'s window afresh: its circuit is not closed fleet-wide (the calls before that belong to no window). */
@@ -171,4 +196,10 @@ class RateWindow {
     }
     this.fleet = fleet;
   }
+}
+
+/** The opening a failure-rate breaker's failure made, with the failures of the window that opened it (the store counted one). */
+export function withFailures<T extends CircuitTransition | undefined>(transition: T, failures: number | undefined): T {
+  if (failures === undefined || transition === undefined || transition.to !== "open") return transition;
+  return { ...transition, failures } as T;
 }

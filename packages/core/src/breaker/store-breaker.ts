@@ -1,8 +1,9 @@
 import { type Clock, systemClock } from "../clock.js";
+import { isThenable } from "../internal/thenable.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import { CLOSED_PERMIT } from "./circuit-breaker.js";
-import { CIRCUIT_BREAKER_DEFAULTS, type CircuitTransition } from "./circuit-breaker-options.js";
+import { CIRCUIT_BREAKER_DEFAULTS, type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
 import type {
   CircuitAdmission,
   CircuitBreakerStore,
@@ -12,7 +13,7 @@ import type {
   CircuitStoreSettings,
 } from "./circuit-breaker-store.js";
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
-import { LocalRate, type RateSettings } from "./local-rate.js";
+import { LocalRate, type RateSettings, withFailures } from "./local-rate.js";
 import { LocalStandIn } from "./local-stand-in.js";
 
 /** A store operation that threw or rejected, with the call it was for. */
@@ -44,8 +45,6 @@ export class StoreBreaker<C> implements Breaker<C> {
   private readonly settings: CircuitStoreSettings;
   /** While the stand-in takes a failure-rate breaker's opening failure: the failures of the window that opened it. */
   private opening: number | undefined;
-  /** Keys whose opening this process sent to the store and the store has not answered yet. */
-  private readonly opensNow = new Set<string>();
 
   constructor(
     private readonly store: CircuitBreakerStore,
@@ -158,13 +157,9 @@ export class StoreBreaker<C> implements Breaker<C> {
   private record(key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void | Promise<void> {
     let opening: number | undefined;
     if (this.rate !== undefined && permit.probe === 0) {
-      // A closed call's result, judged here: a result that comes after the circuit left closed is stale.
-      // So is one that comes while this process's opening is on its way to the store.
-      if (result === "neutral" || this.opensNow.has(key)) return;
-      if (!this.isClosed(key)) return this.rate.forget(key);
-      opening = this.rate.record(key, result === "failure");
+      // A closed call's result, judged here: the store hears only the failure that opens.
+      opening = this.rate.opens(key, result, this);
       if (opening === undefined) return;
-      this.opensNow.add(key);
     }
     if (result === "success") this.local.succeeded(key, permit, context);
     const storePermit = this.local.owns(permit) ? CLOSED_PERMIT : permit;
@@ -194,8 +189,7 @@ export class StoreBreaker<C> implements Breaker<C> {
     opening: number | undefined,
   ): void {
     if (result === "failure" && this.local.owns(permit)) this.local.forget(key);
-    if (opening === undefined) return this.emit(transition, context);
-    this.opensNow.delete(key);
+    if (opening !== undefined) this.rate?.sent(key);
     this.emit(withFailures(transition, opening), context);
   }
 
@@ -208,7 +202,7 @@ export class StoreBreaker<C> implements Breaker<C> {
     opening: number | undefined,
   ): void {
     this.onFault("record", error, key, context);
-    if (opening !== undefined) this.opensNow.delete(key);
+    if (opening !== undefined) this.rate?.sent(key);
     this.opening = opening;
     try {
       this.local.stoodIn(key, permit, result, context);
@@ -250,21 +244,6 @@ export class StoreBreaker<C> implements Breaker<C> {
   }
 
   private emit(transition: CircuitTransition | undefined, context: C | undefined): void {
-    if (transition === undefined || this.onTransition === undefined) return;
-    try {
-      this.onTransition(transition, context);
-    } catch {
-      // An observer's error never changes the breaker.
-    }
+    reportTransition(this.onTransition, transition, context);
   }
-}
-
-/** The opening a failure-rate breaker's failure made, with the failures of the window that opened it (the store counted one). */
-function withFailures<T extends CircuitTransition | undefined>(transition: T, failures: number | undefined): T {
-  if (failures === undefined || transition === undefined || transition.to !== "open") return transition;
-  return { ...transition, failures } as T;
-}
-
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }

@@ -1,5 +1,6 @@
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import type { CallEnd } from "../events/events.js";
+import { isThenable } from "../internal/thenable.js";
 import type { ExecuteOutcome } from "../outcome.js";
 import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
@@ -27,12 +28,6 @@ export function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOu
   } catch {
     return outcome; // a throwing fallback, or a thenable whose `then` getter throws
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 /** `onExhausted: "throw"` turns an exhausted outcome into a `RetriesExhaustedError`. */

@@ -33,7 +33,6 @@ type Message = { id: number; op: string } & Record<string, unknown>;
 let plugin: RetryReflectPlugin | undefined;
 let stores: ReturnType<typeof redisStores> | undefined;
 const events: RetryReflectEvent[] = [];
-let writes = 0;
 let searches = 0;
 let scopes = 0;
 const never = new Promise<never>(() => {});
@@ -173,7 +172,6 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
             scope: message.distinct ? `w${++scopes}` : undefined,
           },
           async () => {
-            writes++;
             runs++;
             await new Promise((resolve) => setTimeout(resolve, (message.holdMs as number | undefined) ?? 5));
             return { paid: key, by: process.pid };
@@ -197,7 +195,6 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     void (plugin as RetryReflectPlugin).execute({ toolName: "pay", args: { idempotency_key: message.key as string, amount: 5 } }, () => {
-      writes++;
       started();
       return never;
     });
