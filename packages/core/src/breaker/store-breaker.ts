@@ -190,7 +190,7 @@ export class StoreBreaker<C> implements Breaker<C> {
   ): void {
     if (result === "failure" && this.local.owns(permit)) this.local.forget(key);
     if (opening !== undefined) this.rate?.sent(key);
-    this.emit(withFailures(transition, opening), context);
+    reportTransition(this.onTransition, withFailures(transition, opening), context);
   }
 
   private standIn(
@@ -220,7 +220,7 @@ export class StoreBreaker<C> implements Breaker<C> {
     if (typeof admission !== "object" || admission === null || typeof admission.admitted !== "boolean") {
       return this.fallback("acquire", new TypeError(`acquire returned ${String(admission)}`), key, context);
     }
-    this.emit(admission.transition, context);
+    reportTransition(this.onTransition, admission.transition, context);
     if (this.rate !== undefined && (!admission.admitted || admission.permit.probe !== 0)) this.rate.forget(key);
     if (!standingIn || !this.local.holds(key)) return admission;
     if (!admission.admitted || admission.permit.probe !== 0) {
@@ -241,9 +241,5 @@ export class StoreBreaker<C> implements Breaker<C> {
       openFor = undefined;
     }
     return openFor === undefined ? CLOSED_FALLBACK : { admitted: false, retryAfterMs: openFor, state: "open" };
-  }
-
-  private emit(transition: CircuitTransition | undefined, context: C | undefined): void {
-    reportTransition(this.onTransition, transition, context);
   }
 }
