@@ -1,16 +1,5 @@
 import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import {
-  declaresField,
-  hintedEffect,
-  isRecord,
-  keyFieldOf,
-  originalTool,
-  pluginOf,
-  randomScope,
-  runToolCall,
-  valueOrToolError,
-  withExecute,
-} from "@retry-reflect/core/adapter";
+import { annotatedBinding, isRecord, pluginOf, randomScope, wrapTools } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
@@ -49,38 +38,22 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
   const options = checkAdapterOptions(adapterOptions);
   const plugin = pluginOf(pluginOrOptions);
   const scope = options.scope ?? randomScope("ai-sdk");
-  const wrapped: Record<string, unknown> = {};
-  for (const [toolName, given] of Object.entries(tools)) {
-    const tool = originalTool(given, ORIGINAL);
-    const execute = tool.execute;
-    wrapped[toolName] =
-      typeof execute === "function"
-        ? wrapTool(plugin, tool, {
-            toolName,
-            tool,
-            execute: execute as Execute,
-            description: typeof tool.description === "string" ? tool.description : undefined,
-            toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-            // An `@ai-sdk/mcp` tool carries its server's annotations in `metadata.annotations`.
-            effect: hintedEffect(
-              plugin,
-              options.toolEffects,
-              options.trustAnnotations,
-              toolName,
-              isRecord(tool.metadata) ? tool.metadata.annotations : undefined,
-            ),
-            scope,
-            namespace: options.namespace,
-            declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
-          })
-        : given;
-  }
-  return wrapped as TOOLS;
-}
-
-/** A copy of the tool whose `execute` runs through the plugin. */
-function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
-  const execute = (input: unknown, options: ToolExecutionOptionsLike): Promise<unknown> =>
-    runToolCall(plugin, new AiSdkToolCall(binding, input, options), valueOrToolError);
-  return withExecute(tool, execute, ORIGINAL);
+  const bind = (toolName: string, tool: Record<string, unknown>): ToolBinding | undefined =>
+    typeof tool.execute !== "function"
+      ? undefined
+      : {
+          // An `@ai-sdk/mcp` tool carries its server's annotations in `metadata.annotations`.
+          ...annotatedBinding(plugin, options, toolName, tool, isRecord(tool.metadata) ? tool.metadata.annotations : undefined),
+          tool,
+          execute: tool.execute as Execute,
+          toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
+          scope,
+        };
+  return wrapTools(
+    plugin,
+    tools,
+    ORIGINAL,
+    bind,
+    (binding: ToolBinding, input, context: ToolExecutionOptionsLike) => new AiSdkToolCall(binding, input, context),
+  ) as TOOLS;
 }

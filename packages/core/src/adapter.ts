@@ -6,7 +6,7 @@
 // call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
 export { availableToolNames } from "./adapter/available-tools.js";
-export { BoundToolCall, type ToolCallBinding } from "./adapter/bound-tool-call.js";
+export { annotatedBinding, BoundToolCall, type ToolCallBinding } from "./adapter/bound-tool-call.js";
 export { type EffectHints, effectOfAnnotations, hintedEffect } from "./adapter/effect-hints.js";
 export {
   type AnnotatedToolOptions,
@@ -41,7 +41,7 @@ export {
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
 export { getToolContext, lendToolContext, withToolContext } from "./adapter/tool-context.js";
-export { originalTool, withExecute } from "./adapter/tool-copy.js";
+export { wrapTools } from "./adapter/tool-copy.js";
 export {
   errorJsonOfText,
   isZodError,

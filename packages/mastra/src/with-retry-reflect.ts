@@ -1,17 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import {
-  declaresField,
-  hintedEffect,
-  isRecord,
-  keyFieldOf,
-  originalTool,
-  pluginOf,
-  randomScope,
-  runToolCall,
-  valueOrToolError,
-  withExecute,
-} from "@retry-reflect/core/adapter";
+import { annotatedBinding, isRecord, pluginOf, randomScope, wrapTools } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type Execute, MastraToolCall, type ToolBinding } from "./mastra-tool-call.js";
 
@@ -58,35 +47,19 @@ export function withRetryReflect<TOOLS extends Record<string, object>>(
   const options = checkAdapterOptions(adapterOptions);
   const plugin = pluginOf(pluginOrOptions);
   const fallbackScope = randomScope("mastra");
-  const wrapped: Record<string, unknown> = {};
-  for (const [toolName, given] of Object.entries(tools)) {
-    const tool = originalTool(given as Record<string, unknown>, ORIGINAL);
-    const binding: ToolBinding = {
-      toolName,
-      tool,
-      execute: tool.execute as Execute,
-      description: typeof tool.description === "string" ? tool.description : undefined,
-      // A tool of an MCP server carries its annotations in `mcp.annotations`.
-      effect: hintedEffect(
-        plugin,
-        options.toolEffects,
-        options.trustAnnotations,
-        toolName,
-        isRecord(tool.mcp) ? tool.mcp.annotations : undefined,
-      ),
-      scope: options.scope,
-      namespace: options.namespace,
-      declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
-      fallbackScope,
-    };
-    wrapped[toolName] = wrapTool(plugin, tool, binding);
-  }
-  return wrapped as TOOLS;
-}
-
-/** A copy of the tool (a Mastra `Tool` still: its prototype, Mastra's mark and every own property kept) whose `execute` runs through the plugin. */
-function wrapTool(plugin: RetryReflectPlugin, tool: object, binding: ToolBinding): object {
-  const execute = (input: unknown, context?: ToolExecutionContext): Promise<unknown> =>
-    runToolCall(plugin, new MastraToolCall(binding, input, context), valueOrToolError);
-  return withExecute(tool, execute, ORIGINAL);
+  const bind = (toolName: string, tool: Record<string, unknown>): ToolBinding => ({
+    // A tool of an MCP server carries its annotations in `mcp.annotations`.
+    ...annotatedBinding(plugin, options, toolName, tool, isRecord(tool.mcp) ? tool.mcp.annotations : undefined),
+    tool,
+    execute: tool.execute as Execute,
+    scope: options.scope,
+    fallbackScope,
+  });
+  return wrapTools(
+    plugin,
+    tools,
+    ORIGINAL,
+    bind,
+    (binding: ToolBinding, input, context: ToolExecutionContext | undefined) => new MastraToolCall(binding, input, context),
+  ) as TOOLS;
 }

@@ -1,6 +1,10 @@
 import type { ToolContext } from "../config/options.js";
 import type { ToolEffect } from "../outcome.js";
+import type { RetryReflectPlugin } from "../plugin.js";
+import { hintedEffect } from "./effect-hints.js";
+import type { CheckedAnnotatedToolOptions } from "./host-options.js";
 import type { HostToolCall } from "./run-tool-call.js";
+import { declaresField, keyFieldOf } from "./schema-fields.js";
 import { zodArgumentsError } from "./tool-failures.js";
 
 /** What one wrapped tool knows once, for all its calls: the part of an adapter's binding the seam reads. */
@@ -15,6 +19,28 @@ export interface ToolCallBinding<Ask> {
   readonly declaresKey: boolean | undefined;
   /** The adapter's `namespace` option: a string, a function of the call (`Ask`), or undefined (the core's default: the scope). */
   readonly namespace: string | Ask | undefined;
+}
+
+/**
+ * The binding of a host tool that may carry MCP annotations (an AI SDK tool, a Mastra tool), read
+ * once when it is wrapped: its description, its effect (the adapter's `toolEffects`, else the
+ * annotations when trusted, else the plugin decides), the adapter's `namespace`, and whether its
+ * `inputSchema` declares the idempotency key argument.
+ */
+export function annotatedBinding<Ask>(
+  plugin: RetryReflectPlugin,
+  options: CheckedAnnotatedToolOptions<Ask>,
+  toolName: string,
+  tool: { readonly description?: unknown; readonly inputSchema?: unknown },
+  annotations: unknown,
+): ToolCallBinding<Ask> {
+  return {
+    toolName,
+    description: typeof tool.description === "string" ? tool.description : undefined,
+    effect: hintedEffect(plugin, options.toolEffects, options.trustAnnotations, toolName, annotations),
+    declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
+    namespace: options.namespace,
+  };
 }
 
 /**
