@@ -49,11 +49,30 @@ function run(argv, options = {}) {
   return result.status ?? 1;
 }
 
+/** Where the wall time of a command went, step by step: printed as its last lines. */
+const started = Date.now();
+const times = [];
+
+/** Runs `work` and keeps its wall time under `label`. */
+function timed(label, work) {
+  const start = Date.now();
+  try {
+    return work();
+  } finally {
+    times.push(`${label} ${((Date.now() - start) / 1000).toFixed(1)} s`);
+  }
+}
+
+function printTimes() {
+  console.log(`wall time: ${times.join(", ")}; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
 function step(label, argv) {
   console.log(`\n> ${label}`);
-  const status = run(argv);
+  const status = timed(label, () => run(argv));
   if (status !== 0) {
     console.error(`\n${label} failed (exit ${status})`);
+    printTimes();
     process.exit(status);
   }
 }
@@ -227,11 +246,13 @@ switch (command) {
       "--concurrency=100%",
       "--output-logs=errors-only",
     ]);
-    checkPackages();
+    timed("package checks", checkPackages);
     const report = join(root, ".vitest-report.json");
     rmSync(report, { force: true });
     console.log("\n> vitest");
-    const status = run([...PNPM, "exec", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...rest]);
+    const status = timed("vitest", () =>
+      run([...PNPM, "exec", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...rest]),
+    );
     let passed = 0;
     let failed = 0;
     let skipped = 0;
@@ -243,6 +264,7 @@ switch (command) {
     } else {
       failed = 1;
     }
+    printTimes();
     // The plain closing line CI reads.
     console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
     process.exit(status !== 0 ? status : failed > 0 ? 1 : 0);
