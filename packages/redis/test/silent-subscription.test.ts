@@ -84,6 +84,9 @@ async function replica(kind: Kind, url: string, prefix: string, subscriptionPing
     circuitBreakerThreshold: 3,
     circuitBreakerResetMs: 60_000,
     circuitBreakerStore: stores.circuitBreaker,
+    // A failing call's in-place retries (each one more failure towards the threshold) without backoffs waited in real time.
+    initialBackoffMs: 1,
+    maxBackoffMs: 1,
   });
   return plugin;
 }
