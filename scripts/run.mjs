@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** When the command started: its total includes finding pnpm. */
+const started = Date.now();
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PNPM_VERSION = "12.4.2";
 const [command, ...rest] = process.argv.slice(2);
@@ -50,7 +52,6 @@ function run(argv, options = {}) {
 }
 
 /** Where the wall time of a command went, step by step: printed as its last lines. */
-const started = Date.now();
 const times = [];
 
 /** Runs `work` and keeps its wall time under `label`. */
