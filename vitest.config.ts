@@ -56,7 +56,9 @@ class ProcessesFirst extends BaseSequencer {
     const projects = new Map<string, TestSpecification[]>();
     for (const file of sorted) {
       const name = file.project.name;
-      projects.set(name, [...(projects.get(name) ?? []), file]);
+      const project = projects.get(name);
+      if (project === undefined) projects.set(name, [file]);
+      else project.push(file);
     }
     const first = (name: string) => (name === "redis-processes" ? 0 : 1);
     return [...projects].sort(([a], [b]) => first(a) - first(b)).flatMap(([, project]) => project.sort((a, b) => rank(a) - rank(b)));

@@ -4,7 +4,6 @@
 // (`REPLICAOF NO ONE`); the tests then point new clients at `replica.url`. Whatever the replica
 // had not received when the primary died is lost, as in a real failover: pausing the replica
 // (SIGSTOP) while writes complete on the primary makes that window as long as a test needs.
-import { connect } from "node:net";
 import { type RedisServer, startRedis } from "./redis-server.js";
 
 export interface Replication {
@@ -35,7 +34,10 @@ export async function startReplication(): Promise<Replication | undefined> {
   // Right after its first sync a replica may take up to a second to acknowledge a write (measured:
   // a store's first begin with `replicas: { count: 1, timeoutMs: 500 }` failed closed one time in two):
   // ready once it acknowledges one.
-  await until(() => acknowledged(primary.port), "the replica acknowledging a write");
+  await until(
+    async () => (await primary.commands(["SET", "ready", "1"], ["WAIT", "1", "100"])).endsWith(":1\r\n"),
+    "the replica acknowledging a write",
+  );
   return {
     primary,
     replica,
@@ -50,28 +52,6 @@ export async function startReplication(): Promise<Replication | undefined> {
       await Promise.all([primary.stop(), replica.stop()]);
     },
   };
-}
-
-/** A write and a `WAIT 1 100` for it, on one connection (WAIT counts the acknowledgements of its own connection's writes). */
-function acknowledged(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    let reply = "";
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), 1_000);
-    socket.setEncoding("utf8");
-    socket.on("connect", () => socket.write("*3\r\n$3\r\nSET\r\n$5\r\nready\r\n$1\r\n1\r\n*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$3\r\n100\r\n"));
-    socket.on("data", (chunk: string) => {
-      reply += chunk;
-      if (/^\+OK\r\n:\d+\r\n$/.test(reply)) done(reply.endsWith(":1\r\n"));
-      else if (reply.startsWith("-") || reply.length > 64) done(false);
-    });
-    socket.on("error", () => done(false));
-  });
 }
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {

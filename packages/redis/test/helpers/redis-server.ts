@@ -50,6 +50,8 @@ export interface RedisServer {
   flushScripts(): Promise<void>;
   /** Sends one command over a raw connection and returns the raw RESP reply text. */
   command(...args: string[]): Promise<string>;
+  /** Sends the commands together over one raw connection and returns the raw RESP text of their replies. */
+  commands(...commands: string[][]): Promise<string>;
 }
 
 const HOST = "127.0.0.1";
@@ -140,8 +142,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** One command over a fresh TCP connection; resolves with the first complete reply line(s). */
-function rawCommand(port: number, args: readonly string[], timeoutMs = 1000): Promise<string> {
+/**
+ * Commands sent together over one fresh TCP connection (so that a `WAIT` counts the writes before
+ * it); resolves with the raw text of their replies once each one is complete.
+ */
+function rawCommands(port: number, commands: readonly (readonly string[])[], timeoutMs = 1000): Promise<string> {
+  const names = commands.map((args) => args[0]).join(", ");
   return new Promise((resolve, reject) => {
     const socket = connect({ host: HOST, port });
     let reply = "";
@@ -151,22 +157,29 @@ function rawCommand(port: number, args: readonly string[], timeoutMs = 1000): Pr
       if (error) reject(error);
       else resolve(value ?? "");
     };
-    const timer = setTimeout(() => finish(new Error(`no reply to ${args[0]} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => finish(new Error(`no reply to ${names} within ${timeoutMs} ms`)), timeoutMs);
     socket.setEncoding("utf8");
     socket.on("connect", () => {
-      socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join("")}`);
+      socket.write(
+        commands.map((args) => `*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join("")}`).join(""),
+      );
     });
     socket.on("data", (chunk: string) => {
       reply += chunk;
-      if (isComplete(reply)) finish(undefined, reply);
+      if (isComplete(reply, commands.length)) finish(undefined, reply);
     });
     socket.on("error", (error) => finish(error));
-    socket.on("close", () => finish(new Error(`connection closed before a reply to ${args[0]}`)));
+    socket.on("close", () => finish(new Error(`connection closed before a reply to ${names}`)));
   });
 }
 
-/** Whether `text` holds one whole RESP2 reply (enough for the simple replies used here). */
-function isComplete(text: string): boolean {
+/** One command over a fresh TCP connection; resolves with its raw reply text. */
+function rawCommand(port: number, args: readonly string[], timeoutMs = 1000): Promise<string> {
+  return rawCommands(port, [args], timeoutMs);
+}
+
+/** Whether `text` holds `count` whole RESP2 replies (enough for the simple replies used here). */
+function isComplete(text: string, count: number): boolean {
   let index = 0;
   const next = (): boolean => {
     const end = text.indexOf("\r\n", index);
@@ -188,7 +201,8 @@ function isComplete(text: string): boolean {
     }
     return true;
   };
-  return next();
+  for (let reply = 0; reply < count; reply++) if (!next()) return false;
+  return true;
 }
 
 function delay(ms: number): Promise<void> {
@@ -368,6 +382,10 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     command(...args: string[]) {
       current();
       return rawCommand(port, args);
+    },
+    commands(...commands: string[][]) {
+      current();
+      return rawCommands(port, commands);
     },
   };
 }
