@@ -1,10 +1,5 @@
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import {
-  type AnnotatedToolOptions,
-  type CheckedAnnotatedToolOptions,
-  checkAnnotatedToolOptions,
-  isRecord,
-} from "@retry-reflect/core/adapter";
+import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** What a `scope` function sees of a tool call. */
@@ -47,14 +42,6 @@ export interface WithRetryReflectOptions extends AnnotatedToolOptions<(call: Sco
    * (then the plugin's `defaultEffect` applies). @default true
    */
   readonly trustAnnotations?: boolean;
-}
-
-/** The adapter options, checked. */
-export type CheckedOptions = CheckedAnnotatedToolOptions<(call: ScopeInput) => string>;
-
-/** Checks the adapter options once (the options every adapter of annotated tools takes); an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(given: unknown): CheckedOptions {
-  return checkAnnotatedToolOptions(given);
 }
 
 /** Checks that `tools` is an AI SDK `ToolSet`: an object of tools, each `execute` a function when present. */

@@ -1,6 +1,5 @@
-import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { annotatedBinding, isRecord, pluginOf, randomScope, wrapTools } from "@retry-reflect/core/adapter";
-import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import { annotatedBinding, isRecord, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { checkTools, type ScopeInput, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";
 
@@ -29,16 +28,17 @@ const ORIGINAL = Symbol.for("retry-reflect.ai-sdk.original-tool");
  * functions of the call, or wrap the tools per agent run, for per-conversation budgets and replays. Circuits live in the plugin and are shared by every `ToolSet`
  * wrapped with it. Invalid arguments throw `InvalidOptionError`, naming the option and the value.
  */
-export function withRetryReflect<TOOLS extends ToolSetLike>(
-  tools: TOOLS,
-  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
-  adapterOptions?: WithRetryReflectOptions,
-): TOOLS {
-  checkTools(tools);
-  const options = checkAdapterOptions(adapterOptions);
-  const plugin = pluginOf(pluginOrOptions);
-  const scope = options.scope ?? randomScope("ai-sdk");
-  const bind = (toolName: string, tool: Record<string, unknown>): ToolBinding | undefined =>
+export const withRetryReflect: ToolSetWrapper<ToolSetLike, WithRetryReflectOptions> = toolSetWrapper<
+  ToolSetLike,
+  WithRetryReflectOptions,
+  ToolBinding,
+  ToolExecutionOptionsLike,
+  (call: ScopeInput) => string
+>({
+  key: ORIGINAL,
+  scopePrefix: "ai-sdk",
+  checkTools,
+  bind: (toolName, tool, { plugin, options, fallbackScope }): ToolBinding | undefined =>
     typeof tool.execute !== "function"
       ? undefined
       : {
@@ -47,13 +47,7 @@ export function withRetryReflect<TOOLS extends ToolSetLike>(
           tool,
           execute: tool.execute as Execute,
           toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-          scope,
-        };
-  return wrapTools(
-    plugin,
-    tools,
-    ORIGINAL,
-    bind,
-    (binding: ToolBinding, input, context: ToolExecutionOptionsLike) => new AiSdkToolCall(binding, input, context),
-  ) as TOOLS;
-}
+          scope: options.scope ?? fallbackScope,
+        },
+  callOf: (binding: ToolBinding, input, context: ToolExecutionOptionsLike) => new AiSdkToolCall(binding, input, context),
+});

@@ -41,7 +41,7 @@ export {
   problemsFromJsonSchemaErrors,
 } from "./adapter/schema-issues.js";
 export { getToolContext, lendToolContext, withToolContext } from "./adapter/tool-context.js";
-export { wrapTools } from "./adapter/tool-copy.js";
+export { type ToolSetHost, type ToolSetWrap, type ToolSetWrapper, toolSetWrapper } from "./adapter/tool-copy.js";
 export {
   errorJsonOfText,
   isZodError,

@@ -1,11 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import {
-  type AnnotatedToolOptions,
-  type CheckedAnnotatedToolOptions,
-  checkAnnotatedToolOptions,
-  isRecord,
-} from "@retry-reflect/core/adapter";
+import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {
@@ -53,14 +48,6 @@ export interface WithRetryReflectOptions extends AnnotatedToolOptions<(call: Too
    * for such tools (then the plugin's `defaultEffect` applies). @default true
    */
   readonly trustAnnotations?: boolean;
-}
-
-/** The adapter options, checked. */
-export type CheckedOptions = CheckedAnnotatedToolOptions<(call: ToolCallInput) => string>;
-
-/** Checks the adapter options once (the options every adapter of annotated tools takes); an invalid one throws `InvalidOptionError` naming it and the value. */
-export function checkAdapterOptions(given: unknown): CheckedOptions {
-  return checkAnnotatedToolOptions(given);
 }
 
 /** Mastra's mark on its tools (`createTool`), which its own check (`isMastraTool`) reads. */

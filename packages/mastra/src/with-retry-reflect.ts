@@ -1,7 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
-import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import { annotatedBinding, isRecord, pluginOf, randomScope, wrapTools } from "@retry-reflect/core/adapter";
-import { checkAdapterOptions, checkTools, type WithRetryReflectOptions } from "./adapter-options.js";
+import { annotatedBinding, isRecord, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { checkTools, type ToolCallInput, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type Execute, MastraToolCall, type ToolBinding } from "./mastra-tool-call.js";
 
 /** The tool a wrapped tool was made from: wrapping wrapped tools again wraps the originals, never stacks. */
@@ -38,28 +37,23 @@ const ORIGINAL = Symbol.for("retry-reflect.mastra.original-tool");
  * @param pluginOrOptions A plugin (share one across calls: its circuits and stores), or its options.
  * @throws InvalidOptionError for a bad argument, naming it and the value.
  */
-export function withRetryReflect<TOOLS extends Record<string, object>>(
-  tools: TOOLS,
-  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
-  adapterOptions?: WithRetryReflectOptions,
-): TOOLS {
-  checkTools(tools);
-  const options = checkAdapterOptions(adapterOptions);
-  const plugin = pluginOf(pluginOrOptions);
-  const fallbackScope = randomScope("mastra");
-  const bind = (toolName: string, tool: Record<string, unknown>): ToolBinding => ({
+export const withRetryReflect: ToolSetWrapper<Record<string, object>, WithRetryReflectOptions> = toolSetWrapper<
+  Record<string, object>,
+  WithRetryReflectOptions,
+  ToolBinding,
+  ToolExecutionContext | undefined,
+  (call: ToolCallInput) => string
+>({
+  key: ORIGINAL,
+  scopePrefix: "mastra",
+  checkTools,
+  bind: (toolName, tool, { plugin, options, fallbackScope }): ToolBinding => ({
     // A tool of an MCP server carries its annotations in `mcp.annotations`.
     ...annotatedBinding(plugin, options, toolName, tool, isRecord(tool.mcp) ? tool.mcp.annotations : undefined),
     tool,
     execute: tool.execute as Execute,
     scope: options.scope,
     fallbackScope,
-  });
-  return wrapTools(
-    plugin,
-    tools,
-    ORIGINAL,
-    bind,
-    (binding: ToolBinding, input, context: ToolExecutionContext | undefined) => new MastraToolCall(binding, input, context),
-  ) as TOOLS;
-}
+  }),
+  callOf: (binding: ToolBinding, input, context: ToolExecutionContext | undefined) => new MastraToolCall(binding, input, context),
+});

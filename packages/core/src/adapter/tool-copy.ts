@@ -1,36 +1,81 @@
+import type { RetryReflectOptions } from "../config/options.js";
 import type { RetryReflectPlugin } from "../plugin.js";
+import {
+  type AnnotatedToolOptions,
+  type CheckedAnnotatedToolOptions,
+  checkAnnotatedToolOptions,
+  pluginOf,
+  randomScope,
+} from "./host-options.js";
 import { valueOrToolError } from "./retry-reflect-tool-error.js";
 import { type HostToolCall, runToolCall } from "./run-tool-call.js";
 
+/** What one wrap of a host's tools gives each tool's binding: the plugin, the adapter options (checked) and the wrap's random scope. */
+export interface ToolSetWrap<Ask> {
+  readonly plugin: RetryReflectPlugin;
+  readonly options: CheckedAnnotatedToolOptions<Ask>;
+  /** `randomScope(scopePrefix)`, made once per wrap: the default scope of calls that tell no run of their own. */
+  readonly fallbackScope: string;
+}
+
+/** What an adapter of tools by name (the AI SDK's `ToolSet`, Mastra's tools) says once about its host. */
+export interface ToolSetHost<B, C, Ask> {
+  /** The key a wrapped tool keeps its original under (a `Symbol.for` of the adapter's own). */
+  readonly key: symbol;
+  /** The prefix of each wrap's random scope (`ai-sdk`: `ai-sdk/<uuid>`). */
+  readonly scopePrefix: string;
+  /** Throws `InvalidOptionError` unless `tools` is an object of the host's tools, naming the bad one. */
+  readonly checkTools: (tools: unknown) => void;
+  /** Reads, once per tool, what its calls share; undefined keeps the tool as given (a tool without `execute`). */
+  readonly bind: (toolName: string, tool: Record<string, unknown>, wrap: ToolSetWrap<Ask>) => B | undefined;
+  /** One call of a bound tool, as the seam (`runToolCall`) runs it. */
+  readonly callOf: (binding: B, input: unknown, context: C) => HostToolCall<unknown>;
+}
+
+/** An adapter's `withRetryReflect(tools, pluginOrOptions, adapterOptions?)`: the same tools, each `execute` run under the plugin. */
+export type ToolSetWrapper<Tools extends object, Options> = <TOOLS extends Tools>(
+  tools: TOOLS,
+  pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
+  adapterOptions?: Options,
+) => TOOLS;
+
 /**
- * Wraps a host's tools by name (the AI SDK's `ToolSet`, Mastra's tools): `bind` reads, once per
- * tool, what its calls share (undefined: the tool is kept as given), and each wrapped tool is a
- * copy of the original whose `execute(input, context)` runs `callOf(binding, input, context)` under
- * the plugin: it resolves to the tool's value, or rejects with a `RetryReflectToolError` carrying
- * the model's text. A copy keeps the host's prototype and every own property, so that the host
- * still knows it for what it is, and keeps its original under `key`: wrapping wrapped tools again
- * wraps the originals, never stacks. The originals are left as they were.
+ * Makes a host's `withRetryReflect` over tools by name. It checks its arguments (the tools, the
+ * adapter options: `scope`, `namespace`, `toolEffects`, `trustAnnotations`; the plugin or its
+ * options), then returns a copy of each tool whose `execute(input, context)` runs
+ * `host.callOf(binding, input, context)` under the plugin: it resolves to the tool's value, or
+ * rejects with a `RetryReflectToolError` carrying the model's text. `host.bind` is asked once per
+ * tool. A copy keeps the host's prototype and every own property, so that the host still knows it
+ * for what it is, and keeps its original under `host.key`: wrapping wrapped tools again wraps the
+ * originals, never stacks. The originals are left as they were.
  */
-export function wrapTools<B>(
-  plugin: RetryReflectPlugin,
-  tools: Readonly<Record<string, unknown>>,
-  key: symbol,
-  bind: (toolName: string, tool: Record<string, unknown>) => B | undefined,
-  callOf: (binding: B, input: unknown, context: never) => HostToolCall<unknown>,
-): Record<string, unknown> {
-  const wrapped: Record<string, unknown> = {};
-  for (const [toolName, given] of Object.entries(tools)) {
-    const tool = ((given as { [key]?: Record<string, unknown> })[key] ?? given) as Record<string, unknown>;
-    const binding = bind(toolName, tool);
-    if (binding === undefined) {
-      wrapped[toolName] = given;
-      continue;
+export function toolSetWrapper<Tools extends object, Options extends AnnotatedToolOptions<Ask>, B, C, Ask>(
+  host: ToolSetHost<B, C, Ask>,
+): ToolSetWrapper<Tools, Options> {
+  return <TOOLS extends Tools>(
+    tools: TOOLS,
+    pluginOrOptions: RetryReflectPlugin | RetryReflectOptions,
+    adapterOptions?: Options,
+  ): TOOLS => {
+    host.checkTools(tools);
+    const options = checkAnnotatedToolOptions<Ask>(adapterOptions);
+    const plugin = pluginOf(pluginOrOptions);
+    const wrap: ToolSetWrap<Ask> = { plugin, options, fallbackScope: randomScope(host.scopePrefix) };
+    const wrapped: Record<string, unknown> = {};
+    for (const [toolName, given] of Object.entries(tools)) {
+      const { key } = host;
+      const tool = ((given as { [key]?: Record<string, unknown> })[key] ?? given) as Record<string, unknown>;
+      const binding = host.bind(toolName, tool, wrap);
+      if (binding === undefined) {
+        wrapped[toolName] = given;
+        continue;
+      }
+      const execute = (input: unknown, context: C): Promise<unknown> =>
+        runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError);
+      wrapped[toolName] = withExecute(tool, execute, key);
     }
-    const execute = (input: unknown, context: never): Promise<unknown> =>
-      runToolCall(plugin, callOf(binding, input, context), valueOrToolError);
-    wrapped[toolName] = withExecute(tool, execute, key);
-  }
-  return wrapped;
+    return wrapped as TOOLS;
+  };
 }
 
 function withExecute(tool: object, execute: (...args: never[]) => unknown, key: symbol): object {
