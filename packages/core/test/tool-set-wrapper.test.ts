@@ -66,7 +66,7 @@ describe("toolSetWrapper", () => {
       throw Object.assign(new Error("units must be celsius or fahrenheit"), { code: "INVALID_ARGUMENTS" });
     });
     const wrapped = wrapper(hostOf())({ broken }, plugin);
-    const error: unknown = await (wrapped.broken as HostTool).execute?.({ units: "kelvin" }).then(
+    const error: unknown = await Promise.resolve((wrapped.broken as HostTool).execute?.({ units: "kelvin" })).then(
       () => undefined,
       (thrown: unknown) => thrown,
     );
@@ -81,7 +81,7 @@ describe("toolSetWrapper", () => {
     const make = wrapper(hostOf());
     const once = make({ counted }, plugin);
     const twice = make(once, plugin);
-    expect((twice.counted as Record<symbol, unknown>)[KEY]).toBe(counted);
+    expect((twice.counted as unknown as Record<symbol, unknown>)[KEY]).toBe(counted);
     await expect((twice.counted as HostTool).execute?.({})).resolves.toBe(1);
     expect(runs).toBe(1);
   });
