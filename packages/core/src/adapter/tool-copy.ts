@@ -61,9 +61,9 @@ export function toolSetWrapper<Tools extends object, Options extends AnnotatedTo
     const options = checkAnnotatedToolOptions<Ask>(adapterOptions);
     const plugin = pluginOf(pluginOrOptions);
     const wrap: ToolSetWrap<Ask> = { plugin, options, fallbackScope: randomScope(host.scopePrefix) };
+    const { key } = host;
     const wrapped: Record<string, unknown> = {};
     for (const [toolName, given] of Object.entries(tools)) {
-      const { key } = host;
       const tool = ((given as { [key]?: Record<string, unknown> })[key] ?? given) as Record<string, unknown>;
       const binding = host.bind(toolName, tool, wrap);
       if (binding === undefined) {
