@@ -53,4 +53,5 @@ export {
 export { isReturnedFailure } from "./classify/classify-error.js";
 export { abortReason } from "./clock.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
+export { keepShape } from "./internal/keep-shape.js";
 export { aboutDuration, isolatedCircuitNote, openCircuitNote } from "./texts/circuit-notes.js";

@@ -1,6 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, lendToolContext, type ToolCallBinding } from "@retry-reflect/core/adapter";
+import { BoundToolCall, keepShape, lendToolContext, type ToolCallBinding } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A Mastra tool's `execute`, as Mastra calls it. */
@@ -70,3 +70,12 @@ export class MastraToolCall extends BoundToolCall<(call: ToolCallInput) => strin
     return lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) => execute.call(tool, args, lent));
   }
 }
+
+// One kept, built as a wrapped tool's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
+keepShape(
+  new MastraToolCall(
+    { toolName: "", description: undefined, effect: undefined, declaresKey: undefined, namespace: undefined } as unknown as ToolBinding,
+    undefined,
+    undefined,
+  ),
+);

@@ -1,5 +1,6 @@
 import { AttemptContext } from "../call/coarse-attempt.js";
 import type { ToolContext } from "../config/options.js";
+import { keepShape } from "../internal/keep-shape.js";
 
 const CONTEXT = Symbol.for("retry-reflect.tool-context");
 
@@ -89,6 +90,9 @@ class LazySignal implements ProxyHandler<Record<PropertyKey, unknown>> {
     target[this.signalKey] = this.context.signal;
   }
 }
+
+// One kept: see `keepShape`.
+keepShape(new LazySignal(undefined as never, "signal"));
 
 const isEnumerable = Object.prototype.propertyIsEnumerable;
 

@@ -1,6 +1,7 @@
 import { abortReason } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
 import type { CallInfo } from "../events/events.js";
+import { keepShape } from "../internal/keep-shape.js";
 import { callTool, cutOff } from "./attempt-parts.js";
 import type { ToolFunction } from "./call-state.js";
 import type { Group, Watched } from "./coarse-deadlines.js";
@@ -64,6 +65,9 @@ export class AttemptContext implements ToolContext {
   }
 }
 
+// One kept: see `keepShape`.
+keepShape(new AttemptContext(1, undefined, "", undefined, undefined));
+
 /** One attempt under watch: settles with the tool, or with `TIMEOUT` when its group's time passes. */
 class CoarseAttempt<T> implements Watched {
   prev: Watched | undefined = undefined;
@@ -117,6 +121,18 @@ class CoarseAttempt<T> implements Watched {
     return true;
   }
 }
+
+// One kept: see `keepShape`.
+keepShape(
+  new CoarseAttempt<unknown>(
+    undefined as never,
+    undefined as never,
+    false,
+    undefined,
+    () => {},
+    () => {},
+  ),
+);
 
 /** Runs the tool once under the default limit: its result, or `TIMEOUT` past the limit (the tool may still be running). */
 export function coarseAttempt<T>(

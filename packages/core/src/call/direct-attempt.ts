@@ -1,6 +1,7 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import type { CallInfo } from "../events/events.js";
+import { keepShape } from "../internal/keep-shape.js";
 import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import { runAttempt } from "./attempt.js";
 import { firstAttemptContext, returnedFailure, thrownFailure } from "./attempt-failure.js";
@@ -190,6 +191,21 @@ class DirectAttempt<T, P> implements Watched {
     return true;
   }
 }
+
+// One kept, so that full collections between calls leave the optimized path alone (see `keepShape`).
+keepShape(
+  new DirectAttempt(
+    undefined as never,
+    undefined as never,
+    undefined as never,
+    undefined,
+    undefined,
+    "read",
+    "",
+    undefined as never,
+    undefined,
+  ),
+);
 
 /** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
 function observedRun(
