@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { runToolCall } from "../src/adapter.js";
 import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
@@ -90,5 +91,34 @@ describe("ToolCall.declaresKey", () => {
   it("a declaresKey that is not a boolean is rejected, naming the field", async () => {
     const { plugin, edit } = setup();
     await expect(plugin.execute({ toolName: "edit_file", args: {}, declaresKey: "no" as never }, edit)).rejects.toThrow(/declaresKey/);
+  });
+
+  it("a host call's declaresKey is read for a write only: a read tool's failure never asks for it", async () => {
+    const { plugin } = setup();
+    let reads = 0;
+    const host = (toolName: string, run: () => unknown) => ({
+      toolName,
+      args: { path: "a.txt" },
+      scope: "run-1",
+      get declaresKey() {
+        reads++;
+        return false;
+      },
+      run,
+    });
+    const failing = await runToolCall(
+      plugin,
+      host("read_file", () => {
+        throw new Error("Invalid path");
+      }),
+    );
+    expect(failing.status).toBe("reflect");
+    expect(reads).toBe(0);
+    const write = await runToolCall(
+      plugin,
+      host("edit_file", () => "edited"),
+    );
+    expect(write.status).toBe("success");
+    expect(reads).toBeGreaterThan(0);
   });
 });

@@ -141,7 +141,8 @@ function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
     namespace: effect !== "write" ? undefined : typeof host.namespace === "function" ? host.namespace() : host.namespace,
     signal: host.signal,
     effect: host.effect,
-    declaresKey: host.declaresKey,
+    // Read only for a write (the only effect whose guard reads it): a host may compute it from its schema.
+    declaresKey: effect === "write" ? host.declaresKey : undefined,
     passThrough: passThrough === undefined ? undefined : (error) => host.passThrough?.(error) === true,
     description: host.description,
     toolType: host.toolType,
