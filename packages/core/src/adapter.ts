@@ -50,6 +50,7 @@ export {
   textOfContent,
   zodArgumentsError,
 } from "./adapter/tool-failures.js";
+export type { ThrownReading } from "./call/tool-call.js";
 export { isReturnedFailure } from "./classify/classify-error.js";
 export { abortReason } from "./clock.js";
 export { isToolErrorShape } from "./errors/tool-error.js";

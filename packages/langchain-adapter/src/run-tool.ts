@@ -1,7 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { declaresKey, type HostOutcome, type HostToolCall, runToolCall } from "@retry-reflect/core/adapter";
+import { declaresKey, type HostOutcome, type HostToolCall, runToolCall, type ThrownReading } from "@retry-reflect/core/adapter";
 import { failureOfResult, retryableMark, toFailure } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
@@ -26,7 +26,8 @@ export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error)
 /**
  * One LangChain tool call, as the seam (`@retry-reflect/core/adapter`) runs it: interrupts are
  * control flow, an error `ToolMessage` is a failure, a thrown schema error names the bad fields,
- * LangChain's retryable mark on a thrown error is the default of `shouldRetry`, and write tools,
+ * LangChain's retryable mark on a thrown error is the default of `shouldRetry` (the last three read
+ * as one value, `readThrown`), and write tools,
  * tools with `attemptTimeoutMs` (or all, with `toolContext: "all"`) can read `getToolContext()`. A class, so that a call costs
  * one object and no closure: the middleware and the tool wrapper say how to invoke the tool and
  * find the scope.
@@ -58,11 +59,6 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
     return declaresKey(this.plugin, this.toolName, this.effect, this.schema);
   }
 
-  /** LangGraph control flow (interrupts): rethrown as thrown, never a failure. */
-  passThrough(error: unknown): boolean {
-    return isControlFlow(error);
-  }
-
   /** An error `ToolMessage` (or a structured error in one) is a failure. */
   failureOfResult(result: R): unknown {
     return failureOfResult(result);
@@ -77,16 +73,16 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
   /** Runs the tool (or the rest of the middleware chain) once with these arguments. */
   protected abstract invoke(args: unknown): Promise<R> | R;
 
-  failureOfThrown(error: unknown, args: unknown): Promise<unknown> {
-    return toFailure(error, this.schema, args);
-  }
-
   /**
-   * LangChain's mark on what the tool threw (`getRetryable`): `false` stops the call, `true` makes
-   * it recoverable; the policy's own `shouldRetry` wins. A method: no cost per call, asked only on a failure.
+   * What the tool threw, read once: LangGraph control flow (an interrupt) is rethrown as thrown,
+   * never a failure; a schema error names the bad fields; LangChain's mark (`getRetryable`) is the
+   * default of `shouldRetry` (`false` stops the call, `true` makes it recoverable). A method: no
+   * cost per call, asked only on a failure.
    */
-  retryable(error: unknown): boolean | undefined {
-    return retryableMark(error);
+  readThrown(error: unknown, args: unknown): ThrownReading | Promise<ThrownReading> {
+    if (isControlFlow(error)) return { failure: error, passThrough: true };
+    const retryable = retryableMark(error);
+    return toFailure(error, this.schema, args).then((failure) => ({ failure, retryable }));
   }
 
   run(args: unknown, context: ToolContext): Promise<R> | R {

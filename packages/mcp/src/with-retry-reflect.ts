@@ -16,6 +16,7 @@ import {
   pluginOf,
   randomScope,
   runToolCall,
+  type ThrownReading,
   withToolContext,
 } from "@retry-reflect/core/adapter";
 import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
@@ -153,8 +154,6 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   readonly toolName: string;
   readonly args: unknown;
   readonly signal: AbortSignal | undefined;
-  readonly passThrough = isControlFlow;
-  readonly failureOfThrown = failureOfThrown;
   /** What the call's last attempt returned (undefined while it runs, or when it threw): the caller keeps its content on a failure. */
   returned: unknown = undefined;
 
@@ -189,6 +188,11 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     );
     // No caller's signal to check afterwards: the client's promise as it is, no frame of ours.
     return this.signal === undefined ? sent : this.callerAbortWins(sent, this.signal);
+  }
+
+  /** A URL elicitation the server requires is the client's control flow, rethrown as thrown; other errors are read by `failureOfThrown`. */
+  readThrown(error: unknown): ThrownReading {
+    return isControlFlow(error) ? { failure: error, passThrough: true } : { failure: failureOfThrown(error) };
   }
 
   /** Every returned value is read here first (before the plugin's `isFailure`): it is remembered as the last attempt's. */

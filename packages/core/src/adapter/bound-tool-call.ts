@@ -1,3 +1,4 @@
+import type { ThrownReading } from "../call/tool-call.js";
 import type { ToolContext } from "../config/options.js";
 import type { ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
@@ -76,8 +77,8 @@ export abstract class BoundToolCall<Ask, B extends ToolCallBinding<Ask> = ToolCa
   }
 
   /** A `ZodError` the tool threw itself names the bad fields (`INVALID_ARGUMENTS`); anything else is classified as it is. */
-  failureOfThrown(error: unknown, args: unknown): unknown {
-    return zodArgumentsError(error, args) ?? error;
+  readThrown(error: unknown, args: unknown): ThrownReading {
+    return { failure: zodArgumentsError(error, args) ?? error };
   }
 
   /** The namespace option's answer for this call (asked only for a write). */

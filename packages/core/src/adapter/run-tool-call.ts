@@ -1,6 +1,6 @@
 import { ENGINE, type Engine } from "../call/engine.js";
 import { canRunDirectly, runHostCall } from "../call/run-call.js";
-import type { EngineCall } from "../call/tool-call.js";
+import type { EngineCall, ThrownReading } from "../call/tool-call.js";
 import type { ToolContext } from "../config/options.js";
 import { isInScope } from "../config/resolve.js";
 import type { FailedOutcome, ReflectOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
@@ -33,21 +33,21 @@ export interface HostToolCall<R> {
    * A function is called only for a `write`. @default the scope
    */
   readonly namespace?: string | (() => string);
-  /** The host's control flow (an interrupt): rethrown untouched, never a failure (`ToolCall.passThrough`). */
-  readonly passThrough?: (error: unknown) => boolean;
   /**
    * A returned value that reports a failure (an error tool message): the failure to classify, else
    * undefined. When given, it replaces the core's own test of returned failures (`isReturnedFailure`):
    * it should recognise those shapes too if the host's tools can return them.
    */
   readonly failureOfResult?: (result: NoInfer<R>) => unknown;
-  /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
-  readonly failureOfThrown?: (error: unknown, args: unknown) => unknown;
   /**
-   * The host's own "retry or not" mark on what its tool threw (LangChain's `getRetryable`): the
-   * default of the policy's `shouldRetry`. It receives the host's own error, as thrown. @default none
+   * What the host makes of an error its tool threw, read once per failed attempt, as one value (may
+   * be async): the failure to classify (a schema error with its fields named), whether the error is
+   * the host's control flow (an interrupt: rethrown untouched, never counted), and the host's own
+   * "retry or not" mark (LangChain's `getRetryable`: the default of the policy's `shouldRetry`).
+   * Not asked about the core's own attempt timeout. A reader that throws leaves the error as thrown.
+   * @default the error as thrown, no control flow, no mark
    */
-  readonly retryable?: (error: unknown) => boolean | undefined;
+  readonly readThrown?: (error: unknown, args: unknown) => ThrownReading | Promise<ThrownReading>;
   /** Runs the host's tool once with these arguments (the model's, or corrected ones); called with the call as `this`. */
   readonly run: (args: unknown, context: ToolContext) => Promise<R> | R;
 }
@@ -63,7 +63,7 @@ export type HostOutcome<R> = SuccessOutcome<R> | { readonly status: "passthrough
  * Runs a host's tool call under the plugin; the adapter's own code is then only glue. The call
  * takes the core's one path: a healthy tool is run directly, as a bare wrapper would, and a failure
  * of that run becomes attempt 1 of the policy. What the host threw or returned is read by the
- * call's own hooks (`failureOfResult`, `failureOfThrown`); control flow is rethrown as the host threw it.
+ * call's own hooks (`failureOfResult`, `readThrown`); control flow is rethrown as the host threw it.
  *
  * With `present`, the promise resolves to the host's result instead of the outcome: the tool's own
  * value for a success made directly (no outcome object, no extra frame: the healthy path costs

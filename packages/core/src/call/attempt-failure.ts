@@ -4,9 +4,9 @@ import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { ToolEffect } from "../outcome.js";
 import { lateOf } from "./attempt.js";
-import { type CallRun, resolvedCall, trackingScopeOf } from "./call-state.js";
+import { type CallRun, type HostReading, resolvedCall, trackingScopeOf } from "./call-state.js";
 import type { Engine } from "./engine.js";
-import type { EngineCall } from "./tool-call.js";
+import type { EngineCall, ThrownReading } from "./tool-call.js";
 
 // What an attempt did, read as a failure: a returned value that reports one, or what a thrown
 // error is to classify. A host adapter's call (`runToolCall`) reads both its own way.
@@ -45,21 +45,28 @@ export function returnedFailure(
 }
 
 /**
- * What a thrown error is to classify, for a host call that reads thrown errors its own way
- * (`failureOfThrown`: a schema error with its fields named; may be async). The core's own attempt
- * timeout stays as it is (a write's may still be running: the failure stage reads that off it), and
- * so does an error when the reader fails. The caller's abort and control flow need nothing here:
- * the failure stage asks them of what was thrown, not of this reading. Boxed: what a tool threw
- * may be a hostile object that must never be read as a thenable.
+ * A host call's reading of what its tool threw (`readThrown`, may be async), checked: the failure
+ * to classify, whether it is the host's control flow, the host's retry mark. The core's own attempt
+ * timeout is not read (a write's may still be running: the failure stage reads that off it); a
+ * reader that throws, or answers with anything but a reading, leaves the error as thrown. The
+ * caller's abort needs nothing here: the failure stage asks the signal. Boxed: what a tool threw may
+ * be a hostile object that must never be read as a thenable.
  */
-export async function thrownFailure(host: EngineCall, error: unknown, args: unknown): Promise<{ failure: unknown }> {
-  if (host.failureOfThrown === undefined || lateOf(error) !== undefined) return { failure: error };
+export async function readThrown(host: EngineCall, thrown: unknown, args: unknown): Promise<HostReading> {
+  if (host.readThrown === undefined || lateOf(thrown) !== undefined) return asThrown(thrown);
   try {
-    const read = host.failureOfThrown(error, args);
-    return { failure: isPromise(read) ? await read : read };
+    const read = host.readThrown(thrown, args);
+    const reading: unknown = isPromise(read) ? await read : read;
+    if (typeof reading !== "object" || reading === null) return asThrown(thrown);
+    const { failure, passThrough, retryable } = reading as ThrownReading;
+    return { thrown, failure, passThrough: passThrough === true, retryable: typeof retryable === "boolean" ? retryable : undefined };
   } catch {
-    return { failure: error };
+    return asThrown(thrown);
   }
+}
+
+function asThrown(thrown: unknown): HostReading {
+  return { thrown, failure: thrown, passThrough: false, retryable: undefined };
 }
 
 function isPromise(value: unknown): value is Promise<unknown> {

@@ -4,7 +4,7 @@ import type { FailureContext } from "../config/options.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
 import { lateOf, runAttempt } from "./attempt.js";
-import { returnedFailure, thrownFailure } from "./attempt-failure.js";
+import { readThrown, returnedFailure } from "./attempt-failure.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
@@ -168,7 +168,10 @@ async function attempts<T>(
           failed = true;
           thrown = failure = error;
           const host = run.host;
-          if (host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, error, run.call.args)).failure;
+          if (host?.readThrown !== undefined) {
+            run.reading = await readThrown(host, error, run.call.args);
+            failure = run.reading.failure;
+          }
         } finally {
           stopLease?.();
         }

@@ -2,7 +2,7 @@ import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import type { CallEnd } from "../events/events.js";
 import { isThenable } from "../internal/thenable.js";
 import type { ExecuteOutcome } from "../outcome.js";
-import type { CallRun } from "./call-state.js";
+import { type CallRun, passesThrough } from "./call-state.js";
 import type { Engine } from "./engine.js";
 
 // The ends of a logical call: a fallback for a final failure, what observers are told when it
@@ -71,14 +71,6 @@ export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<un
     thrown: outcome === undefined ? thrown : undefined,
   };
   engine.notifier.callEnd(info, end);
-}
-
-function passesThrough(run: CallRun, thrown: unknown): boolean {
-  try {
-    return run.call.passThrough?.(thrown) === true;
-  } catch {
-    return false;
-  }
 }
 
 /** A call's end: a fallback replaces a final failure before the observers are told how the call ended; then `onExhausted`. */

@@ -46,6 +46,16 @@ export interface CallRun {
   fingerprint: string | undefined;
   /** What the idempotency guard found for a write (once per call). */
   prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
+  /** A host adapter's reading of the error its tool last threw (`readThrown`), with that error. */
+  reading: HostReading | undefined;
+}
+
+/** A host adapter's reading of a thrown error (`HostToolCall.readThrown`), checked, kept with the error it is about. */
+export interface HostReading {
+  readonly thrown: unknown;
+  readonly failure: unknown;
+  readonly passThrough: boolean;
+  readonly retryable: boolean | undefined;
 }
 
 export function newRun(
@@ -78,6 +88,7 @@ export function newRun(
     storeKey: undefined,
     fingerprint: undefined,
     prepared: undefined,
+    reading: undefined,
   };
 }
 
@@ -132,7 +143,7 @@ export function resolvedCall(call: EngineCall, host: EngineCall | undefined, eff
 }
 
 function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
-  const { retryable, passThrough } = host;
+  // A host's control flow and retry mark come with its reading of each thrown error (`run.reading`), not as hooks.
   return {
     toolName: host.toolName,
     args: host.args,
@@ -143,9 +154,23 @@ function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
     effect: host.effect,
     // Read only for a write (the only effect whose guard reads it): a host may compute it from its schema.
     declaresKey: effect === "write" ? host.declaresKey : undefined,
-    passThrough: passThrough === undefined ? undefined : (error) => host.passThrough?.(error) === true,
     description: host.description,
     toolType: host.toolType,
-    retryable: retryable === undefined ? undefined : (thrown) => host.retryable?.(thrown),
   };
+}
+
+/**
+ * Whether what was thrown is control flow, rethrown untouched: a host adapter's reading of it says
+ * so, else `execute`'s `call.passThrough` (a throwing one says no).
+ */
+export function passesThrough(run: CallRun, thrown: unknown): boolean {
+  const reading = run.reading;
+  if (reading !== undefined && reading.thrown === thrown) return reading.passThrough;
+  const passThrough = run.call.passThrough;
+  if (passThrough === undefined) return false;
+  try {
+    return passThrough(thrown) === true;
+  } catch {
+    return false;
+  }
 }

@@ -4,7 +4,7 @@ import type { CallInfo } from "../events/events.js";
 import { keepShape } from "../internal/keep-shape.js";
 import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import { runAttempt } from "./attempt.js";
-import { firstAttemptContext, returnedFailure, thrownFailure } from "./attempt-failure.js";
+import { firstAttemptContext, readThrown, returnedFailure } from "./attempt-failure.js";
 import { continueAfterFailure } from "./attempt-loop.js";
 import { callTool, cutOff } from "./attempt-parts.js";
 import { counterKey } from "./attempt-tracker.js";
@@ -130,8 +130,7 @@ class DirectAttempt<T, P> implements Watched {
     const { engine, call, fn, host, present, effect, breakerKey, setup } = this;
     let run = this.run;
     try {
-      let failure = thrown;
-      if (threw && host?.failureOfThrown !== undefined) failure = (await thrownFailure(host, thrown, call.args)).failure;
+      const reading = threw && host?.readThrown !== undefined ? await readThrown(host, thrown, call.args) : undefined;
       if (run === undefined) {
         const call_ = resolvedCall(call, host, effect);
         const scope = trackingScopeOf(engine.options, call_);
@@ -140,7 +139,8 @@ class DirectAttempt<T, P> implements Watched {
         // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
         run.attempt = 1;
       }
-      const next = continueAfterFailure(engine, run, fn, failure, thrown);
+      run.reading = reading;
+      const next = continueAfterFailure(engine, run, fn, reading === undefined ? thrown : reading.failure, thrown);
       const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
       return present === undefined ? outcome : present(outcome, host as EngineCall);
     } catch (error) {

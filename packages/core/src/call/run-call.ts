@@ -26,7 +26,7 @@ export function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn: ToolF
 
 /**
  * A host adapter's call of an in-scope tool (`runToolCall`): `fn` is the host call's `run`, called
- * with the call as `this`; the call reads what its tool did (`failureOfResult`, `failureOfThrown`).
+ * with the call as `this`; the call reads what its tool did (`failureOfResult`, `readThrown`).
  * A success made directly resolves to the tool's own value; every other outcome to `present(outcome)`.
  */
 export function runHostCall<T, P>(

@@ -59,8 +59,18 @@ export interface EngineCall<Args = unknown> extends Omit<ToolCall<Args>, "scope"
   readonly namespace?: string | (() => string);
   /** A returned value that reports a failure: the failure to classify, else undefined. Replaces the built-in shapes' test. */
   failureOfResult?(result: unknown): unknown;
-  /** What a thrown error means to the plugin (a schema error with its fields named); may be async. */
-  failureOfThrown?(error: unknown, args: unknown): unknown;
+  /** What the host makes of an error its tool threw (`HostToolCall.readThrown`); may be async. */
+  readThrown?(error: unknown, args: unknown): ThrownReading | Promise<ThrownReading>;
+}
+
+/** What a host adapter makes of an error its tool threw (`HostToolCall.readThrown`): one value, read once per failed attempt. */
+export interface ThrownReading {
+  /** The failure to classify: the error as thrown, or what it means (a schema error with its fields named). */
+  readonly failure: unknown;
+  /** The host's control flow (an interrupt): rethrown untouched, never counted or classified. @default false */
+  readonly passThrough?: boolean;
+  /** The host's own "retry or not" mark (LangChain's `getRetryable`): the default of the policy's `shouldRetry`. @default none */
+  readonly retryable?: boolean;
 }
 
 /** What the tool function receives besides its arguments. */
