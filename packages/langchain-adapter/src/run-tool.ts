@@ -1,8 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
-import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
 import { declaresKey, type HostOutcome, type HostToolCall, runToolCall, type ThrownReading } from "@retry-reflect/core/adapter";
-import { failureOfResult, retryableMark, toFailure } from "./to-failure.js";
+import { failureOfResult, readThrown } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
 
@@ -19,9 +18,6 @@ function hasAttemptTimeout(plugin: RetryReflectPlugin, toolName: string): boolea
   const tool = options.tools.size === 0 ? undefined : options.tools.get(toolName);
   return (tool ?? options).attemptTimeoutMs !== undefined;
 }
-
-/** LangGraph control flow (interrupts, `Command` bubbling): never a tool failure. */
-export const isControlFlow = (error: unknown): boolean => isGraphBubbleUp(error);
 
 /**
  * One LangChain tool call, as the seam (`@retry-reflect/core/adapter`) runs it: interrupts are
@@ -80,9 +76,7 @@ export abstract class LangChainHostCall<R> implements HostToolCall<R> {
    * cost per call, asked only on a failure.
    */
   readThrown(error: unknown, args: unknown): ThrownReading | Promise<ThrownReading> {
-    if (isControlFlow(error)) return { failure: error, passThrough: true };
-    const retryable = retryableMark(error);
-    return toFailure(error, this.schema, args).then((failure) => ({ failure, retryable }));
+    return readThrown(error, this.schema, args);
   }
 
   run(args: unknown, context: ToolContext): Promise<R> | R {

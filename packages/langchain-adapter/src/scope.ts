@@ -1,14 +1,16 @@
-import { isRecord, randomScope } from "@retry-reflect/core/adapter";
+import { randomScope } from "@retry-reflect/core/adapter";
+
+/** What LangGraph hands a hook (a config, a state, a message): an object whose members may be anything, or not an object at all. */
+type Members = { readonly [key: string]: unknown } | null | undefined;
 
 /** The thread id of a LangGraph config (`configurable.thread_id`), if any. */
 export function threadIdOf(configurable: unknown): string | undefined {
-  if (!isRecord(configurable)) return undefined;
-  const id = configurable.thread_id;
+  const id = typeof configurable === "object" ? (configurable as Members)?.thread_id : undefined;
   return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
 }
 
-function messageType(message: unknown): string | undefined {
-  if (!isRecord(message)) return undefined;
+function messageType(message: Members): string | undefined {
+  if (message === null || message === undefined) return undefined;
   const getType = message.getType ?? message._getType;
   if (typeof getType === "function") {
     try {
@@ -27,13 +29,13 @@ function messageType(message: unknown): string | undefined {
  * a resume. (LangGraph gives nodes no run id of their own.)
  */
 export function runIdOfState(state: unknown): string | undefined {
-  if (!isRecord(state)) return undefined;
-  const messages = state.messages;
+  const messages = typeof state === "object" ? (state as Members)?.messages : undefined;
   if (!Array.isArray(messages)) return undefined;
   for (let index = messages.length - 1; index >= 0; index--) {
-    const message: unknown = messages[index];
+    const item: unknown = messages[index];
+    const message = typeof item === "object" ? (item as Members) : undefined;
     if (messageType(message) === "human") {
-      const id = isRecord(message) ? message.id : undefined;
+      const id = message?.id;
       return typeof id === "string" && id !== "" ? id : undefined;
     }
   }

@@ -2,26 +2,28 @@ import { getRetryable } from "@langchain/core/errors";
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
+import { isGraphBubbleUp } from "@langchain/langgraph";
 import {
   errorJsonOfText,
   invalidArgumentsError,
-  isRecord,
   problemsFromIssues,
   ReturnedFailureError,
   structuredErrorOf,
+  type ThrownReading,
   textOfContent,
   zodArgumentsError,
 } from "@retry-reflect/core/adapter";
 
-function brandOf(value: unknown): unknown {
-  return isRecord(value) ? value["~brand"] : undefined;
-}
+/** The members of LangChain's errors read here (`~brand` names the class across package copies). */
+type LangChainErrorMembers = { readonly "~brand"?: unknown; readonly cause?: unknown; readonly toolError?: unknown } | null;
 
 /** LangChain's `MiddlewareError` (thrown by an inner middleware) hides the real error in `cause`. */
 function unwrapMiddlewareErrors(error: unknown): unknown {
   let current = error;
-  for (let depth = 0; depth < 10 && brandOf(current) === "MiddlewareError" && isRecord(current) && current.cause !== undefined; depth++) {
-    current = current.cause;
+  for (let depth = 0; depth < 10 && typeof current === "object"; depth++) {
+    const members = current as LangChainErrorMembers;
+    if (members?.["~brand"] !== "MiddlewareError" || members.cause === undefined) break;
+    current = members.cause;
   }
   return current;
 }
@@ -37,8 +39,9 @@ export function retryableMark(error: unknown): boolean | undefined {
   let current = error;
   for (let depth = 0; depth < 10; depth++) {
     const mark = getRetryable(current);
-    if (mark !== undefined || brandOf(current) !== "MiddlewareError" || !isRecord(current)) return mark;
-    current = current.cause;
+    const members = typeof current === "object" ? (current as LangChainErrorMembers) : null;
+    if (mark !== undefined || members?.["~brand"] !== "MiddlewareError") return mark;
+    current = members.cause;
   }
   return undefined;
 }
@@ -59,11 +62,29 @@ function isParsingException(error: unknown): boolean {
  * - anything else is returned unchanged.
  */
 export async function toFailure(thrown: unknown, schema: unknown, args: unknown): Promise<unknown> {
+  return (await readThrown(thrown, schema, args)).failure;
+}
+
+/**
+ * What the core reads of an error a LangChain tool call threw (`HostToolCall.readThrown`), as one
+ * value: LangGraph control flow (an interrupt, `Command` bubbling) passes through untouched; else the
+ * failure `toFailure` describes, with LangChain's retryable mark (`retryableMark`). Answered at once
+ * unless the schema must be parsed again to name the bad fields.
+ */
+export function readThrown(thrown: unknown, schema: unknown, args: unknown): ThrownReading | Promise<ThrownReading> {
+  if (isGraphBubbleUp(thrown)) return { failure: thrown, passThrough: true };
+  const retryable = retryableMark(thrown);
   let error = unwrapMiddlewareErrors(thrown);
-  if (brandOf(error) === "ToolInvocationError" && isRecord(error) && error.toolError !== undefined) error = error.toolError;
+  const members = typeof error === "object" ? (error as LangChainErrorMembers) : null;
+  if (members?.["~brand"] === "ToolInvocationError" && members.toolError !== undefined) error = members.toolError;
   const zodFailure = zodArgumentsError(error, args);
-  if (zodFailure !== undefined) return zodFailure;
-  if (!isParsingException(error)) return error;
+  if (zodFailure !== undefined) return { failure: zodFailure, retryable };
+  if (!isParsingException(error)) return { failure: error, retryable };
+  return parsingFailure(error, schema, args).then((failure) => ({ failure, retryable }));
+}
+
+/** The input did not parse: the schema is parsed again to name each bad field. */
+async function parsingFailure(error: unknown, schema: unknown, args: unknown): Promise<unknown> {
   if (isInteropZodSchema(schema)) {
     try {
       const result = await interopSafeParseAsync(schema, args);
