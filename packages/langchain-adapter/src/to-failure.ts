@@ -6,7 +6,6 @@ import { isGraphBubbleUp } from "@langchain/langgraph";
 import {
   errorJsonOfText,
   invalidArgumentsError,
-  problemsFromIssues,
   ReturnedFailureError,
   structuredErrorOf,
   type ThrownReading,
@@ -77,20 +76,17 @@ export function readThrown(thrown: unknown, schema: unknown, args: unknown): Thr
   let error = unwrapMiddlewareErrors(thrown);
   const members = typeof error === "object" ? (error as LangChainErrorMembers) : null;
   if (members?.["~brand"] === "ToolInvocationError" && members.toolError !== undefined) error = members.toolError;
-  const zodFailure = zodArgumentsError(error, args);
-  if (zodFailure !== undefined) return { failure: zodFailure, retryable };
-  if (!isParsingException(error)) return { failure: error, retryable };
-  return parsingFailure(error, schema, args).then((failure) => ({ failure, retryable }));
+  if (isParsingException(error)) return parsingFailure(error, schema, args).then((failure) => ({ failure, retryable }));
+  return { failure: zodArgumentsError(error, args) ?? error, retryable };
 }
 
-/** The input did not parse: the schema is parsed again to name each bad field. */
+/** The input did not parse: the schema is parsed again to name each bad field (the failure's cause stays what was thrown). */
 async function parsingFailure(error: unknown, schema: unknown, args: unknown): Promise<unknown> {
   if (isInteropZodSchema(schema)) {
     try {
       const result = await interopSafeParseAsync(schema, args);
-      if (!result.success && Array.isArray(result.error?.issues)) {
-        return invalidArgumentsError(problemsFromIssues(result.error.issues, args), error);
-      }
+      const failure = result.success ? undefined : zodArgumentsError(result.error, args, error);
+      if (failure !== undefined) return failure;
     } catch {
       // fall through to the generic message
     }

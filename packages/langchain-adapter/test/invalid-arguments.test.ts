@@ -1,12 +1,12 @@
 import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
-import { tool } from "@langchain/core/tools";
-import { RetryReflectPlugin } from "@retry-reflect/core";
+import { ToolInputParsingException, tool } from "@langchain/core/tools";
+import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { retryReflectMiddleware } from "../src/index.js";
+import { retryReflectMiddleware, toFailure } from "../src/index.js";
 import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
 describe("arguments that fail the tool's zod schema (ToolInputParsingException)", () => {
@@ -134,5 +134,26 @@ describe("arguments that fail the tool's zod schema (ToolInputParsingException)"
     expect(message.status).toBe("error");
     expect(String(message.content)).toContain("The tool 'ech0' failed with:");
     expect(String(message.content)).toContain("try one of [echo]");
+  });
+});
+
+describe("toFailure", () => {
+  const schema = z.object({ city: z.string(), units: z.enum(["celsius", "fahrenheit"]) });
+  const args = { city: "NYC", units: "kelvin" };
+
+  it("names the bad fields of input that did not parse, and keeps what was thrown as the failure's cause", async () => {
+    const thrown = new ToolInputParsingException("Received tool input did not match expected schema", JSON.stringify(args));
+    const failure = await toFailure(thrown, schema, args);
+    expect(ToolError.isInstance(failure)).toBe(true);
+    expect(failure).toMatchObject({ code: "INVALID_ARGUMENTS", message: "units: expected one of celsius, fahrenheit; received kelvin" });
+    expect((failure as ToolError).cause).toBe(thrown);
+  });
+
+  it("names the bad fields of a ZodError the tool threw itself, the ZodError its cause", async () => {
+    const parsed = schema.safeParse(args);
+    if (parsed.success) throw new Error("expected a parse failure");
+    const failure = await toFailure(parsed.error, schema, args);
+    expect(failure).toMatchObject({ code: "INVALID_ARGUMENTS", message: "units: expected one of celsius, fahrenheit; received kelvin" });
+    expect((failure as ToolError).cause).toBe(parsed.error);
   });
 });

@@ -70,9 +70,11 @@ export function isZodError(value: unknown): value is Error & { readonly issues: 
 }
 
 /**
- * The `INVALID_ARGUMENTS` error a zod error the tool threw stands for (one line per bad field,
- * read against `args`, the arguments the tool was called with), or undefined when `error` is none.
+ * The `INVALID_ARGUMENTS` error a zod error stands for (one line per bad field, read against `args`,
+ * the arguments the tool was called with), or undefined when `error` is none. Its cause is `cause`:
+ * the zod error itself by default, or what the host threw when the zod error comes from parsing the
+ * input again to name the fields.
  */
-export function zodArgumentsError(error: unknown, args: unknown): ToolError | undefined {
-  return isZodError(error) ? invalidArgumentsError(problemsFromIssues(error.issues, args), error) : undefined;
+export function zodArgumentsError(error: unknown, args: unknown, cause: unknown = error): ToolError | undefined {
+  return isZodError(error) ? invalidArgumentsError(problemsFromIssues(error.issues, args), cause) : undefined;
 }
