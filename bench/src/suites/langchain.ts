@@ -38,7 +38,11 @@ function hookCall(middleware: AgentMiddleware): () => Promise<unknown> {
   return hookParts(middleware).call;
 }
 
-/** The handler alone (the bare tool call) and the hook over it: what suites 7 and 9 time. */
+/**
+ * The handler alone (the bare tool call) and the hook over it: what suites 7 and 9 time. Each call
+ * gets a request of its own, as `createAgent`'s tool node makes one per tool call (the tool, the
+ * state and the runtime shared), the bare handler too.
+ */
 export function hookParts(middleware: AgentMiddleware): {
   readonly handler: () => Promise<unknown>;
   readonly call: () => Promise<unknown>;
@@ -47,14 +51,11 @@ export function hookParts(middleware: AgentMiddleware): {
   if (wrap === undefined) throw new Error(`${middleware.name} has no wrapToolCall`);
   const noop = noopTool();
   const message = new ToolMessage({ content: "ok", tool_call_id: "call_1", name: "noop" });
-  const handler = async () => message;
-  const request = {
-    toolCall: { id: "call_1", name: "noop", args: {} },
-    tool: noop,
-    state: { messages: [] },
-    runtime: { context: {}, configurable: { thread_id: "thread-1" }, signal: undefined },
-  };
-  return { handler, call: () => wrap(request, handler) };
+  const handler = async (_request: unknown) => message;
+  const state = { messages: [] };
+  const runtime = { context: {}, configurable: { thread_id: "thread-1" }, signal: undefined };
+  const request = () => ({ toolCall: { id: "call_1", name: "noop", args: {} }, tool: noop, state, runtime });
+  return { handler: () => handler(request()), call: () => wrap(request(), handler) };
 }
 
 function agentWith(middleware: readonly AgentMiddleware[], toolCalls: number) {
@@ -74,11 +75,11 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
   const targets: TargetResult[] = [];
   const input = { messages: [new HumanMessage("go")] };
 
-  // The hook alone.
-  const floorMessage = new ToolMessage({ content: "ok", tool_call_id: "call_1", name: "noop" });
+  // The hook alone; the floor is the handler over a request of its own per call, as the hooks get one.
+  const theirs = hookParts(toolRetryMiddleware());
   const hookContestants: Contestant[] = [
-    ["handler alone (floor)", async () => floorMessage],
-    [LANGCHAIN, hookCall(toolRetryMiddleware())],
+    ["handler alone (floor)", theirs.handler],
+    [LANGCHAIN, theirs.call],
   ];
   const notes: string[] = [];
   if (ourFactory !== undefined && core !== undefined) {
@@ -171,7 +172,7 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     id: "langchain",
     title: "7. LangChain createAgent (fake model, no-op tool)",
     method:
-      "Hook: each middleware's wrapToolCall called directly with a LangChain-shaped request and a handler that returns a ready ToolMessage " +
+      "Hook: each middleware's wrapToolCall called directly with a LangChain-shaped request (a new one per call, as the tool node makes them; the floor's handler gets one too) and a handler that returns a ready ToolMessage " +
       "(process CPU time, 5 interleaved rounds, each contestant's median round reported). Agent: createAgent with LangChain's FakeToolCallingModel: the first model turn asks for N no-op tool calls, " +
       "the second answers; one measured call = one agent.invoke (process CPU time); overhead per tool call = (run − no-middleware run) / N; 6 interleaved rounds of ≥ 250 ms, median round reported (of an even count: the slower of the two middle rounds). " +
       "Agent runs take milliseconds and vary by more than a middleware costs on a shared machine: the hook table is the precise comparison.",

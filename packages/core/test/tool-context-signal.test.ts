@@ -167,3 +167,41 @@ describe("the options a tool gets under the default limit", () => {
     expect((kept?.signal?.reason as Error | undefined)?.message).toBe("user left");
   });
 });
+
+describe("the options a tool gets without a limit (attemptTimeoutMs: 0)", () => {
+  it("are a copy of the host's, holding its keys, its own signal and the attempt's context; the host's object is left as it was", async () => {
+    const plugin = RetryReflectPlugin.create({ attemptTimeoutMs: 0 });
+    const caller = new AbortController();
+    const options = { toolCallId: "call_1", messages: [], abortSignal: caller.signal };
+    const seen = (await callWith(plugin, options, "abortSignal", (given) => ({ given, context: getToolContext(given) }))) as {
+      given: typeof options;
+      context: ToolContext | undefined;
+    };
+    expect(seen.given).not.toBe(options);
+    expect(Object.fromEntries(Object.entries(seen.given))).toEqual(options); // its keys and values, in order
+    expect(Object.keys(seen.given)).toEqual(Object.keys(options));
+    expect(seen.given.abortSignal).toBe(caller.signal);
+    expect(seen.context).toMatchObject({ attempt: 1, toolName: "search" });
+    expect(getToolContext(options)).toBeUndefined(); // nothing left on, or remembered of, the host's object
+    expect(Object.getOwnPropertySymbols(options)).toEqual([]);
+  });
+
+  it("a wrapped tool that hands its own options on: the inner attempt's context wins inside, the outer's stays outside", async () => {
+    const plugin = RetryReflectPlugin.create({ attemptTimeoutMs: 0 });
+    const options = { toolCallId: "call_1", abortSignal: undefined };
+    const seen: Array<string | undefined> = [];
+    const inner: HostToolCall<unknown> = {
+      toolName: "inner",
+      args: {},
+      run: (_args, context) => seen.push(getToolContext(withToolContext(outerOptions, context, "abortSignal"))?.toolName),
+    };
+    let outerOptions: object = options;
+    await callWith(plugin, options, "abortSignal", async (given) => {
+      outerOptions = given;
+      seen.push(getToolContext(given)?.toolName);
+      await runToolCall(plugin, inner);
+      seen.push(getToolContext(given)?.toolName);
+    });
+    expect(seen).toEqual(["search", "inner", "search"]);
+  });
+});
