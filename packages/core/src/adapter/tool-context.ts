@@ -26,9 +26,9 @@ export function withToolContext<O extends object>(options: O | undefined, contex
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
   // The context key first: on Node 20 (V8 11.3) a key added after a spread costs 1-3 µs per object.
-  const next = (
-    signal === given ? withKeyFirst(options, context) : { [CONTEXT]: context, ...options, [signalKey]: signal }
-  ) as O & { [CONTEXT]: ToolContext };
+  const next = (signal === given ? withKeyFirst(options, context) : { [CONTEXT]: context, ...options, [signalKey]: signal }) as O & {
+    [CONTEXT]: ToolContext;
+  };
   // Options that already carried a context (a wrapped tool passing its own options on): this attempt's wins.
   if (next[CONTEXT] !== context) next[CONTEXT] = context;
   return next;
