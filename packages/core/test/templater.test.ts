@@ -32,6 +32,12 @@ function compileError(source: string): InvalidOptionError {
 }
 
 describe("compileReflectionTemplate", () => {
+  it("counts, once, how many times it shows each value that comes from a failure (what counts against maxErrorLength)", () => {
+    expect(compileReflectionTemplate(DEFAULT_REFLECTION_PROMPT).uses).toEqual({ error: 1, suggested_action: 0, error_code: 0, args: 0 });
+    const template = compileReflectionTemplate("{error} ({error_code}) {{error}} {args} {error} {suggested_action} {tool_name} {attempt}");
+    expect(template.uses).toEqual({ error: 2, suggested_action: 1, error_code: 1, args: 1 });
+  });
+
   it("renders the seed's reflection text exactly with the default prompt", () => {
     const template = compileReflectionTemplate(DEFAULT_REFLECTION_PROMPT);
     expect(template.render(values())).toBe(

@@ -13,10 +13,10 @@ import {
   notRecoverableText,
   unknownOutcomeText,
 } from "../texts/model-texts.js";
-import type { ReflectionTemplate } from "../texts/templater.js";
+import { ERROR_ONCE, NO_USES, type ReflectionTemplate } from "../texts/templater.js";
 import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
-import { type Composed, compose, ERROR_ONCE, type FailureValues, NO_USES, placeholderValues, usesOf } from "./compose-message.js";
+import { type Composed, compose, type FailureValues, placeholderValues } from "./compose-message.js";
 import type { ReflectText } from "./decision.js";
 import type { Engine } from "./engine.js";
 
@@ -132,7 +132,7 @@ function templated(
   own = false,
 ): Composed {
   const render = (values: FailureValues) => template.render(placeholderValues(run, values, retryAfterS));
-  return compose(engine, run, error, render, usesOf(template), promptError, promptCode, own);
+  return compose(engine, run, error, render, template.uses, promptError, promptCode, own);
 }
 
 /** The wait a `RETRIES_EXHAUSTED` error's last failure asked for (its `cause`, a clean error). */

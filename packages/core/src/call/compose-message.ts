@@ -6,7 +6,7 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
 import { detailsJson, isOwnText, structuredJsonOf } from "../texts/model-texts.js";
-import type { ReflectionTemplate, ReflectionValues } from "../texts/templater.js";
+import type { ReflectionValues, Uses } from "../texts/templater.js";
 import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
 
@@ -20,27 +20,6 @@ export interface FailureValues {
   readonly suggested_action: string;
   readonly error_code: string;
   readonly args: string;
-}
-
-/** How often a text shows each value that comes from a failure. */
-export interface Uses {
-  readonly error: number;
-  readonly suggested_action: number;
-  readonly error_code: number;
-  readonly args: number;
-}
-
-export const NO_USES: Uses = { error: 0, suggested_action: 0, error_code: 0, args: 0 };
-/** The built-in stop texts that quote the error once. */
-export const ERROR_ONCE: Uses = { error: 1, suggested_action: 0, error_code: 0, args: 0 };
-
-export function usesOf(template: ReflectionTemplate): Uses {
-  return {
-    error: template.count("error"),
-    suggested_action: template.count("suggested_action"),
-    error_code: template.count("error_code"),
-    args: template.count("args"),
-  };
 }
 
 const STANDARD_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));

@@ -18,7 +18,22 @@ export interface ReflectionTemplate {
   render(values: ReflectionValues): string;
   /** How many times the template holds `{name}`. */
   count(name: string): number;
+  /** How many times it shows each value that comes from a failure (counted once, when it is compiled). */
+  readonly uses: Uses;
 }
+
+/** How often a text shows each value that comes from a failure: what counts against `maxErrorLength`. */
+export interface Uses {
+  readonly error: number;
+  readonly suggested_action: number;
+  readonly error_code: number;
+  readonly args: number;
+}
+
+/** A text that shows no value of the failure (a fixed sentence). */
+export const NO_USES: Uses = { error: 0, suggested_action: 0, error_code: 0, args: 0 };
+/** The built-in stop texts that quote the error once. */
+export const ERROR_ONCE: Uses = { error: 1, suggested_action: 0, error_code: 0, args: 0 };
 
 /**
  * Parses a template once (at `build()`): `{name}` is a placeholder, `{{` and `}}` are literal
@@ -73,9 +88,11 @@ export function compileReflectionTemplate(
   literals.push(literal);
   const counts = new Map<string, number>();
   for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const count = (name: string) => counts.get(name) ?? 0;
   return {
     source,
-    count: (name) => counts.get(name) ?? 0,
+    count,
+    uses: { error: count("error"), suggested_action: count("suggested_action"), error_code: count("error_code"), args: count("args") },
     render(values) {
       let out = literals[0] ?? "";
       for (let index = 0; index < names.length; index++) {
