@@ -164,8 +164,8 @@ function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
  * so, else `execute`'s `call.passThrough` (a throwing one says no).
  */
 export function passesThrough(run: CallRun, thrown: unknown): boolean {
-  const reading = run.reading;
-  if (reading !== undefined && reading.thrown === thrown) return reading.passThrough;
+  const reading = readingOf(run, thrown);
+  if (reading !== undefined) return reading.passThrough;
   const passThrough = run.call.passThrough;
   if (passThrough === undefined) return false;
   try {
@@ -173,4 +173,10 @@ export function passesThrough(run: CallRun, thrown: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** A host adapter's reading of `thrown` (`readThrown`), when the run holds one of that very error. */
+export function readingOf(run: CallRun, thrown: unknown): HostReading | undefined {
+  const reading = run.reading;
+  return reading !== undefined && reading.thrown === thrown ? reading : undefined;
 }

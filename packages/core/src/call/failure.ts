@@ -9,7 +9,7 @@ import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
-import { type CallRun, passesThrough } from "./call-state.js";
+import { type CallRun, passesThrough, readingOf } from "./call-state.js";
 import { applyDecision, countsForBreaker, decide } from "./decision.js";
 import type { Engine } from "./engine.js";
 import { rememberFailedCall } from "./repeated-calls.js";
@@ -170,8 +170,8 @@ function retryVerdict(run: CallRun, error: ToolError, thrown: unknown): boolean 
     }
   }
   // A host adapter's mark comes with its reading of what was thrown; `execute`'s with the call.
-  const reading = run.reading;
-  if (reading !== undefined && reading.thrown === thrown) return reading.retryable;
+  const reading = readingOf(run, thrown);
+  if (reading !== undefined) return reading.retryable;
   const retryable = run.call.retryable;
   if (retryable === undefined) return undefined;
   try {
