@@ -89,7 +89,10 @@ describe("the options a tool gets under the default limit", () => {
       args: {},
       run: (_args: unknown, context: ToolContext) => {
         const options = withToolContext<{ signal?: AbortSignal }>(undefined, context, "signal");
+        expect(Object.keys(options ?? {})).toEqual(["signal"]);
         expect(options?.signal).toBeInstanceOf(AbortSignal);
+        expect(getToolContext(options)).toBe(context);
+        expect(options?.signal).toBe(context.signal);
         return "ok";
       },
     };

@@ -21,7 +21,7 @@ export function withToolContext<O extends object>(options: O, context: ToolConte
 /** Options the host may leave out (the MCP SDK's request options): none stay none when the attempt's signal is the caller's. */
 export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined;
 export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined {
-  if (context instanceof AttemptContext) return withLazySignal(options ?? ({} as O), context, signalKey);
+  if (context instanceof AttemptContext) return withLazySignal(options, context, signalKey);
   const given = (options as Record<string, unknown> | undefined)?.[signalKey] as AbortSignal | undefined;
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
@@ -97,9 +97,11 @@ const isEnumerable = Object.prototype.propertyIsEnumerable;
  * copy holds the options' own value of the key, or `undefined` first among the keys when they have
  * none (not last: on Node 20 a key added after a spread costs 0.1-3 µs per object).
  */
-function withLazySignal<O extends object>(options: O, context: ToolContext, signalKey: string): O {
+function withLazySignal<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O {
   const next = (
-    isEnumerable.call(options, signalKey) ? { [CONTEXT]: context, ...options } : withKeyFirst(options, context, signalKey)
+    options !== undefined && isEnumerable.call(options, signalKey)
+      ? { [CONTEXT]: context, ...options }
+      : withKeyFirst(options, context, signalKey)
   ) as O & {
     [CONTEXT]: ToolContext;
   };
@@ -114,9 +116,11 @@ function withLazySignal<O extends object>(options: O, context: ToolContext, sign
  * 0.14 µs for the OpenAI Agents SDK's call details, 0.09-0.10 µs so, Node 20 and 24); a spread where
  * the options own a `__proto__` key, which `Object.assign` would take for the prototype.
  */
-function withKeyFirst(options: object, context: ToolContext, signalKey?: string): Record<PropertyKey, unknown> {
+function withKeyFirst(options: object | undefined, context: ToolContext, signalKey?: string): Record<PropertyKey, unknown> {
   const head: Record<PropertyKey, unknown> = { [CONTEXT]: context };
   if (signalKey !== undefined) head[signalKey] = undefined;
+  // No options (the MCP SDK's request options left out): the head alone, no empty object to copy.
+  if (options === undefined) return head;
   return isEnumerable.call(options, "__proto__") ? { ...head, ...options } : Object.assign(head, options);
 }
 
