@@ -10,6 +10,7 @@ const NONE = "no middleware";
 const LANGCHAIN = "toolRetryMiddleware()";
 const OURS = "retryReflectMiddleware(plugin)";
 const OURS_AFTER_FAILURE = "retryReflectMiddleware after one unrelated failure";
+const OURS_NO_LIMIT = "retryReflectMiddleware(plugin), attemptTimeoutMs: 0 (no limit; not judged)";
 /** After an unrelated tool failed once, the hook's overhead may grow by at most this factor. */
 const AFTER_FAILURE_MAX_RATIO = 1.3;
 const TOOL_CALLS_PER_TURN = [1, 10] as const;
@@ -91,6 +92,10 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     });
     if (unrelated.status === "success") throw new Error("the unrelated failure did not fail");
     hookContestants.push([OURS_AFTER_FAILURE, hookCall(ourFactory(plugin))]);
+    hookContestants.push([OURS_NO_LIMIT, hookCall(ourFactory(core.RetryReflectPlugin.create({ attemptTimeoutMs: 0 })))]);
+    notes.push(
+      `"${OURS_NO_LIMIT}": our default limits each attempt to 60 s; toolRetryMiddleware has no time limit. This row is the plugin without one, like for like with it; the target is judged on the default, as before.`,
+    );
     notes.push(
       `"${OURS_AFTER_FAILURE}": the plugin had \`other_tool\` fail once first (a plain \`new Error("Invalid input")\`, scope "elsewhere"; outcome \`${unrelated.status}\`, ` +
         `${plugin.circuits.size} circuit-breaker entr${plugin.circuits.size === 1 ? "y" : "ies"} left), then the hook is measured on the \`noop\` tool like the pristine row.`,
@@ -112,7 +117,11 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
       hookOurs === undefined ? PENDING : index === 0 ? "—" : formatRatio((hookOurs.avgNs - hookFloor) / (timing.avgNs - hookFloor)),
   }));
   if (hookOurs === undefined)
-    hookRows.push({ middleware: OURS, "ns/call": PENDING }, { middleware: OURS_AFTER_FAILURE, "ns/call": PENDING });
+    hookRows.push(
+      { middleware: OURS, "ns/call": PENDING },
+      { middleware: OURS_AFTER_FAILURE, "ns/call": PENDING },
+      { middleware: OURS_NO_LIMIT, "ns/call": PENDING },
+    );
   data.hook = hookTimings.map((timing) => ({ ...timing, overheadNs: round(timing.avgNs - hookFloor) }));
   targets.push({
     name: "middleware overhead (wrapToolCall hook)",
