@@ -153,6 +153,50 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(canCallDirectly(plugin, "t")).toBe(true); // the failure was counted in that one scope
   });
 
+  it("a host call's scope is asked once when the breaker key, the tracking scope and the guard all need it (a write)", async () => {
+    const asked: string[] = [];
+    const keys: string[] = [];
+    const plugin = RetryReflectPlugin.create({
+      toolEffects: { send: "write" },
+      circuitBreakerKey: (call) => {
+        keys.push(call.scope ?? "none");
+        return `${call.toolName}:${call.scope}`;
+      },
+    });
+    const scope = () => {
+      asked.push("scope");
+      return `run-${asked.length}`;
+    };
+    const namespace = () => {
+      asked.push("namespace");
+      return "tenant-1";
+    };
+    const call = { toolName: "send", args: { idempotency_key: "k-1" }, scope, namespace, run: () => "sent" };
+    expect(await runToolCall(plugin, call)).toMatchObject({ status: "success", value: "sent", replayed: false });
+    expect(asked).toEqual(["scope", "namespace"]);
+    expect(keys).toEqual(["run-1"]);
+    // The same key again, a new call: asked again, once, and replayed.
+    expect(await runToolCall(plugin, { ...call })).toMatchObject({ status: "success", value: "sent", replayed: true });
+    expect(asked).toEqual(["scope", "namespace", "scope", "namespace"]);
+  });
+
+  it("a direct host call's scope is asked once when isFailure and the success after a parallel failure both need it", async () => {
+    const asked: string[] = [];
+    const plugin = RetryReflectPlugin.create({ isFailure: (result, context) => result === "bad" && context.scope !== "" });
+    const scope = () => {
+      asked.push("scope");
+      return "run-1";
+    };
+    let release: (value: string) => void = () => {};
+    const slow = runToolCall(plugin, { toolName: "t", args: {}, scope, run: () => new Promise<string>((resolve) => (release = resolve)) });
+    // A parallel call of the same tool fails while the first runs: the first's success then clears its scope's counter.
+    const failed = await runToolCall(plugin, { toolName: "t", args: {}, scope: "run-1", run: () => "bad" });
+    expect(failed.status).not.toBe("success");
+    release("ok");
+    expect(await slow).toMatchObject({ status: "success", value: "ok" });
+    expect(asked).toEqual(["scope"]);
+  });
+
   it("observers that follow calls are told of a direct host call's start and end, with the host's own value returned", async () => {
     const seen: string[] = [];
     const plugin = RetryReflectPlugin.create({

@@ -1,10 +1,9 @@
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
-import type { FailureContext } from "../config/options.js";
+import type { FailureContext, ToolCall } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
-import type { ToolEffect } from "../outcome.js";
 import { lateOf } from "./attempt.js";
-import { type CallRun, type HostReading, resolvedCall, trackingScopeOf } from "./call-state.js";
+import { type CallRun, type HostReading, trackingScopeOf } from "./call-state.js";
 import type { Engine } from "./engine.js";
 import type { EngineCall, ThrownReading } from "./tool-call.js";
 
@@ -81,14 +80,13 @@ function isPromise(value: unknown): value is Promise<unknown> {
 export function firstAttemptContext(
   engine: Engine,
   call: EngineCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
+  attempt: { resolved(): ToolCall },
   run: CallRun | undefined,
 ): () => FailureContext {
   return () => ({
     toolName: call.toolName,
     args: call.args,
     attempt: 1,
-    scope: run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect)),
+    scope: run?.scope ?? trackingScopeOf(engine.options, attempt.resolved()),
   });
 }

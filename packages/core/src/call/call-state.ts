@@ -124,22 +124,14 @@ export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): strin
   return options.trackingScope === "global" ? "global" : (call.scope ?? "default");
 }
 
-/** A host call's resolution, made once: its scope and namespace functions are asked once per call. */
-const RESOLVED = new WeakMap<EngineCall, ToolCall>();
-
 /**
  * The call as hooks, observers and the guard see it: `execute`'s as it is; a host call's with its
- * scope asked for, and its namespace for a write, once per call (every stage that needs it gets
- * the same object).
+ * scope asked for, and its namespace for a write. Made once per call by the call's owner (the
+ * dispatch, then the run; or the direct attempt), which keeps it: a host's scope and namespace
+ * functions are asked once per call.
  */
 export function resolvedCall(call: EngineCall, host: EngineCall | undefined, effect: ToolEffect): ToolCall {
-  if (host === undefined) return call as ToolCall;
-  let resolved = RESOLVED.get(host);
-  if (resolved === undefined) {
-    resolved = resolveHostCall(host, effect);
-    RESOLVED.set(host, resolved);
-  }
-  return resolved;
+  return host === undefined ? (call as ToolCall) : resolveHostCall(host, effect);
 }
 
 function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {

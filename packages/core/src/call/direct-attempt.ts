@@ -1,5 +1,6 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
+import type { ToolCall } from "../config/options.js";
 import type { CallInfo } from "../events/events.js";
 import { keepShape } from "../internal/keep-shape.js";
 import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
@@ -36,10 +37,13 @@ export function direct<T, P>(
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
+  resolved: ToolCall | undefined,
 ): Promise<Settled<T, P>> {
   // Observers that follow calls see it from its start; observers of events from its failure on.
-  const run = engine.notifier.callHooks ? observedRun(engine, call, host, effect, breakerKey, setup) : undefined;
-  const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run);
+  const run = engine.notifier.callHooks
+    ? observedRun(engine, resolved ?? resolvedCall(call, host, effect), host, effect, breakerKey, setup)
+    : undefined;
+  const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run, run?.call ?? resolved);
   if (run === undefined && setup.policy.defaultLimit) return attempt.watched();
   let tool: Promise<T>;
   if (run !== undefined) {
@@ -79,7 +83,15 @@ class DirectAttempt<T, P> implements Watched {
     private readonly breakerKey: string,
     private readonly setup: ToolSetup,
     private readonly run: CallRun | undefined,
+    /** The call resolved (`resolvedCall`), once someone needed it. */
+    private resolution: ToolCall | undefined,
   ) {}
+
+  /** The call as hooks, observers and the guard see it, made once: a host call's scope is asked once per call. */
+  resolved(): ToolCall {
+    this.resolution ??= resolvedCall(this.call, this.host, this.effect);
+    return this.resolution;
+  }
 
   /**
    * The attempt under the default limit: watched by the plugin's coarse deadlines, with a context
@@ -109,12 +121,12 @@ class DirectAttempt<T, P> implements Watched {
    * otherwise the success. Throws what the caller's promise rejects with.
    */
   value(value: T): Settled<T, P> | Promise<Settled<T, P>> {
-    const { engine, call, host, effect, setup, run } = this;
+    const { engine, call, host, setup, run } = this;
     try {
-      const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, host, effect, run);
+      const context = setup.policy.isFailure === undefined ? undefined : firstAttemptContext(engine, call, this, run);
       const failure = returnedFailure(setup.policy, host, value, context);
       if (failure !== undefined) return this.failure(failure, false);
-      succeeded(engine, call, host, effect, setup, this.breakerKey, run);
+      succeeded(engine, call, this, setup, this.breakerKey, run);
     } catch (error) {
       if (run !== undefined) endCall(engine, run, undefined, error);
       throw error;
@@ -132,7 +144,7 @@ class DirectAttempt<T, P> implements Watched {
     try {
       const reading = threw && host?.readThrown !== undefined ? await readThrown(host, thrown, call.args) : undefined;
       if (run === undefined) {
-        const call_ = resolvedCall(call, host, effect);
+        const call_ = this.resolved();
         const scope = trackingScopeOf(engine.options, call_);
         const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
         run = newRun(call_, host, scope, effect, breakerKey, setup, info);
@@ -204,19 +216,19 @@ keepShape(
     "",
     undefined as never,
     undefined,
+    undefined,
   ),
 );
 
 /** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
 function observedRun(
   engine: Engine,
-  call: EngineCall,
+  call_: ToolCall,
   host: EngineCall | undefined,
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
 ): CallRun {
-  const call_ = resolvedCall(call, host, effect);
   const scope = trackingScopeOf(engine.options, call_);
   const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
   run.attempt = 1;
@@ -229,8 +241,7 @@ function observedRun(
 function succeeded(
   engine: Engine,
   call: EngineCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
+  attempt: { resolved(): ToolCall },
   setup: ToolSetup,
   breakerKey: string,
   run: CallRun | undefined,
@@ -239,7 +250,7 @@ function succeeded(
   setup.breaker.onSuccess(breakerKey, CLOSED_PERMIT, run?.info);
   // A parallel call's failure may have started a row of this tool while this one ran.
   if (tracker.hasCounters(call.toolName)) {
-    const scope = run?.scope ?? trackingScopeOf(engine.options, resolvedCall(call, host, effect));
+    const scope = run?.scope ?? trackingScopeOf(engine.options, attempt.resolved());
     tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
   }
   if (call.signal?.aborted) throw abortReason(call.signal);

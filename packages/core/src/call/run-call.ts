@@ -60,13 +60,17 @@ function dispatch<T, P>(
   const budget = setup.policy.retryBudget;
   if (budget !== undefined) engine.budgets.recordCall(toolName, budget, options.clock.now());
   const effect = call.effect ?? effectOf(options, toolName);
-  // A host call is resolved (its scope asked for, once) only when something needs it.
-  const breakerKey =
-    options.circuitBreakerKey === undefined ? toolName : String(options.circuitBreakerKey(resolvedCall(call, host, effect)));
+  // A host call is resolved (its scope asked for) only when something needs it, and once: kept here, then by the run or the direct attempt.
+  let resolved: ToolCall | undefined;
+  let breakerKey = toolName;
+  if (options.circuitBreakerKey !== undefined) {
+    resolved = resolvedCall(call, host, effect);
+    breakerKey = String(options.circuitBreakerKey(resolved));
+  }
   const aborted = call.signal?.aborted === true;
   const healthy = !aborted && isHealthy(engine, setup, toolName, breakerKey);
-  if (healthy && effect !== "write") return direct(engine, call, fn, host, present, effect, breakerKey, setup);
-  const resolved = resolvedCall(call, host, effect);
+  if (healthy && effect !== "write") return direct(engine, call, fn, host, present, effect, breakerKey, setup, resolved);
+  resolved ??= resolvedCall(call, host, effect);
   const scope = trackingScopeOf(options, resolved);
   let outcome: Promise<ExecuteOutcome<T>> | undefined;
   // Decided without an async frame where nothing but a replay or a rejection can happen.
