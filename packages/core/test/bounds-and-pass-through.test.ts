@@ -180,6 +180,25 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(asked).toEqual(["scope", "namespace", "scope", "namespace"]);
   });
 
+  it("a direct host call's scope is asked once when the breaker key and its failure both need it", async () => {
+    const asked: string[] = [];
+    const plugin = RetryReflectPlugin.create({ circuitBreakerKey: (call) => `${call.toolName}:${call.scope}` });
+    const scope = () => {
+      asked.push("scope");
+      return "run-1";
+    };
+    const outcome = await runToolCall(plugin, {
+      toolName: "search",
+      args: {},
+      scope,
+      run: () => {
+        throw new Error("Invalid query");
+      },
+    });
+    expect(outcome.status).toBe("reflect");
+    expect(asked).toEqual(["scope"]);
+  });
+
   it("a direct host call's scope is asked once when isFailure and the success after a parallel failure both need it", async () => {
     const asked: string[] = [];
     const plugin = RetryReflectPlugin.create({ isFailure: (result, context) => result === "bad" && context.scope !== "" });
