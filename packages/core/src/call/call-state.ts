@@ -119,6 +119,26 @@ export function callInfo(engine: Engine, call: ToolCall, scope: string, effect: 
   };
 }
 
+/**
+ * The run of a direct call, whose attempt 1 is made before any run: made before the attempt when
+ * observers follow calls (`observed`), else when the attempt failed (observed by events only when
+ * observers listen).
+ */
+export function directRun(
+  engine: Engine,
+  call: ToolCall,
+  host: EngineCall | undefined,
+  effect: ToolEffect,
+  breakerKey: string,
+  setup: ToolSetup,
+  observed: boolean,
+): CallRun {
+  const scope = trackingScopeOf(engine.options, call);
+  const run = newRun(call, host, scope, effect, breakerKey, setup, observed ? callInfo(engine, call, scope, effect, setup) : undefined);
+  run.attempt = 1;
+  return run;
+}
+
 /** The attempt-tracking scope of a call. */
 export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): string {
   return options.trackingScope === "global" ? "global" : (call.scope ?? "default");

@@ -10,7 +10,7 @@ import { continueAfterFailure } from "./attempt-loop.js";
 import { callTool, cutOff } from "./attempt-parts.js";
 import { counterKey } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
-import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
+import { type CallRun, directRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
 import { AttemptContext } from "./coarse-attempt.js";
 import type { Group, Watched } from "./coarse-deadlines.js";
 import type { Engine, ToolSetup } from "./engine.js";
@@ -143,14 +143,8 @@ class DirectAttempt<T, P> implements Watched {
     let run = this.run;
     try {
       const reading = threw && host?.readThrown !== undefined ? await readThrown(host, thrown, call.args) : undefined;
-      if (run === undefined) {
-        const call_ = this.resolved();
-        const scope = trackingScopeOf(engine.options, call_);
-        const info = engine.notifier.observed ? callInfo(engine, call_, scope, effect, setup) : undefined;
-        run = newRun(call_, host, scope, effect, breakerKey, setup, info);
-        // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
-        run.attempt = 1;
-      }
+      // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
+      run ??= directRun(engine, this.resolved(), host, effect, breakerKey, setup, engine.notifier.observed);
       run.reading = reading;
       const next = continueAfterFailure(engine, run, fn, reading === undefined ? thrown : reading.failure, thrown);
       const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
@@ -229,9 +223,7 @@ function observedRun(
   breakerKey: string,
   setup: ToolSetup,
 ): CallRun {
-  const scope = trackingScopeOf(engine.options, call_);
-  const run = newRun(call_, host, scope, effect, breakerKey, setup, callInfo(engine, call_, scope, effect, setup));
-  run.attempt = 1;
+  const run = directRun(engine, call_, host, effect, breakerKey, setup, true);
   run.attempts = 1;
   engine.notifier.callStart(run.info as CallInfo);
   return run;
