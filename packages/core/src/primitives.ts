@@ -16,6 +16,7 @@ export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./clas
 export { type CleanOptions, cleanErrorText } from "./cleaning/clean-text.js";
 export { errorMessageOf } from "./cleaning/error-message-of.js";
 export { defaultRedactor } from "./cleaning/redactor.js";
+export { hasBrand } from "./errors/brand.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
 export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
 export {

@@ -1,16 +1,10 @@
-// The two errors of the client layer, and how they are recognised across copies of this package.
+// The two errors of the client layer, and how they are recognised across copies of this package
+// (the brand check is core's: `hasBrand` of `@retry-reflect/core/primitives`).
+
+import { hasBrand } from "@retry-reflect/core/primitives";
 
 const TIMEOUT_BRAND = Symbol.for("retry-reflect.RedisTimeoutError");
 const UNAVAILABLE_BRAND = Symbol.for("retry-reflect.RedisUnavailableError");
-
-function hasBrand(value: unknown, brand: symbol): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  try {
-    return (value as Record<symbol, unknown>)[brand] === true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Redis did not answer in time. The command was handed to the client, so it may still run on the
