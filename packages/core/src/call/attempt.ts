@@ -21,8 +21,10 @@ export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unk
   if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
   if (run.policy.defaultLimit) {
     const context = new AttemptContext(run.attempt, run.signal, run.toolName, run.call.callId, run.idempotencyKey);
-    const attempt = () => coarseAttempt(engine, fn, run.host, run.call.args, context, run.storeKey !== undefined, run.info);
-    return run.info === undefined ? attempt() : engine.notifier.inContext(run.info, attempt);
+    const write = run.storeKey !== undefined;
+    // No closure unless observers wrap the attempt in their context.
+    if (run.info === undefined) return coarseAttempt(engine, fn, run.host, run.call.args, context, write, undefined);
+    return engine.notifier.inContext(run.info, () => coarseAttempt(engine, fn, run.host, run.call.args, context, write, run.info));
   }
   const context = contextOf(run, run.signal);
   if (run.info === undefined) return callTool(fn, run.host, run.call.args, context);
@@ -36,8 +38,9 @@ export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unk
  */
 function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
   // The race runs inside the observers' context: a span per attempt ends with the attempt, at the limit.
-  const attempt = () => race(engine, run, fn, timeoutMs);
-  return run.info === undefined ? attempt() : engine.notifier.inContext(run.info, attempt);
+  return run.info === undefined
+    ? race(engine, run, fn, timeoutMs)
+    : engine.notifier.inContext(run.info, () => race(engine, run, fn, timeoutMs));
 }
 
 async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
