@@ -16,11 +16,10 @@ import type { Group, Watched } from "./coarse-deadlines.js";
 import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
-// The one direct attempt of a healthy tool that is not a write: it runs at once, as a bare wrapper
-// would, and its call's promise is settled from the tool's own (no second promise between them).
-// Under the default time limit the attempt is watched by the plugin's coarse deadlines (no timer
-// of its own); past the limit it fails with `TIMEOUT` like any other failure. A failure becomes
-// attempt 1 of the policy (`failure`: the gate and the loop are behind it).
+// The one direct attempt of a healthy tool that is not a write: run at once, as a bare wrapper
+// would, its call's promise settled from the tool's. Under the default limit the plugin's coarse
+// deadlines watch it (no timer of its own); past the limit it fails with `TIMEOUT`. A failure
+// becomes attempt 1 of the policy (`failure`: the gate and the loop are behind it).
 
 /** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
 export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
@@ -147,7 +146,8 @@ class DirectAttempt<T, P> implements Watched {
       run ??= directRun(engine, this.resolved(), host, effect, breakerKey, setup, engine.notifier.observed);
       run.reading = reading;
       const next = continueAfterFailure(engine, run, fn, reading === undefined ? thrown : reading.failure, thrown);
-      const outcome = await ended(engine, run, next instanceof Promise ? await next : next);
+      const end = ended(engine, run, next instanceof Promise ? await next : next);
+      const outcome = end instanceof Promise ? await end : end; // no tick where the end is synchronous
       return present === undefined ? outcome : present(outcome, host as EngineCall);
     } catch (error) {
       if (run?.info !== undefined) endCall(engine, run, undefined, error);
