@@ -39,9 +39,12 @@ export function direct<T, P>(
   resolved: ToolCall | undefined,
 ): Promise<Settled<T, P>> {
   // Observers that follow calls see it from its start; observers of events from its failure on.
-  const run = engine.notifier.callHooks
-    ? observedRun(engine, resolved ?? resolvedCall(call, host, effect), host, effect, breakerKey, setup)
-    : undefined;
+  let run: CallRun | undefined;
+  if (engine.notifier.callHooks) {
+    run = directRun(engine, resolved ?? resolvedCall(call, host, effect), host, effect, breakerKey, setup, true);
+    run.attempts = 1;
+    engine.notifier.callStart(run.info as CallInfo);
+  }
   const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run, run?.call ?? resolved);
   if (run === undefined && setup.policy.defaultLimit) return attempt.watched();
   let tool: Promise<T>;
@@ -185,7 +188,9 @@ class DirectAttempt<T, P> implements Watched {
   }
 
   private settle(settled: Settled<T, P> | Promise<Settled<T, P>>): void {
-    this.resolve?.(settled);
+    if (settled instanceof Promise)
+      settled.then(this.resolve, this.reject); // followed: no thenable job
+    else this.resolve?.(settled);
   }
 
   /** The tool settled under the default limit: true (the watch left) unless the limit already ended the attempt. */
@@ -213,21 +218,6 @@ keepShape(
     undefined,
   ),
 );
-
-/** A direct call that observers follow: its run, made before the attempt, and the observers told of its start. */
-function observedRun(
-  engine: Engine,
-  call_: ToolCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-): CallRun {
-  const run = directRun(engine, call_, host, effect, breakerKey, setup, true);
-  run.attempts = 1;
-  engine.notifier.callStart(run.info as CallInfo);
-  return run;
-}
 
 /** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
 function succeeded(
