@@ -53,6 +53,7 @@ export {
 export type { ThrownReading } from "./call/tool-call.js";
 export { isReturnedFailure } from "./classify/classify-error.js";
 export { abortReason } from "./clock.js";
-export { isToolErrorShape } from "./errors/tool-error.js";
+export { pauseStackTraces, resumeStackTraces } from "./errors/stack-traces.js";
+export { createToolError, isToolErrorShape } from "./errors/tool-error.js";
 export { keepShape } from "./internal/keep-shape.js";
 export { aboutDuration, isolatedCircuitNote, openCircuitNote } from "./texts/circuit-notes.js";

@@ -6,7 +6,9 @@ import { isGraphBubbleUp } from "@langchain/langgraph";
 import {
   errorJsonOfText,
   invalidArgumentsError,
+  pauseStackTraces,
   ReturnedFailureError,
+  resumeStackTraces,
   structuredErrorOf,
   type ThrownReading,
   textOfContent,
@@ -84,7 +86,7 @@ export function readThrown(thrown: unknown, schema: unknown, args: unknown): Thr
 async function parsingFailure(error: unknown, schema: unknown, args: unknown): Promise<unknown> {
   if (isInteropZodSchema(schema)) {
     try {
-      const result = await interopSafeParseAsync(schema, args);
+      const result = quietSafeParse(schema, args) ?? (await interopSafeParseAsync(schema, args));
       const failure = result.success ? undefined : zodArgumentsError(result.error, args, error);
       if (failure !== undefined) return failure;
     } catch {
@@ -93,6 +95,30 @@ async function parsingFailure(error: unknown, schema: unknown, args: unknown): P
   }
   const message = error instanceof Error ? error.message.replace(/\n\s+at [\s\S]*$/, "") : String(error);
   return invalidArgumentsError([], error, message);
+}
+
+/**
+ * The re-parse, made synchronously where the schema allows (zod 3 and 4 classic schemas have
+ * `safeParse`): its `ZodError`, which only names the fields, is built without a stack trace (a
+ * capture costs microseconds; zod builds the error on the first read of `error`, its own code
+ * only). Undefined for a schema without `safeParse` or one that must be parsed asynchronously.
+ */
+function quietSafeParse(schema: unknown, args: unknown): { success: boolean; error?: unknown } | undefined {
+  const safeParse = (schema as { safeParse?: unknown }).safeParse;
+  if (typeof safeParse !== "function") return undefined;
+  let result: { success: boolean; error?: unknown };
+  try {
+    result = safeParse.call(schema, args) as { success: boolean; error?: unknown };
+  } catch {
+    return undefined; // async refinements or transforms: parsed asynchronously instead
+  }
+  if (result.success) return result;
+  const limit = pauseStackTraces();
+  try {
+    return { success: false, error: result.error };
+  } finally {
+    resumeStackTraces(limit);
+  }
 }
 
 /** The error a returned error `ToolMessage` stands for. Its message is the tool message's text. */

@@ -6,6 +6,7 @@ import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { z as z3 } from "zod/v3";
 import { retryReflectMiddleware, toFailure } from "../src/index.js";
 import { callTools, drive, fieldOf, recordEvents } from "./helpers.js";
 
@@ -147,6 +148,30 @@ describe("toFailure", () => {
     expect(ToolError.isInstance(failure)).toBe(true);
     expect(failure).toMatchObject({ code: "INVALID_ARGUMENTS", message: "units: expected one of celsius, fahrenheit; received kelvin" });
     expect((failure as ToolError).cause).toBe(thrown);
+  });
+
+  it("parses again synchronously where it can, leaving V8's stack capture as it was", async () => {
+    const before = Error.stackTraceLimit;
+    const thrown = new ToolInputParsingException("Received tool input did not match expected schema", JSON.stringify(args));
+    const failure = await toFailure(thrown, schema, args);
+    expect(failure).toMatchObject({ code: "INVALID_ARGUMENTS", message: "units: expected one of celsius, fahrenheit; received kelvin" });
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new Error("after").stack).toContain("\n    at ");
+  });
+
+  it("names the bad fields of a schema that only parses asynchronously (an async refinement), and of a zod 3 schema", async () => {
+    const asyncSchema = z.object({ city: z.string().refine(async (city) => city.length > 0), units: z.enum(["celsius", "fahrenheit"]) });
+    expect(() => asyncSchema.safeParse(args)).toThrow(); // zod cannot parse it synchronously
+    const thrown = new ToolInputParsingException("Received tool input did not match expected schema", JSON.stringify(args));
+    expect(await toFailure(thrown, asyncSchema, args)).toMatchObject({
+      code: "INVALID_ARGUMENTS",
+      message: "units: expected one of celsius, fahrenheit; received kelvin",
+    });
+    const v3 = z3.object({ city: z3.string(), units: z3.enum(["celsius", "fahrenheit"]) });
+    expect(await toFailure(thrown, v3, args)).toMatchObject({
+      code: "INVALID_ARGUMENTS",
+      message: "units: expected one of celsius, fahrenheit; received kelvin",
+    });
   });
 
   it("names the bad fields of a ZodError the tool threw itself, the ZodError its cause", async () => {

@@ -1,5 +1,6 @@
-import { ErrorCodes, ToolError } from "@retry-reflect/core";
+import { ErrorCodes, type ToolError } from "@retry-reflect/core";
 import {
+  createToolError,
   errorJsonOfText,
   invalidArgumentsError,
   isRecord,
@@ -32,13 +33,13 @@ const MCP_ERROR_TEXT = /^MCP error (-?\d+): ([\s\S]*)$/;
 const OUTPUT_CHECK = /output schema|structured content|output validation|tools\/call result/i;
 
 function serverFault(message: string, cause: unknown): ToolError {
-  return new ToolError({ code: ErrorCodes.TOOL_FAILED, message, recoverable: false, suggestedAction: SERVER_FAULT_ACTION, cause });
+  return createToolError({ code: ErrorCodes.TOOL_FAILED, message, recoverable: false, suggestedAction: SERVER_FAULT_ACTION, cause });
 }
 
 /** What a JSON-RPC error code means to the plugin, or undefined to leave the error to the core's classifier. */
 function failureOfCode(code: number, message: string, cause: unknown): ToolError | undefined {
   if (code === RPC_REQUEST_TIMEOUT) {
-    return new ToolError({
+    return createToolError({
       code: ErrorCodes.TIMEOUT,
       message,
       recoverable: true,

@@ -41,3 +41,17 @@ describe("a server fault is not an argument error", () => {
     expect(firstText(result)).not.toMatch(/correct(ed)? (the )?arguments/i);
   });
 });
+
+describe("what a failed result or a protocol error stands for is data, made without a stack capture", () => {
+  it("a failed result's ToolResultError has its first line as its stack; a -32001 timeout's ToolError has none", async () => {
+    const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
+    const { failureOfResult, failureOfThrown, ToolResultError } = await import("../src/index.js");
+    const failure = failureOfResult({ isError: true, content: [{ type: "text", text: "HTTP 503 Service Unavailable" }] });
+    expect(failure).toBeInstanceOf(ToolResultError);
+    expect(failure?.stack).toBe("ToolResultError: HTTP 503 Service Unavailable");
+    const timeout = failureOfThrown(new McpError(-32001, "Request timed out")) as Error & { code?: string };
+    expect(timeout.code).toBe("TIMEOUT");
+    expect(timeout.stack).toBeUndefined();
+    expect(new Error("after").stack).toContain("\n    at ");
+  });
+});

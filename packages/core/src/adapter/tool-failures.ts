@@ -1,18 +1,26 @@
-import { isToolErrorShape, ToolError } from "../errors/tool-error.js";
+import { pauseStackTraces, resumeStackTraces } from "../errors/stack-traces.js";
+import { createToolError, isToolErrorShape, type ToolError, toolErrorInitOf } from "../errors/tool-error.js";
 import { isRecord } from "./host-options.js";
 import { invalidArgumentsError, problemsFromIssues } from "./schema-issues.js";
 
 /**
  * The error a host's failure result stands for when it holds no structured error: the result's
  * text is the message (which the core classifies: `HTTP 503` is transient), and the result is
- * kept. Adapters give it their own name (`ToolMessageError`, `ToolResultError`).
+ * kept. Adapters give it their own name (`ToolMessageError`, `ToolResultError`). It stands for a
+ * result, not a place in code: no stack trace is captured (a capture costs microseconds), so its
+ * `stack` is its first line only (`ToolResultError: HTTP 503`).
  */
 export class ReturnedFailureError<R = unknown> extends Error {
   /** The result the host returned. */
   readonly result: R;
 
   constructor(name: string, result: R, message: string) {
-    super(message);
+    const limit = pauseStackTraces();
+    try {
+      super(message);
+    } finally {
+      resumeStackTraces(limit);
+    }
     this.name = name;
     this.result = result;
   }
@@ -56,8 +64,9 @@ export function errorJsonOfText(text: string): Record<string, unknown> | undefin
  * `result` is the error's cause. Undefined when neither holds the shape.
  */
 export function structuredErrorOf(structured: unknown, textJson: unknown, result: unknown): ToolError | undefined {
-  if (isToolErrorShape(structured)) return ToolError.fromJSON(structured, result);
-  return isToolErrorShape(textJson) ? ToolError.fromJSON(textJson, result) : undefined;
+  // Data from a result, made without a stack trace (`createToolError`).
+  if (isToolErrorShape(structured)) return createToolError(toolErrorInitOf(structured, result));
+  return isToolErrorShape(textJson) ? createToolError(toolErrorInitOf(textJson, result)) : undefined;
 }
 
 /** A zod validation error with its `issues`: zod 3 and 4 (`ZodError`), zod 4 mini and core (`$ZodError`). */
