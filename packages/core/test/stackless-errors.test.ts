@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ReturnedFailureError, structuredErrorOf } from "../src/adapter.js";
-import { ToolError } from "../src/index.js";
+import { RetryReflectToolError, ReturnedFailureError, structuredErrorOf } from "../src/adapter.js";
+import { RetryReflectPlugin, ToolError } from "../src/index.js";
 
 // Errors that stand for a result a tool returned are data, not places in code: they are made
 // without a V8 stack capture (microseconds each; 45 % of an MCP call that fails once and is retried
@@ -69,5 +69,20 @@ describe("errors made from returned results", () => {
     expect(structuredErrorOf(undefined, { error_code: "NOT_FOUND", message: "no such city", recoverable: false }, result)?.code).toBe(
       "NOT_FOUND",
     );
+  });
+
+  it("a RetryReflectToolError (an outcome's text, thrown to the AI SDK) has its first line as its stack; where it failed is in its cause", async () => {
+    const plugin = RetryReflectPlugin.create();
+    const thrown = new Error("Invalid city: Atlantis is not a known city");
+    const outcome = await plugin.execute({ toolName: "get_weather", args: { city: "Atlantis" } }, () => {
+      throw thrown;
+    });
+    if (outcome.status !== "reflect") throw new Error(`expected a reflection, got ${outcome.status}`);
+    const error = new RetryReflectToolError(outcome, "get_weather", "call_1");
+    expect(error.stack).toBe(`RetryReflectToolError: ${outcome.message}`);
+    expect(error.cause).toBe(outcome.error);
+    expect(outcome.error.cause).toBe(thrown);
+    expect(thrown.stack).toContain("\n    at ");
+    expect(new Error("after").stack).toContain("\n    at ");
   });
 });
