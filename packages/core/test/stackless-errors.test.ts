@@ -31,13 +31,20 @@ describe("errors made from returned results", () => {
     expect(error.result.content).toBe("Invalid city");
   });
 
-  it("keeps the usual stack where the limit cannot be set (a frozen Error) or is not a number", () => {
+  it("keeps the usual stack where the limit cannot be set (a frozen Error), read (a throwing accessor) or is not a number", () => {
     const descriptor = Object.getOwnPropertyDescriptor(Error, "stackTraceLimit");
     try {
       Object.defineProperty(Error, "stackTraceLimit", { value: 10, writable: false, configurable: true });
       const frozen = new ReturnedFailureError("ToolResultError", undefined, "down");
       expect(frozen.stack).toContain("\n    at ");
       expect(V8Error.stackTraceLimit).toBe(10);
+      Object.defineProperty(Error, "stackTraceLimit", {
+        get() {
+          throw new Error("hostile");
+        },
+        configurable: true,
+      });
+      expect(new ReturnedFailureError("ToolResultError", undefined, "down").message).toBe("down");
       Object.defineProperty(Error, "stackTraceLimit", { value: undefined, writable: true, configurable: true });
       const unset = new ReturnedFailureError("ToolResultError", undefined, "down");
       expect(unset.message).toBe("down");

@@ -12,21 +12,26 @@ const V8Error = Error as ErrorConstructor & { stackTraceLimit?: unknown };
  * try { super(message); } finally { resumeStackTraces(limit); }
  * ```
  *
- * Where `Error.stackTraceLimit` is not a number (not V8), or cannot be set (a frozen `Error`),
- * nothing is paused and the error gets its usual stack.
+ * Where `Error.stackTraceLimit` is not a number (not V8), or cannot be read or set (a frozen
+ * `Error`, an accessor that throws), nothing is paused and the error gets its usual stack.
  */
 export function pauseStackTraces(): number | undefined {
-  const limit = V8Error.stackTraceLimit;
-  if (typeof limit !== "number" || limit === 0) return undefined;
   try {
+    const limit = V8Error.stackTraceLimit;
+    if (typeof limit !== "number" || limit === 0) return undefined;
     V8Error.stackTraceLimit = 0;
+    return V8Error.stackTraceLimit === 0 ? limit : undefined;
   } catch {
-    return undefined; // a frozen `Error` (a hardened realm): stacks stay on
+    return undefined; // a frozen `Error` (a hardened realm), or an accessor that throws: stacks stay on
   }
-  return V8Error.stackTraceLimit === 0 ? limit : undefined;
 }
 
-/** Restores what `pauseStackTraces` paused. */
+/** Restores what `pauseStackTraces` paused. Never throws. */
 export function resumeStackTraces(limit: number | undefined): void {
-  if (limit !== undefined) V8Error.stackTraceLimit = limit;
+  if (limit === undefined) return;
+  try {
+    V8Error.stackTraceLimit = limit;
+  } catch {
+    // It could be set a moment ago: nothing else is left to do.
+  }
 }
