@@ -158,6 +158,38 @@ describe("details are serialized with a depth cap and a size cap; the original i
     expect(outcome.error.details).toEqual({ status: 401, nested: { password: "[REDACTED]" } });
   });
 
+  it("the same details failing again are cleaned once and redacted every time; a call's idempotency key in them is still masked", async () => {
+    const seen: string[] = [];
+    const counting = (text: string) => {
+      seen.push(text);
+      return text.replaceAll("hunter2x", "[REDACTED]");
+    };
+    const failing = () => ({
+      error_code: "UPSTREAM_ERROR",
+      message: "upstream failed",
+      recoverable: true,
+      details: { status: 401, nested: { password: "hunter2x" } },
+    });
+    const tools = plugin({ redact: counting, maxRetries: 10, circuitBreakerThreshold: 100 });
+    for (const scope of ["run-1", "run-2", "run-3"]) {
+      const outcome = notSuccess(await tools.execute({ toolName: "search", args: {}, scope }, failing));
+      expect(outcome.error.details).toEqual({ status: 401, nested: { password: "[REDACTED]" } });
+    }
+    expect(seen.filter((text) => text.includes('"password"'))).toHaveLength(1);
+
+    const writes = plugin({ toolEffects: { send: "write" }, redact: counting });
+    const key = "key-0123456789";
+    const outcome = notSuccess(
+      await writes.execute({ toolName: "send", args: { idempotency_key: key }, scope: "run-1" }, () => ({
+        error_code: "UPSTREAM_ERROR",
+        message: "upstream failed",
+        recoverable: false,
+        details: { echoed: key },
+      })),
+    );
+    expect(outcome.error.details).toEqual({ echoed: "[REDACTED]" });
+  });
+
   it("a secret where a long string or a wide object is cut: redacted whole first, no part of it left", async () => {
     const secret = "sk-abcdefghijklmnopqrstu";
     const wide: Record<string, string> = {};

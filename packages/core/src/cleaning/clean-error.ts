@@ -1,7 +1,7 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError, unreadableErrorInit } from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import { type Cleaner, type CleaningOptions, cleanText } from "./cleaner.js";
+import type { Cleaner } from "./cleaner.js";
 import { type Copying, copyValue } from "./copy-details.js";
 import { capStrings } from "./fit-details.js";
 import { cutText } from "./text-budget.js";
@@ -91,9 +91,9 @@ export function withText(
  * BigInts are strings; `toJSON` is honoured. Details too big to copy (past 4 × `maxErrorLength` +
  * 256 characters of JSON) become `{ truncated: "<the cleaned start of their JSON>… [truncated]" }`.
  */
-export function cleanDetails(options: CleaningOptions, details: unknown, key?: string): Record<string, unknown> | undefined {
+export function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<string, unknown> | undefined {
   if (details === undefined) return undefined;
-  const { maxErrorLength } = options;
+  const { maxErrorLength } = cleaner;
   const copying: Copying = {
     left: maxErrorLength * 4 + 256,
     stringLimit: maxErrorLength + 256,
@@ -106,7 +106,7 @@ export function cleanDetails(options: CleaningOptions, details: unknown, key?: s
   if (typeof copy !== "object" || copy === null || Array.isArray(copy)) return undefined; // not an object: dropped, as `fromJSON` does
   const json = JSON.stringify(copy);
   // Redacted (and the key masked) as one text; the copy is bounded already, so nothing is cut here.
-  const cleaned = cleanText(options, json, key, json.length * 4 + 1024);
+  const cleaned = cleaner.cleanJson(json, key);
   let result: Record<string, unknown> | undefined;
   if (cleaned === json) result = copy as Record<string, unknown>;
   else {
