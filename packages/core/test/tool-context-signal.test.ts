@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { copied } from "../src/adapter/tool-context.js";
 import { getToolContext, type HostToolCall, runToolCall, withToolContext } from "../src/adapter.js";
 import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
@@ -207,4 +208,52 @@ describe("the options a tool gets without a limit (attemptTimeoutMs: 0)", () => 
     });
     expect(seen).toEqual(["search", "inner", "search"]);
   });
+});
+
+describe("the copy of the host's options, made either way (keys first on V8 11, a spread first on V8 12 and later)", () => {
+  const CONTEXT = Symbol.for("retry-reflect.tool-context");
+  const context: ToolContext = { attempt: 1, signal: undefined, toolName: "search", callId: "call_1" };
+  const earlier: ToolContext = { attempt: 3, signal: undefined, toolName: "other", callId: "call_0" };
+  const hostSignal = new AbortController().signal;
+  const attemptSignal = new AbortController().signal;
+  const withProto = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as object;
+  const cases: Array<[string, object | undefined]> = [
+    ["none", undefined],
+    ["AI SDK options", { toolCallId: "call_1", messages: [], abortSignal: undefined, experimental_context: undefined }],
+    ["with the host's signal", { toolCallId: "call_1", abortSignal: hostSignal }],
+    ["OpenAI Agents call details (no signal key)", { toolCall: { callId: "call_1" } }],
+    ["an own __proto__ key", withProto],
+    ["a context carried from an outer wrapper", { [CONTEXT]: earlier, abortSignal: hostSignal }],
+  ];
+  const view = (copy: Record<PropertyKey, unknown>) => ({
+    keys: Object.keys(copy).sort(),
+    values: Object.fromEntries(Object.keys(copy).map((key) => [key, copy[key]])),
+    context: copy[CONTEXT],
+    prototype: Object.getPrototypeOf(copy),
+    ownProto: Object.getOwnPropertyDescriptor(copy, "__proto__")?.value,
+  });
+
+  for (const [name, options] of cases) {
+    for (const [signalKey, signal] of [
+      [undefined, undefined],
+      ["abortSignal", attemptSignal],
+      ["abortSignal", undefined],
+    ] as const) {
+      it(`${name}, signal key ${signalKey ?? "left as it is"}${signalKey === undefined ? "" : signal === undefined ? " (undefined)" : " (the attempt's)"}`, () => {
+        const before = options === undefined ? undefined : { ...options };
+        const spread = copied(options, context, signalKey, signal, true);
+        const keysFirst = copied(options, context, signalKey, signal, false);
+        expect(view(spread)).toEqual(view(keysFirst));
+        expect(spread[CONTEXT]).toBe(context);
+        expect(Object.getPrototypeOf(spread)).toBe(Object.prototype);
+        if (signalKey !== undefined) {
+          expect(Object.hasOwn(spread, signalKey)).toBe(true);
+          expect(spread[signalKey]).toBe(signal);
+        } else if (options !== undefined && "abortSignal" in options) {
+          expect(spread.abortSignal).toBe((options as { abortSignal?: unknown }).abortSignal);
+        }
+        if (options !== undefined) expect({ ...options }).toEqual(before); // the host's object is left as it is
+      });
+    }
+  }
 });

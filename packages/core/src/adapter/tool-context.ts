@@ -8,7 +8,7 @@ const CONTEXT = Symbol.for("retry-reflect.tool-context");
  * The options a wrapped tool's own function receives for one attempt: the host's (the AI SDK's
  * execution options, the OpenAI Agents SDK's call details, the MCP SDK's request options), with the
  * attempt's signal under `signalKey` and the attempt's context for `getToolContext`: a copy, the
- * host's object left as it is. (A copy costs 55-75 ns, measured on Node 20 and 24; remembering the
+ * host's object left as it is. (A copy costs 25-100 ns, made as each V8 makes it fastest: see `copied`; remembering the
  * context of the host's own object in a `WeakMap` instead cost 165-210 ns a call, and more in
  * collections: the healthy call of a wrapped AI SDK tool without a limit took ~570 ns, against
  * ~360 ns with the default limit's copy.)
@@ -25,13 +25,8 @@ export function withToolContext<O extends object>(options: O | undefined, contex
   const given = (options as Record<string, unknown> | undefined)?.[signalKey] as AbortSignal | undefined;
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
-  // The context key first: on Node 20 (V8 11.3) a key added after a spread costs 1-3 µs per object.
-  const next = (signal === given ? withKeyFirst(options, context) : { [CONTEXT]: context, ...options, [signalKey]: signal }) as O & {
-    [CONTEXT]: ToolContext;
-  };
-  // Options that already carried a context (a wrapped tool passing its own options on): this attempt's wins.
-  if (next[CONTEXT] !== context) next[CONTEXT] = context;
-  return next;
+  // The host's own signal stays as it is; the attempt's own signal replaces it.
+  return (signal === given ? copied(options, context, undefined, undefined) : copied(options, context, signalKey, signal)) as O;
 }
 
 /**
@@ -92,36 +87,59 @@ keepShape(new LazySignal(undefined as never, "signal"));
 const isEnumerable = Object.prototype.propertyIsEnumerable;
 
 /**
- * A copy of the options (the context key first, then the options' own enumerable keys, in order)
- * behind a proxy that makes the attempt's signal when the tool reads `signalKey`. Until then the
- * copy holds the options' own value of the key, or `undefined` first among the keys when they have
- * none (not last: on Node 20 a key added after a spread costs 0.1-3 µs per object).
+ * A copy of the options behind a proxy that makes the attempt's signal when the tool reads
+ * `signalKey`. Until then the copy holds the options' own value of the key, or `undefined` when
+ * they have none (the key is there, for a spread or `Object.keys`, before it is read).
  */
 function withLazySignal<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O {
-  const next = (
-    options !== undefined && isEnumerable.call(options, signalKey)
-      ? { [CONTEXT]: context, ...options }
-      : withKeyFirst(options, context, signalKey)
-  ) as O & {
-    [CONTEXT]: ToolContext;
-  };
-  // Options that already carried a context (a wrapped tool passing its own options on): this attempt's wins.
-  if (next[CONTEXT] !== context) next[CONTEXT] = context;
-  return new Proxy(next as Record<PropertyKey, unknown>, new LazySignal(context, signalKey)) as O;
+  const owned = options !== undefined && isEnumerable.call(options, signalKey);
+  const next = owned ? copied(options, context, undefined, undefined) : copied(options, context, signalKey, undefined);
+  return new Proxy(next, new LazySignal(context, signalKey)) as O;
 }
 
 /**
- * `{ [CONTEXT]: context, [signalKey]: undefined, ...options }` (without `signalKey`: `{ [CONTEXT]:
- * context, ...options }`), built without a computed key in the literal (which V8 makes the slow way:
- * 0.14 µs for the OpenAI Agents SDK's call details, 0.09-0.10 µs so, Node 20 and 24); a spread where
- * the options own a `__proto__` key, which `Object.assign` would take for the prototype.
+ * V8 12 and later (Node 22 and 24) copy an object by a spread and then take new keys fast; V8 11
+ * (Node 20) makes an object that gets a key after a spread the slow way (0.8-1.6 µs a copy,
+ * measured), and is fast with the keys first and the options assigned after (60-100 ns), which
+ * V8 12 and 13 make two to three times slower than the spread (AI SDK execution options: 25 vs 79
+ * ns on Node 24, 38 vs 136 ns on Node 22). Read once; elsewhere (no `process.versions.v8`) keys first.
  */
-function withKeyFirst(options: object | undefined, context: ToolContext, signalKey?: string): Record<PropertyKey, unknown> {
+const SPREAD_FIRST = v8Major() >= 12;
+
+function v8Major(): number {
+  const version = (globalThis as { process?: { versions?: { v8?: unknown } } }).process?.versions?.v8;
+  return typeof version === "string" ? Number.parseInt(version, 10) || 0 : 0;
+}
+
+/**
+ * A copy of the options (their own enumerable keys; none when there are none) holding the attempt's
+ * context, and `signal` under `signalKey` when a key is given (else the options' own value of it
+ * stays as it is). Options that already carried a context (a wrapped tool passing its own options
+ * on): this attempt's wins. Own keys named `__proto__` are copied as keys, never taken for the
+ * prototype.
+ */
+export function copied(
+  options: object | undefined,
+  context: ToolContext,
+  signalKey: string | undefined,
+  signal: unknown,
+  spreadFirst = SPREAD_FIRST,
+): Record<PropertyKey, unknown> {
+  if (spreadFirst) {
+    const copy: Record<PropertyKey, unknown> = { ...options };
+    copy[CONTEXT] = context;
+    if (signalKey !== undefined) copy[signalKey] = signal;
+    return copy;
+  }
+  // V8 11: the context key (and the signal key, when the options lack it) before the options' keys.
+  const owned = signalKey !== undefined && options !== undefined && isEnumerable.call(options, signalKey);
   const head: Record<PropertyKey, unknown> = { [CONTEXT]: context };
-  if (signalKey !== undefined) head[signalKey] = undefined;
-  // No options (the MCP SDK's request options left out): the head alone, no empty object to copy.
+  if (signalKey !== undefined && !owned) head[signalKey] = signal;
   if (options === undefined) return head;
-  return isEnumerable.call(options, "__proto__") ? { ...head, ...options } : Object.assign(head, options);
+  const copy = isEnumerable.call(options, "__proto__") ? { ...head, ...options } : Object.assign(head, options);
+  if (copy[CONTEXT] !== context) copy[CONTEXT] = context;
+  if (owned) copy[signalKey] = signal; // a key it has: set in place
+  return copy;
 }
 
 /**
