@@ -8,10 +8,10 @@ const CONTEXT = Symbol.for("retry-reflect.tool-context");
  * The options a wrapped tool's own function receives for one attempt: the host's (the AI SDK's
  * execution options, the OpenAI Agents SDK's call details, the MCP SDK's request options), with the
  * attempt's signal under `signalKey` and the attempt's context for `getToolContext`: a copy, the
- * host's object left as it is. (A copy costs 25-100 ns, made as each V8 makes it fastest: see `copied`; remembering the
- * context of the host's own object in a `WeakMap` instead cost 165-210 ns a call, and more in
- * collections: the healthy call of a wrapped AI SDK tool without a limit took ~570 ns, against
- * ~360 ns with the default limit's copy.)
+ * host's object left as it is. (A copy costs 25-100 ns, made as each V8 makes it fastest: see
+ * `copied`; remembering the context of the host's own object in a `WeakMap` instead cost 165-210
+ * ns a call, and more in collections: the healthy call of a wrapped AI SDK tool without a limit
+ * took ~570 ns, against ~360 ns with the default limit's copy.)
  *
  * Under the default time limit the attempt's signal is made only if the tool reads it (an
  * `AbortSignal` costs 3-4 µs on Node 20, and a property accessor on the copy 0.2-0.4 µs): the copy
