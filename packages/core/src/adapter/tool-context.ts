@@ -26,7 +26,7 @@ export function withToolContext<O extends object>(options: O | undefined, contex
   const signal = context.signal ?? given;
   if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
   // The host's own signal stays as it is; the attempt's own signal replaces it.
-  return (signal === given ? copied(options, context, undefined, undefined) : copied(options, context, signalKey, signal)) as O;
+  return copied(options, context, signal === given ? undefined : signalKey, signal) as O;
 }
 
 /**
@@ -93,7 +93,7 @@ const isEnumerable = Object.prototype.propertyIsEnumerable;
  */
 function withLazySignal<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O {
   const owned = options !== undefined && isEnumerable.call(options, signalKey);
-  const next = owned ? copied(options, context, undefined, undefined) : copied(options, context, signalKey, undefined);
+  const next = copied(options, context, owned ? undefined : signalKey, undefined);
   return new Proxy(next, new LazySignal(context, signalKey)) as O;
 }
 

@@ -30,8 +30,7 @@ export class Cleaner implements CleaningOptions {
   ) {}
 
   clean(text: string, key?: string): string {
-    if (text.length > MEMO_MAX_TEXT || (key !== undefined && text.includes(key))) return cleanText(this, text, key);
-    return this.remembered(this.memo, text, this.maxErrorLength);
+    return this.remembered(this.memo, text, key, this.maxErrorLength);
   }
 
   /**
@@ -40,12 +39,12 @@ export class Cleaner implements CleaningOptions {
    * bad arguments named, the same status), and cleaning them is ~1-2 µs.
    */
   cleanJson(json: string, key?: string): string {
-    const maxLength = json.length * 4 + 1024;
-    if (json.length > MEMO_MAX_TEXT || (key !== undefined && json.includes(key))) return cleanText(this, json, key, maxLength);
-    return this.remembered(this.jsonMemo, json, maxLength);
+    return this.remembered(this.jsonMemo, json, key, json.length * 4 + 1024);
   }
 
-  private remembered(memo: Map<string, string>, text: string, maxLength: number): string {
+  /** Long texts, and texts holding the key to mask, are cleaned each time; others once, while remembered. */
+  private remembered(memo: Map<string, string>, text: string, key: string | undefined, maxLength: number): string {
+    if (text.length > MEMO_MAX_TEXT || (key !== undefined && text.includes(key))) return cleanText(this, text, key, maxLength);
     let cleaned = memo.get(text);
     if (cleaned === undefined) {
       cleaned = cleanText(this, text, undefined, maxLength);
