@@ -1,5 +1,7 @@
 import { Agent } from "@mastra/core/agent";
+import { Mastra } from "@mastra/core/mastra";
 import { RequestContext } from "@mastra/core/request-context";
+import { InMemoryStore } from "@mastra/core/storage";
 import { createTool } from "@mastra/core/tools";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock, type FakeClock } from "@retry-reflect/core/testing";
@@ -283,6 +285,47 @@ describe("a Mastra agent (agent.generate, a mock model) running tools made with 
     expect(runs).toBe(0);
     expect(result.finishReason).toBe("suspended");
     expect(model.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("an approved call runs under the plugin: approveToolCallGenerate resumes it, and its 503 is retried in place", async () => {
+    const clock = createFakeClock();
+    const recorder = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder] });
+    let runs = 0;
+    const deleteFile = createTool({
+      id: "delete_file",
+      description: "Deletes a file.",
+      inputSchema: z.object({ path: z.string() }),
+      requireApproval: true,
+      execute: async () => {
+        runs += 1;
+        if (runs === 1) throw Object.assign(new Error("503 Service Unavailable"), { status: 503 });
+        return { deleted: true };
+      },
+    });
+    const model = scriptedModel(callTools({ name: "delete_file", input: { path: "/tmp/a" }, id: "call_1" }), reply("Deleted."));
+    // Resuming a suspended run needs its snapshot: the agent is registered with a Mastra that has storage.
+    const mastra = new Mastra({
+      agents: { assistant: agentWith(model, withRetryReflect({ delete_file: deleteFile }, plugin)) },
+      storage: new InMemoryStore(),
+      logger: false,
+    });
+    const agent = mastra.getAgent("assistant");
+
+    const suspended = await generate(clock, agent, "delete it");
+    expect(suspended.finishReason).toBe("suspended");
+    expect(suspended.suspendPayload).toMatchObject({ toolCallId: "call_1", toolName: "delete_file" });
+    expect(runs).toBe(0);
+
+    const result = await drive(clock, agent.approveToolCallGenerate({ runId: suspended.runId as string, toolCallId: "call_1" }));
+
+    expect(result.text).toBe("Deleted.");
+    expect(runs).toBe(2); // the approved call failed with a 503 and was retried in place
+    expect(clock.sleeps).toEqual([500]);
+    expect(recorder.types()).toEqual(["retry", "retry_succeeded"]);
+    expect(toolOutputsSeen(model.doGenerateCalls[1])).toEqual([
+      { toolName: "delete_file", toolCallId: "call_1", output: { type: "json", value: { deleted: true } } },
+    ]);
   });
 
   it("aborts a backoff when the run's abortSignal aborts; the tool ran once", async () => {
