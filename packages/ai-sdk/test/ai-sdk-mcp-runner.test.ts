@@ -1,5 +1,5 @@
-// Tools from `@ai-sdk/mcp` (2.0.99) through the AI SDK's own runner: `generateText` (ai 6.0.325)
-// with a mock model, the tools of `createMCPClient().tools()` connected to real `McpServer`s of
+// Tools from `@ai-sdk/mcp` (2.0.99) through the AI SDK's own runner: `generateText` of ai 6.0.325,
+// and of ai 7.0.173 (`ai-v7`, which needs Node >= 22: skipped on Node 20), with a mock model, the tools of `createMCPClient().tools()` connected to real `McpServer`s of
 // `@modelcontextprotocol/sdk` (1.32.2) over its in-memory transport. What the model is shown, in
 // six cases: a reflection, a 503 retried in place, an open circuit (failing fast, then hidden), a
 // write replayed across two runs sharing a store, an approval, and an abort during a backoff.
@@ -8,8 +8,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
-import { generateText, type ModelMessage, stepCountIs, type ToolSet } from "ai";
-import { afterEach, describe, expect, it } from "vitest";
+import type { ModelMessage, ToolSet } from "ai";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { availableTools, withRetryReflect } from "../src/index.js";
 import { callTools, drive, errorText, recordEvents, reply, scriptedModel, toolOutputsSeen, toolsOffered } from "./helpers.js";
@@ -73,178 +73,202 @@ async function mcpTools(state: Backend): Promise<ToolSet> {
   return (await client.tools()) as unknown as ToolSet;
 }
 
-describe("tools from @ai-sdk/mcp, run by generateText", () => {
-  it("a failure the model can fix reaches it as a reflection (the tool's error text), and its corrected call is made", async () => {
-    const clock = createFakeClock();
-    const state = backend();
-    const tools = withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ clock }));
-    const model = scriptedModel(
-      callTools({ name: "lookup", input: { id: "42" }, id: "c1" }),
-      callTools({ name: "search", input: { query: "order 42" }, id: "c2" }),
-      reply("Order 42 was not found."),
-    );
+/** The runner of one AI SDK major (its `generateText` and `stepCountIs`; AI SDK 7's typed as 6's). */
+type Runner = Pick<typeof import("ai"), "generateText" | "stepCountIs">;
 
-    const result = await drive(clock, generateText({ model, tools, stopWhen: stepCountIs(5), prompt: "find order 42" }));
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
+const runners = [
+  { name: "ai 6.0.325", load: async (): Promise<Runner> => import("ai"), skip: false },
+  {
+    name: `ai 7.0.173 (needs Node >= 22; this is Node ${process.versions.node})`,
+    load: async () => (await import("ai-v7")) as unknown as Runner,
+    skip: NODE_MAJOR < 22,
+  },
+];
 
-    expect(result.text).toBe("Order 42 was not found.");
-    expect(state.lookups).toBe(1);
-    const [seen] = toolOutputsSeen(model.doGenerateCalls[1]);
-    expect(seen).toMatchObject({ toolName: "lookup", toolCallId: "c1" });
-    const text = errorText(seen);
-    expect(text).toContain("The tool 'lookup' failed");
-    expect(text).toContain("no order with id 42: ids look like ORD-1234");
-    expect(text).toContain("corrected arguments");
-    expect(text).toContain('"recoverable":true');
-  });
-
-  it("a 503 the server reports is retried in place after the backoff: the model sees only the result", async () => {
-    const clock = createFakeClock();
-    const state = backend();
-    state.searchFailures = 2;
-    const recorder = recordEvents();
-    const tools = withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ clock, observers: [recorder] }));
-    const model = scriptedModel(callTools({ name: "search", input: { query: "retry" }, id: "c1" }), reply("Found it."));
-
-    const result = await drive(clock, generateText({ model, tools, stopWhen: stepCountIs(5), prompt: "search" }));
-
-    expect(result.text).toBe("Found it.");
-    expect(state.searches).toBe(3);
-    expect(model.doGenerateCalls).toHaveLength(2); // the retries cost no model step
-    const [seen] = toolOutputsSeen(model.doGenerateCalls[1]);
-    expect(seen?.toolName).toBe("search");
-    expect(JSON.stringify(seen?.output)).toContain("found retry");
-    expect(JSON.stringify(seen?.output)).not.toContain("503");
-    expect(clock.sleeps).toEqual([500, 1000]);
-    expect(recorder.events.filter((event) => event.type === "retry").map((event) => event.fields)).toMatchObject([
-      { attempt: 1, mode: "in_place", error_code: "TRANSIENT" },
-      { attempt: 2, mode: "in_place", error_code: "TRANSIENT" },
-    ]);
-  });
-
-  it("once the circuit opens, a call fails fast without reaching the server, and availableTools hides the tool from the next turn", async () => {
-    const clock = createFakeClock();
-    const state = backend();
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 });
-    const tools = withRetryReflect(await mcpTools(state), plugin);
-    const run = (model: ReturnType<typeof scriptedModel>, activeTools: boolean) =>
-      drive(
-        clock,
-        generateText({
-          model,
-          tools,
-          stopWhen: stepCountIs(6),
-          ...(activeTools ? { prepareStep: () => ({ activeTools: availableTools(plugin, tools) }) } : {}),
-          prompt: "find order 42",
-        }),
-      );
-
-    // Without hiding: two failures open the circuit, and a third call is refused without reaching the server.
-    const first = scriptedModel(
-      callTools({ name: "lookup", input: { id: "1" }, id: "c1" }),
-      callTools({ name: "lookup", input: { id: "2" }, id: "c2" }),
-      callTools({ name: "lookup", input: { id: "3" }, id: "c3" }),
-      reply("The order service is down."),
-    );
-    await run(first, false);
-    expect(state.lookups).toBe(2);
-    expect(plugin.circuitState("lookup")).toBe("open");
-    const refused = errorText(toolOutputsSeen(first.doGenerateCalls[3])[0]);
-    expect(refused).toContain('"error_code":"CIRCUIT_OPEN"');
-    expect(refused).toContain("Do not call it again for now (it may work again in about 60 s)");
-
-    // With availableTools in prepareStep, the next run is not offered the tool while its circuit is open.
-    const second = scriptedModel(callTools({ name: "search", input: { query: "order 42" }, id: "d1" }), reply("From the docs."));
-    await run(second, true);
-    expect(toolsOffered(second.doGenerateCalls[0])).toEqual(["send_email", "search"]);
-    expect(state.lookups).toBe(2);
-  });
-
-  it("a write is replayed, never sent twice, across two runs of one tenant sharing a store; another tenant's runs", async () => {
-    const state = backend();
-    const store = new InMemoryIdempotencyStore();
-    const tenant = (call: { options: { experimental_context?: unknown } }) =>
-      (call.options.experimental_context as { tenant: string }).tenant;
-    // Two processes: each its own MCP client (and server connection), plugin and wrapper; one store.
-    const wrapped = async () =>
-      withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ idempotency: { store } }), { namespace: tenant, scope: tenant });
-    const [inFirst, inSecond] = await Promise.all([wrapped(), wrapped()]);
-    const run = (tools: ToolSet, who: string, id: string) => {
-      const model = scriptedModel(callTools({ name: "send_email", input: { to: "ana@example.com" }, id }), reply("Sent."));
-      return generateText({ model, tools, stopWhen: stepCountIs(3), prompt: "email Ana", experimental_context: { tenant: who } }).then(() =>
-        toolOutputsSeen(model.doGenerateCalls[1]),
-      );
-    };
-
-    const original = await run(inFirst, "acme", "c1");
-    const replayed = await run(inSecond, "acme", "c2"); // the run re-issued after a crash, in another process
-    expect(state.sent).toEqual(["ana@example.com"]);
-    expect(replayed[0]?.output).toEqual(original[0]?.output);
-    expect(JSON.stringify(original[0]?.output)).toContain("sent to ana@example.com");
-
-    await run(inSecond, "globex", "c3"); // another tenant's identical write is its own
-    expect(state.sent).toEqual(["ana@example.com", "ana@example.com"]);
-  });
-
-  it("leaves approvals to the AI SDK: the call waits for approval, and once approved runs under the plugin, once", async () => {
-    const clock = createFakeClock();
-    const state = backend();
-    const given = await mcpTools(state);
-    const started: Array<{ toolName: string; effect: string }> = []; // the calls the plugin ran
-    const plugin = RetryReflectPlugin.create({
-      clock,
-      observers: [{ onCallStart: ({ toolName, effect }) => void started.push({ toolName, effect }) }],
+for (const runner of runners)
+  describe.skipIf(runner.skip)(`tools from @ai-sdk/mcp, run by generateText of ${runner.name}`, () => {
+    let ai: Runner;
+    beforeAll(async () => {
+      ai = await runner.load(); // imported here, so that Node 20 never loads AI SDK 7
     });
-    const tools = withRetryReflect({ ...given, send_email: { ...given.send_email, needsApproval: true } } as ToolSet, plugin);
-    expect((tools.send_email as { needsApproval?: unknown }).needsApproval).toBe(true);
 
-    const asking = scriptedModel(callTools({ name: "send_email", input: { to: "ana@example.com" }, id: "c1" }));
-    const prompt: ModelMessage[] = [{ role: "user", content: "email Ana" }];
-    const asked = await drive(clock, generateText({ model: asking, tools, stopWhen: stepCountIs(3), messages: prompt }));
-    const request = asked.content.find((part) => part.type === "tool-approval-request");
-    expect(request).toMatchObject({ type: "tool-approval-request", toolCall: { toolName: "send_email", toolCallId: "c1" } });
-    expect(state.sent).toEqual([]); // nothing ran before the approval
-    expect(started).toEqual([]);
+    it("a failure the model can fix reaches it as a reflection (the tool's error text), and its corrected call is made", async () => {
+      const clock = createFakeClock();
+      const state = backend();
+      const tools = withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ clock }));
+      const model = scriptedModel(
+        callTools({ name: "lookup", input: { id: "42" }, id: "c1" }),
+        callTools({ name: "search", input: { query: "order 42" }, id: "c2" }),
+        reply("Order 42 was not found."),
+      );
 
-    const approved = scriptedModel(reply("Sent."));
-    const messages: ModelMessage[] = [
-      ...prompt,
-      ...asked.response.messages,
-      {
-        role: "tool",
-        content: [{ type: "tool-approval-response", approvalId: (request as { approvalId: string }).approvalId, approved: true }],
-      },
-    ];
-    const result = await drive(clock, generateText({ model: approved, tools, stopWhen: stepCountIs(3), messages }));
+      const result = await drive(clock, ai.generateText({ model, tools, stopWhen: ai.stepCountIs(5), prompt: "find order 42" }));
 
-    expect(result.text).toBe("Sent.");
-    expect(state.sent).toEqual(["ana@example.com"]);
-    expect(started).toEqual([{ toolName: "send_email", effect: "write" }]); // a write, by its MCP annotations
-    const [seen] = toolOutputsSeen(approved.doGenerateCalls[0]);
-    expect(seen).toMatchObject({ toolName: "send_email", toolCallId: "c1" });
-    expect(JSON.stringify(seen?.output)).toContain("sent to ana@example.com");
+      expect(result.text).toBe("Order 42 was not found.");
+      expect(state.lookups).toBe(1);
+      const [seen] = toolOutputsSeen(model.doGenerateCalls[1]);
+      expect(seen).toMatchObject({ toolName: "lookup", toolCallId: "c1" });
+      const text = errorText(seen);
+      expect(text).toContain("The tool 'lookup' failed");
+      expect(text).toContain("no order with id 42: ids look like ORD-1234");
+      expect(text).toContain("corrected arguments");
+      expect(text).toContain('"recoverable":true');
+    });
+
+    it("a 503 the server reports is retried in place after the backoff: the model sees only the result", async () => {
+      const clock = createFakeClock();
+      const state = backend();
+      state.searchFailures = 2;
+      const recorder = recordEvents();
+      const tools = withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ clock, observers: [recorder] }));
+      const model = scriptedModel(callTools({ name: "search", input: { query: "retry" }, id: "c1" }), reply("Found it."));
+
+      const result = await drive(clock, ai.generateText({ model, tools, stopWhen: ai.stepCountIs(5), prompt: "search" }));
+
+      expect(result.text).toBe("Found it.");
+      expect(state.searches).toBe(3);
+      expect(model.doGenerateCalls).toHaveLength(2); // the retries cost no model step
+      const [seen] = toolOutputsSeen(model.doGenerateCalls[1]);
+      expect(seen?.toolName).toBe("search");
+      expect(JSON.stringify(seen?.output)).toContain("found retry");
+      expect(JSON.stringify(seen?.output)).not.toContain("503");
+      expect(clock.sleeps).toEqual([500, 1000]);
+      expect(recorder.events.filter((event) => event.type === "retry").map((event) => event.fields)).toMatchObject([
+        { attempt: 1, mode: "in_place", error_code: "TRANSIENT" },
+        { attempt: 2, mode: "in_place", error_code: "TRANSIENT" },
+      ]);
+    });
+
+    it("once the circuit opens, a call fails fast without reaching the server, and availableTools hides the tool from the next turn", async () => {
+      const clock = createFakeClock();
+      const state = backend();
+      const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 });
+      const tools = withRetryReflect(await mcpTools(state), plugin);
+      const run = (model: ReturnType<typeof scriptedModel>, activeTools: boolean) =>
+        drive(
+          clock,
+          ai.generateText({
+            model,
+            tools,
+            stopWhen: ai.stepCountIs(6),
+            ...(activeTools ? { prepareStep: () => ({ activeTools: availableTools(plugin, tools) }) } : {}),
+            prompt: "find order 42",
+          }),
+        );
+
+      // Without hiding: two failures open the circuit, and a third call is refused without reaching the server.
+      const first = scriptedModel(
+        callTools({ name: "lookup", input: { id: "1" }, id: "c1" }),
+        callTools({ name: "lookup", input: { id: "2" }, id: "c2" }),
+        callTools({ name: "lookup", input: { id: "3" }, id: "c3" }),
+        reply("The order service is down."),
+      );
+      await run(first, false);
+      expect(state.lookups).toBe(2);
+      expect(plugin.circuitState("lookup")).toBe("open");
+      const refused = errorText(toolOutputsSeen(first.doGenerateCalls[3])[0]);
+      expect(refused).toContain('"error_code":"CIRCUIT_OPEN"');
+      expect(refused).toContain("Do not call it again for now (it may work again in about 60 s)");
+
+      // With availableTools in prepareStep, the next run is not offered the tool while its circuit is open.
+      const second = scriptedModel(callTools({ name: "search", input: { query: "order 42" }, id: "d1" }), reply("From the docs."));
+      await run(second, true);
+      expect(toolsOffered(second.doGenerateCalls[0])).toEqual(["send_email", "search"]);
+      expect(state.lookups).toBe(2);
+    });
+
+    it("a write is replayed, never sent twice, across two runs of one tenant sharing a store; another tenant's runs", async () => {
+      const state = backend();
+      const store = new InMemoryIdempotencyStore();
+      // The run's context: AI SDK 6 gives every tool `experimental_context`, AI SDK 7 each tool its `toolsContext` entry as `context`.
+      const tenant = ({ options }: { options: { experimental_context?: unknown; context?: unknown } }) =>
+        ((options.context ?? options.experimental_context) as { tenant: string }).tenant;
+      // Two processes: each its own MCP client (and server connection), plugin and wrapper; one store.
+      const wrapped = async () =>
+        withRetryReflect(await mcpTools(state), RetryReflectPlugin.create({ idempotency: { store } }), {
+          namespace: tenant,
+          scope: tenant,
+        });
+      const [inFirst, inSecond] = await Promise.all([wrapped(), wrapped()]);
+      const contextOf = (who: string) => ({ experimental_context: { tenant: who }, toolsContext: { send_email: { tenant: who } } });
+      const run = (tools: ToolSet, who: string, id: string) => {
+        const model = scriptedModel(callTools({ name: "send_email", input: { to: "ana@example.com" }, id }), reply("Sent."));
+        return ai
+          .generateText({ model, tools, stopWhen: ai.stepCountIs(3), prompt: "email Ana", ...contextOf(who) })
+          .then(() => toolOutputsSeen(model.doGenerateCalls[1]));
+      };
+
+      const original = await run(inFirst, "acme", "c1");
+      const replayed = await run(inSecond, "acme", "c2"); // the run re-issued after a crash, in another process
+      expect(state.sent).toEqual(["ana@example.com"]);
+      expect(replayed[0]?.output).toEqual(original[0]?.output);
+      expect(JSON.stringify(original[0]?.output)).toContain("sent to ana@example.com");
+
+      await run(inSecond, "globex", "c3"); // another tenant's identical write is its own
+      expect(state.sent).toEqual(["ana@example.com", "ana@example.com"]);
+    });
+
+    it("leaves approvals to the AI SDK: the call waits for approval, and once approved runs under the plugin, once", async () => {
+      const clock = createFakeClock();
+      const state = backend();
+      const given = await mcpTools(state);
+      const started: Array<{ toolName: string; effect: string }> = []; // the calls the plugin ran
+      const plugin = RetryReflectPlugin.create({
+        clock,
+        observers: [{ onCallStart: ({ toolName, effect }) => void started.push({ toolName, effect }) }],
+      });
+      const tools = withRetryReflect({ ...given, send_email: { ...given.send_email, needsApproval: true } } as ToolSet, plugin);
+      expect((tools.send_email as { needsApproval?: unknown }).needsApproval).toBe(true);
+
+      const asking = scriptedModel(callTools({ name: "send_email", input: { to: "ana@example.com" }, id: "c1" }));
+      const prompt: ModelMessage[] = [{ role: "user", content: "email Ana" }];
+      const asked = await drive(clock, ai.generateText({ model: asking, tools, stopWhen: ai.stepCountIs(3), messages: prompt }));
+      const request = asked.content.find((part) => part.type === "tool-approval-request");
+      expect(request).toMatchObject({ type: "tool-approval-request", toolCall: { toolName: "send_email", toolCallId: "c1" } });
+      expect(state.sent).toEqual([]); // nothing ran before the approval
+      expect(started).toEqual([]);
+
+      const approved = scriptedModel(reply("Sent."));
+      const messages: ModelMessage[] = [
+        ...prompt,
+        ...asked.response.messages,
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: (request as { approvalId: string }).approvalId, approved: true }],
+        },
+      ];
+      const result = await drive(clock, ai.generateText({ model: approved, tools, stopWhen: ai.stepCountIs(3), messages }));
+
+      expect(result.text).toBe("Sent.");
+      expect(state.sent).toEqual(["ana@example.com"]);
+      expect(started).toEqual([{ toolName: "send_email", effect: "write" }]); // a write, by its MCP annotations
+      const [seen] = toolOutputsSeen(approved.doGenerateCalls[0]);
+      expect(seen).toMatchObject({ toolName: "send_email", toolCallId: "c1" });
+      expect(JSON.stringify(seen?.output)).toContain("sent to ana@example.com");
+    });
+
+    it("an abort during an in-place backoff ends the run with its reason: the server is not called again", async () => {
+      const clock = createFakeClock();
+      const state = backend();
+      state.searchFailures = Number.POSITIVE_INFINITY;
+      const tools = withRetryReflect(
+        await mcpTools(state),
+        RetryReflectPlugin.create({ clock, initialBackoffMs: 30_000, maxBackoffMs: 30_000 }),
+      );
+      const controller = new AbortController();
+      const model = scriptedModel(callTools({ name: "search", input: { query: "x" }, id: "c1" }), reply("never"));
+      const run = ai.generateText({ model, tools, stopWhen: ai.stepCountIs(3), abortSignal: controller.signal, prompt: "search" });
+      run.catch(() => undefined);
+
+      for (let round = 0; round < 1000 && clock.pendingSleeps() === 0; round++) await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(clock.sleeps).toEqual([30_000]);
+      const reason = new Error("the user cancelled");
+      controller.abort(reason);
+
+      await expect(run).rejects.toBe(reason);
+      expect(state.searches).toBe(1);
+      expect(clock.now()).toBe(0); // the backoff was never waited out
+      expect(model.doGenerateCalls).toHaveLength(1);
+    });
   });
-
-  it("an abort during an in-place backoff ends the run with its reason: the server is not called again", async () => {
-    const clock = createFakeClock();
-    const state = backend();
-    state.searchFailures = Number.POSITIVE_INFINITY;
-    const tools = withRetryReflect(
-      await mcpTools(state),
-      RetryReflectPlugin.create({ clock, initialBackoffMs: 30_000, maxBackoffMs: 30_000 }),
-    );
-    const controller = new AbortController();
-    const model = scriptedModel(callTools({ name: "search", input: { query: "x" }, id: "c1" }), reply("never"));
-    const run = generateText({ model, tools, stopWhen: stepCountIs(3), abortSignal: controller.signal, prompt: "search" });
-    run.catch(() => undefined);
-
-    for (let round = 0; round < 1000 && clock.pendingSleeps() === 0; round++) await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(clock.sleeps).toEqual([30_000]);
-    const reason = new Error("the user cancelled");
-    controller.abort(reason);
-
-    await expect(run).rejects.toBe(reason);
-    expect(state.searches).toBe(1);
-    expect(clock.now()).toBe(0); // the backoff was never waited out
-    expect(model.doGenerateCalls).toHaveLength(1);
-  });
-});
