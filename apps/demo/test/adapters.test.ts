@@ -17,6 +17,24 @@ function cli(argv: string[]) {
   return { out, err, done };
 }
 
+async function cliRun(argv: string[]) {
+  const run = cli(argv);
+  return { ...run, code: await run.done };
+}
+
+/** The default run (LangChain's middleware), once: what each adapter's run is compared with. */
+const langchainRun = cliRun(["--fast"]);
+
+/** The transcript's dialogue and log lines: the user, the model, the tools, the plugin (not the narrator's notes, not the headers). */
+function dialogue(lines: readonly string[]): string[] {
+  return lines.filter((line) => /^\[(User|Model|Tool Success|Tool Error|Plugin injects)\]|^ {4}(WARN|INFO) /.test(line));
+}
+
+/** The summary table's rows, one per scenario. */
+function summaryRows(lines: readonly string[]): string[] {
+  return lines.filter((line) => /^\d+ {2}\S/.test(line));
+}
+
 /** The reference transcript's lines, in order (the same as through LangChain). */
 const EXPECTED_LINES = [
   "[User]: What's the weather in NYC?",
@@ -54,16 +72,27 @@ describe.each(adapters)("--adapter %s", (adapter, engine) => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 
-  it("runs from the CLI with the same summary row and final line", async () => {
-    const run = cli(["--adapter", adapter, "--fast"]);
-    expect(await run.done).toBe(0);
+  it("plays the seven offline scenarios from the CLI as LangChain does: the same dialogue, log lines and summary", async () => {
+    const [reference, run] = await Promise.all([langchainRun, cliRun(["--adapter", adapter, "--fast"])]);
+    expect(run.code).toBe(0);
     expect(run.err).toEqual([]);
-    expect(run.out).toContain(
-      "1  reflection (kelvin)  2           3            0         1            0                    0           ✓ answered after 1 reflection: 22 °C, sunny",
-    );
-    expect(run.out.at(-1)).toBe("The 1 scenario ended as expected.");
+    expect(run.out.at(-1)).toBe("All 7 scenarios ended as expected.");
     expect(run.out.join("\n")).toContain(`(--adapter ${adapter})`);
-    expect(run.out.join("\n")).not.toContain("Scenario 2 ·");
+    expect(run.out.join("\n")).not.toContain("Scenario 8"); // LangChain's replicas only
+    // What the user, the model and the tools say, and the plugin's log lines, line for line.
+    expect(dialogue(run.out)).toEqual(dialogue(reference.out));
+    expect(dialogue(run.out).length).toBeGreaterThan(60);
+    expect(summaryRows(run.out)).toEqual(summaryRows(reference.out));
+    expect(summaryRows(run.out)).toHaveLength(7);
+  });
+
+  it("plays a scenario chosen with --scenario", async () => {
+    const run = await cliRun(["--adapter", adapter, "--fast", "--scenario", "4"]);
+    expect(run.code).toBe(0);
+    expect(summaryRows(run.out)).toEqual([
+      "4  lost email response  2           4            1         0            0                    2           ✓ 1 email sent, 2 duplicates prevented",
+    ]);
+    expect(run.out.at(-1)).toBe("The 1 scenario ended as expected.");
   });
 });
 
@@ -87,17 +116,18 @@ describe("--adapter usage", () => {
     );
   });
 
-  it("exits 2 for a scenario other than 1, --engine or --model with an adapter other than langchain", async () => {
-    const scenario = cli(["--adapter", "mcp", "--scenario", "4"]);
+  it("exits 2 for scenario 8, --engine or --model with an adapter other than langchain", async () => {
+    const scenario = cli(["--adapter", "mcp", "--scenario", "8"]);
     expect(await scenario.done).toBe(2);
     expect(scenario.err).toEqual([
-      "demo: --scenario 4: --adapter mcp plays only scenario 1 (reflection); the others need --adapter langchain",
+      "demo: --scenario 8: two replicas share one Redis, so it needs REDIS_URL (e.g. REDIS_URL=redis://localhost:6379; start one with docker compose -f packages/redis/compose.yaml up -d, or redis-server)",
     ]);
+    expect(() => parseArgs(["--adapter", "openai-agents", "--scenario", "8"], { REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(
+      "--scenario 8: --adapter openai-agents plays scenarios 1-7; scenario 8 (two replicas share one Redis) needs --adapter langchain",
+    );
+    expect(parseArgs(["--adapter", "mastra", "--scenario", "3,7"], {}).scenarios).toEqual([3, 7]);
     expect(() => parseArgs(["--adapter", "ai-sdk", "--engine", "core"], {})).toThrow("--engine core: only with --adapter langchain");
     expect(() => parseArgs(["--adapter", "ai-sdk", "--model", "openai:gpt-4o-mini"], {})).toThrow("--model: only with --adapter langchain");
-    expect(() => parseArgs(["--adapter", "openai-agents", "--scenario", "2"], {})).toThrow(
-      "--scenario 2: --adapter openai-agents plays only scenario 1 (reflection)",
-    );
     expect(() => parseArgs(["--adapter", "mastra", "--engine", "agent"], {})).toThrow("--engine agent: only with --adapter langchain");
     expect(() => parseArgs(["--adapter", "mastra", "--model", "openai:gpt-4o-mini"], {})).toThrow(
       "--model: only with --adapter langchain (--adapter mastra plays the scripted model)",

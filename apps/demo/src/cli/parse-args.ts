@@ -11,7 +11,7 @@ export interface CliOptions {
   readonly fast: boolean;
   /** `"agent"` (LangChain createAgent + middleware) or `"core"` (a plain loop on plugin.execute). */
   readonly engine: "agent" | "core" | undefined;
-  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk`, `mcp`, `openai-agents` or `mastra` (scenario 1 only). */
+  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk`, `mcp`, `openai-agents` or `mastra` (the seven offline ones). */
   readonly adapter: DemoAdapter;
   /** `true`/`false` to force colours, undefined to follow the terminal. */
   readonly color: boolean | undefined;
@@ -26,9 +26,6 @@ export type DemoAdapter = (typeof ADAPTERS)[number];
 const ADAPTER_CHOICES = `${ADAPTERS.slice(0, -1)
   .map((adapter) => `"${adapter}"`)
   .join(", ")} or "${ADAPTERS.at(-1)}"`;
-
-/** The one scenario the adapters other than `langchain` play: scenario 1, the reflection. */
-export const ADAPTER_SCENARIO = 1;
 
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
@@ -67,7 +64,7 @@ Options:
                      mcp (an in-process McpServer + Client, @retry-reflect/mcp), openai-agents
                      (the Agents SDK's run + @retry-reflect/openai-agents, its ScriptedModel) or
                      mastra (a Mastra Agent + @retry-reflect/mastra, a mock model); all but
-                     langchain play scenario ${ADAPTER_SCENARIO} only
+                     langchain play scenarios 1-${SCENARIO_COUNT}, not ${REDIS_SCENARIO}
   --color, --no-color  force colours on or off (default: on when stdout is a terminal)
   -h, --help         show this help
 
@@ -192,10 +189,9 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     }
   }
   if (adapter !== "langchain") {
-    const other = scenarios.find((id) => id !== ADAPTER_SCENARIO);
-    if (other !== undefined)
+    if (scenarios.includes(REDIS_SCENARIO))
       throw new CliError(
-        `--scenario ${other}: --adapter ${adapter} plays only scenario ${ADAPTER_SCENARIO} (reflection); the others need --adapter langchain`,
+        `--scenario ${REDIS_SCENARIO}: --adapter ${adapter} plays scenarios 1-${SCENARIO_COUNT}; scenario ${REDIS_SCENARIO} (two replicas share one Redis) needs --adapter langchain`,
       );
     if (engine !== undefined)
       throw new CliError(`--engine ${engine}: only with --adapter langchain (--adapter ${adapter} has its own loop)`);

@@ -9,7 +9,7 @@ import { openAiAgentsEngine } from "../runner/openai-agents-engine.js";
 import { runDemo } from "../runner/run-demo.js";
 import { createVirtualClock } from "../runner/virtual-clock.js";
 import { type DemoTracing, setupTracing } from "../tracing/setup-tracing.js";
-import { ADAPTER_SCENARIO, CliError, type DemoAdapter, HELP_TEXT, parseArgs } from "./parse-args.js";
+import { CliError, type DemoAdapter, HELP_TEXT, parseArgs, SCENARIO_COUNT } from "./parse-args.js";
 
 export interface CliIo {
   /** One line of normal output. */
@@ -26,22 +26,24 @@ const ADAPTER_RUNS = {
   "ai-sdk": {
     engine: aiSdkEngine,
     engineLabel: "AI SDK generateText + withRetryReflect(tools, plugin) (--adapter ai-sdk), a scripted MockLanguageModelV3",
-    toolsLabel: "Tools: an AI SDK tool() calling the real weather service on 127.0.0.1.",
+    toolsLabel: "Tools: the scenarios' tools as AI SDK tool()s, calling real HTTP services on 127.0.0.1, with injected faults.",
   },
   mcp: {
     engine: mcpEngine,
     engineLabel: "a scripted loop on withRetryReflect(client, plugin).callTool (--adapter mcp)",
-    toolsLabel: "Tools: an in-process McpServer (in-memory transport) whose get_weather calls the real weather service on 127.0.0.1.",
+    toolsLabel:
+      "Tools: the scenarios' tools served by an in-process McpServer (in-memory transport), calling real HTTP services on 127.0.0.1, with injected faults.",
   },
   "openai-agents": {
     engine: openAiAgentsEngine,
     engineLabel: "OpenAI Agents SDK run(agent) + withRetryReflect(definitions, plugin) (--adapter openai-agents), a scripted ScriptedModel",
-    toolsLabel: "Tools: an Agents SDK tool definition calling the real weather service on 127.0.0.1.",
+    toolsLabel:
+      "Tools: the scenarios' tools as Agents SDK tool definitions, calling real HTTP services on 127.0.0.1, with injected faults.",
   },
   mastra: {
     engine: mastraEngine,
     engineLabel: "Mastra Agent.generate + withRetryReflect(tools, plugin) (--adapter mastra), a scripted MockLanguageModelV3",
-    toolsLabel: "Tools: a Mastra createTool() calling the real weather service on 127.0.0.1.",
+    toolsLabel: "Tools: the scenarios' tools as Mastra createTool()s, calling real HTTP services on 127.0.0.1, with injected faults.",
   },
 } as const satisfies Record<Exclude<DemoAdapter, "langchain">, { engine: unknown; engineLabel: string; toolsLabel: string }>;
 
@@ -91,7 +93,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const result = await runDemo({
       sink: io.out,
       style,
-      scenarioIds: adapterRun ? [ADAPTER_SCENARIO] : options.scenarios,
+      // Another adapter plays the offline scenarios (1-7); scenario 8's replicas are LangChain agents.
+      scenarioIds:
+        adapterRun && options.scenarios.length === 0 ? Array.from({ length: SCENARIO_COUNT }, (_, index) => index + 1) : options.scenarios,
       clock,
       clockLabel: options.fast ? "virtual time (--fast: backoffs and the reset are simulated, not waited for)" : "real time",
       engine: adapterRun?.engine ?? (engine === "agent" ? agentEngine : coreEngine),
@@ -102,7 +106,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       model,
       observers: tracing ? [tracing.observer] : [],
       tracerProvider: tracing?.tracerProvider,
-      redisUrl: options.redisUrl,
+      redisUrl: adapterRun ? undefined : options.redisUrl,
     });
     return result.ok ? 0 : 1;
   } finally {

@@ -10,12 +10,15 @@ export class EventNotes {
   private readonly aborted = new Set<string>();
   /** Tools with an attempt cut off by its timeout in the call now running, with that timeout. */
   private readonly cutOff = new Map<string, number>();
+  /** Tools cut off before their signal's abort reached them (over MCP it travels as a message): told when it does. */
+  private readonly abortOnItsWay = new Set<string>();
 
   constructor(private readonly transcript: Transcript) {}
 
   /** A tool saw its signal abort (it told `ToolHooks.onAbort`). */
   toolAborted(toolName: string): void {
-    this.aborted.add(toolName);
+    if (!this.abortOnItsWay.delete(toolName)) this.aborted.add(toolName);
+    else this.transcript.note(`(the abort reached ${toolName} a moment later: it stopped and cancelled its request)`);
   }
 
   /** Called after `event`'s log line. */
@@ -32,10 +35,11 @@ export class EventNotes {
         this.cutOff.set(tool, timeoutMs);
         // The plugin aborts the attempt's signal before it says so: a tool that listens has seen it by now.
         const honoured = this.aborted.delete(tool);
+        if (!honoured) this.abortOnItsWay.add(tool);
         this.transcript.note(
           honoured
             ? `(no answer after ${timeoutMs} ms: the plugin cut attempt ${attempt} off and aborted its context.signal; ${tool} stopped and cancelled its request)`
-            : `(no answer after ${timeoutMs} ms: the plugin cut attempt ${attempt} off and aborted its context.signal; ${tool} ignores it, but nobody waits for it any more)`,
+            : `(no answer after ${timeoutMs} ms: the plugin cut attempt ${attempt} off and aborted its context.signal; ${tool} has not stopped yet, but nobody waits for it any more)`,
         );
         break;
       }
@@ -53,14 +57,20 @@ export class EventNotes {
             `(attempt ${event.fields.attempt} answered within ${timeoutMs} ms: its result goes to the model, which never sees the timeout)`,
           );
         }
-        this.cutOff.delete(event.toolName);
+        this.callEnded(event.toolName);
         break;
       }
       case "retries_exhausted":
-        this.cutOff.delete(event.toolName);
+        this.callEnded(event.toolName);
         break;
       default:
         break;
     }
+  }
+
+  /** The call of `toolName` ended: an abort still on its way is no longer told (a tool that never saw it ignored it). */
+  private callEnded(toolName: string): void {
+    this.cutOff.delete(toolName);
+    this.abortOnItsWay.delete(toolName);
   }
 }

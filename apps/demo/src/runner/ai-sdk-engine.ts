@@ -1,58 +1,60 @@
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { withRetryReflect } from "@retry-reflect/ai-sdk";
-import { generateText, stepCountIs, tool } from "ai";
-import { z } from "zod";
+import { generateText, hasToolCall, stepCountIs, type ToolSet, tool } from "ai";
 import { textOf } from "../model/conversation.js";
 import { ScriptedChatModel } from "../model/scripted-chat-model.js";
-import { observeExecution } from "../tools/tool-hooks.js";
-import { fetchWeather, WEATHER_TOOL_DESCRIPTION } from "../tools/weather-tool.js";
+import { effectsOf, scenarioTools } from "./scenario-tools.js";
 import { scriptedLanguageModel } from "./scripted-language-model.js";
 import { reportedToolCall } from "./scripted-turn.js";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine } from "./turn-engine.js";
 
+type Execute = (args: unknown, options: { toolCallId: string }) => Promise<unknown>;
+
 /**
  * `--adapter ai-sdk`: the AI SDK's `generateText` with `withRetryReflect(tools, plugin)` from
- * `@retry-reflect/ai-sdk`, a scripted mock model, and an AI SDK `get_weather` tool on the demo's
- * weather service. Plays scenario 1 only (its tool is the one built here).
+ * `@retry-reflect/ai-sdk` and a scripted mock model. Each of the scenario's tools is an AI SDK
+ * `tool()` (its description and zod schema) whose `execute` runs the tool's function with the
+ * attempt's signal (`options.abortSignal`); its effect goes in the adapter's `toolEffects`. A
+ * `returnDirect` tool ends the run (`stopWhen: hasToolCall`).
  */
 export const aiSdkEngine: TurnEngine = async (input) => {
   if (!(input.model instanceof ScriptedChatModel)) throw new Error("--adapter ai-sdk plays the scripted model only");
-  const { services, hooks = {} } = input;
-  if (!services) throw new Error("--adapter ai-sdk needs the scenario's services");
-  const getWeather = tool({
-    description: WEATHER_TOOL_DESCRIPTION,
-    inputSchema: z.object({
-      city: z.string().describe("City name, e.g. NYC, London, Paris"),
-      units: z.string().describe("Temperature units"),
-    }),
-    execute: (args, options) =>
-      observeExecution(hooks, "get_weather", args, () => fetchWeather(services.weather.url, args, options.abortSignal)),
+  const tools = scenarioTools(input);
+  const own: ToolSet = {};
+  for (const scenarioTool of tools) {
+    own[scenarioTool.name] = tool({
+      description: scenarioTool.description,
+      inputSchema: scenarioTool.schema,
+      execute: (args, options) => scenarioTool.run(args, options.abortSignal),
+    });
+  }
+  const wrapped = withRetryReflect(own, input.plugin, {
+    scope: input.threadId,
+    toolEffects: effectsOf(tools),
+    ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
   });
-  const wrapped = withRetryReflect({ get_weather: getWeather }, input.plugin, { scope: input.threadId });
-  const execute = wrapped.get_weather.execute;
-  if (typeof execute !== "function") throw new Error("the wrapped get_weather has no execute");
 
   const conversation: BaseMessage[] = [...input.messages];
-  // Reports what the model receives as the tool's result: its output, or the plugin's message (a tool error).
-  const reported: typeof wrapped = {
-    get_weather: {
-      ...wrapped.get_weather,
-      execute: (args, options) =>
-        reportedToolCall(input, conversation, { toolName: "get_weather", toolCallId: options.toolCallId }, async () =>
-          execute(args, options),
-        ),
-    },
-  };
+  // Reports what the model receives as each tool's result: its output, or the plugin's message (a tool error).
+  const reported: ToolSet = {};
+  for (const [name, wrappedTool] of Object.entries(wrapped)) {
+    const execute = wrappedTool.execute as Execute;
+    reported[name] = {
+      ...wrappedTool,
+      execute: (args: unknown, options: { toolCallId: string }) =>
+        reportedToolCall(input, conversation, { toolName: name, toolCallId: options.toolCallId }, () => execute(args, options)),
+    } as ToolSet[string];
+  }
 
   await generateText({
     model: scriptedLanguageModel(input.model.script, input, conversation),
     system: input.systemPrompt,
-    // Scenario 1 is one user message; earlier turns of a continued conversation are not carried over.
+    // The user's messages of the conversation; the script reads the tool results of this run.
     messages: input.messages
       .filter((message) => HumanMessage.isInstance(message))
       .map((message) => ({ role: "user" as const, content: textOf(message) })),
     tools: reported,
-    stopWhen: stepCountIs(MAX_MODEL_CALLS_PER_TURN),
+    stopWhen: [stepCountIs(MAX_MODEL_CALLS_PER_TURN), ...tools.filter((t) => t.returnDirect).map((t) => hasToolCall(t.name))],
   });
   return conversation;
 };

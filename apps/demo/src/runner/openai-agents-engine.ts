@@ -2,11 +2,9 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage }
 import { Agent, type AgentInputItem, type FunctionTool, type ModelRequest, run, setTracingDisabled } from "@openai/agents";
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from "@openai/agents/testing";
 import { withRetryReflect } from "@retry-reflect/openai-agents";
-import { z } from "zod";
 import { textOf } from "../model/conversation.js";
 import { type ChatScript, ScriptedChatModel } from "../model/scripted-chat-model.js";
-import { observeExecution } from "../tools/tool-hooks.js";
-import { fetchWeather, WEATHER_TOOL_DESCRIPTION } from "../tools/weather-tool.js";
+import { effectsOf, scenarioTools } from "./scenario-tools.js";
 import { reportedToolCall, scriptedReplies } from "./scripted-turn.js";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine, type TurnInput } from "./turn-engine.js";
 
@@ -79,59 +77,66 @@ function scriptedAgentsModel(script: ChatScript, input: TurnInput, conversation:
 
 /**
  * `--adapter openai-agents`: the OpenAI Agents SDK's runner (`run(agent, input)`) on a scripted
- * `ScriptedModel`, with a `get_weather` tool definition on the demo's weather service made into an
- * SDK function tool by `withRetryReflect([definition], plugin)` from `@retry-reflect/openai-agents`.
- * The plugin's message for a failure reaches the model as the tool's output text (the adapter's
- * `errorFunction`). Plays scenario 1 only.
+ * `ScriptedModel`. Each of the scenario's tools is a tool definition (its description and zod
+ * schema) whose `execute` runs the tool's function with the attempt's signal (`details.signal`),
+ * made into an SDK function tool by `withRetryReflect(definitions, plugin)` from
+ * `@retry-reflect/openai-agents`, with the tools' effects in `toolEffects`. The plugin's message for
+ * a failure reaches the model as the tool's output text (the adapter's `errorFunction`). A
+ * `returnDirect` tool ends the run (`toolUseBehavior: { stopAtToolNames }`).
  */
 export const openAiAgentsEngine: TurnEngine = async (input) => {
   if (!(input.model instanceof ScriptedChatModel)) throw new Error("--adapter openai-agents plays the scripted model only");
-  const { services, hooks = {} } = input;
-  if (!services) throw new Error("--adapter openai-agents needs the scenario's services");
   // Offline: the SDK's own tracing would export to OpenAI (the demo's spans are the plugin's).
   setTracingDisabled(true);
-  const [getWeather] = withRetryReflect(
-    [
-      {
-        name: "get_weather",
-        description: WEATHER_TOOL_DESCRIPTION,
-        parameters: z.object({
-          city: z.string().describe("City name, e.g. NYC, London, Paris"),
-          units: z.string().describe("Temperature units"),
-        }),
-        // `details.signal` is the attempt's signal here (the plugin's, tied to the run's).
-        execute: (args: { city: string; units: string }, _runContext, details) =>
-          observeExecution(hooks, "get_weather", args, () => fetchWeather(services.weather.url, args, details?.signal)),
+  const tools = scenarioTools(input);
+  // What each call's tool function last returned, by call id: an output that is not it is the plugin's text for a failure.
+  const returned = new Map<string, unknown>();
+  const wrapped = withRetryReflect(
+    tools.map((scenarioTool) => ({
+      name: scenarioTool.name,
+      description: scenarioTool.description,
+      parameters: scenarioTool.schema,
+      execute: async (args: unknown, _runContext: unknown, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }) => {
+        const output = await scenarioTool.run(args, details?.signal);
+        returned.set(details?.toolCall?.callId ?? "", output);
+        return output;
       },
-    ],
+    })),
     input.plugin,
-    { scope: input.threadId },
+    {
+      scope: input.threadId,
+      toolEffects: effectsOf(tools),
+      ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
+    },
   );
-  if (getWeather === undefined) throw new Error("withRetryReflect returned no get_weather");
 
   const conversation: BaseMessage[] = [...input.messages];
-  // Reports what the model receives as the tool's result. The SDK's `invoke` returns a failure as
-  // output: get_weather returns the service's JSON object, so a string is the errorFunction's text,
-  // the plugin's message.
-  const reported: FunctionTool = {
-    ...getWeather,
-    invoke: (runContext, args, details) =>
-      reportedToolCall(
+  // Reports what the model receives as each tool's result. The SDK's `invoke` returns a failure as
+  // output (the errorFunction's text, the plugin's message): a string the tool's function did not
+  // return for this call (a replay returns the stored output without running it: an object here).
+  const reported: FunctionTool[] = wrapped.map((functionTool) => ({
+    ...functionTool,
+    invoke: (runContext, args, details) => {
+      const callId = details?.toolCall?.callId ?? "";
+      returned.delete(callId);
+      return reportedToolCall(
         input,
         conversation,
-        { toolName: getWeather.name, toolCallId: details?.toolCall?.callId ?? "" },
-        () => getWeather.invoke(runContext, args, details),
-        (output) => (typeof output === "string" ? output : undefined),
-      ),
-  };
+        { toolName: functionTool.name, toolCallId: callId },
+        () => functionTool.invoke(runContext, args, details),
+        (output) => (typeof output === "string" && returned.get(callId) !== output ? output : undefined),
+      );
+    },
+  }));
 
   const agent = new Agent({
     name: "demo_agent",
     instructions: input.systemPrompt,
     model: scriptedAgentsModel(input.model.script, input, conversation),
-    tools: [reported],
+    tools: reported,
+    toolUseBehavior: { stopAtToolNames: tools.filter((t) => t.returnDirect).map((t) => t.name) },
   });
-  // Scenario 1 is one user message; earlier turns of a continued conversation are not carried over.
+  // The user's latest message; the script reads the tool results of this run.
   const user = input.messages.at(-1);
   await run(agent, user ? textOf(user) : "", { maxTurns: MAX_MODEL_CALLS_PER_TURN });
   return conversation;

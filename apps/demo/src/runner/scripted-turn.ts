@@ -1,6 +1,7 @@
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ChatScript } from "../model/scripted-chat-model.js";
 import { errorText } from "../tools/tool-hooks.js";
+import { outputText } from "./scenario-tools.js";
 import type { TurnInput } from "./turn-engine.js";
 
 /** A tool call of the script's reply, with the id the engine gave it. */
@@ -44,9 +45,10 @@ export function scriptedReplies(
 
 /**
  * Runs one call of a tool the adapter wrapped, and reports it: its start, then what the model
- * receives as its result (also added to the conversation). That is the output as JSON, or, for a
- * failure, the plugin's message: what `run` throws (a `RetryReflectToolError`'s message is the
- * plugin's), or the text `failureOf` finds in the output of a host that returns failures as output.
+ * receives as its result (also added to the conversation). That is the output (a string as it is,
+ * anything else as JSON), or, for a failure, the plugin's message: what `run` throws (a
+ * `RetryReflectToolError`'s message is the plugin's), or the text `failureOf` finds in the output
+ * of a host that returns failures as output.
  */
 export async function reportedToolCall<T>(
   input: TurnInput,
@@ -74,6 +76,6 @@ export async function reportedToolCall<T>(
     throw error;
   }
   const failure = failureOf(output);
-  ended(failure ?? JSON.stringify(output), failure !== undefined);
+  ended(failure ?? outputText(output), failure !== undefined);
   return output;
 }

@@ -39,7 +39,8 @@ export async function observeExecution<T>(
   }
 }
 
-function isStructuredError(value: unknown): value is { error_code: string; message: string } {
+/** A structured error a tool returned (`{ error_code, message, ... }`) instead of throwing. */
+export function isStructuredError(value: unknown): value is { error_code: string; message: string } {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
   return typeof candidate.error_code === "string" && typeof candidate.message === "string";
