@@ -113,7 +113,8 @@ export const openAiAgentsEngine: TurnEngine = async (input) => {
   const conversation: BaseMessage[] = [...input.messages];
   // Reports what the model receives as each tool's result. The SDK's `invoke` returns a failure as
   // output (the errorFunction's text, the plugin's message): a string the tool's function did not
-  // return for this call (a replay returns the stored output without running it: an object here).
+  // return for this call. (A replay returns the stored output without running the function: a
+  // stored string would read as a failure here; the scenarios' one write returns an object.)
   const reported: FunctionTool[] = wrapped.map((functionTool) => ({
     ...functionTool,
     invoke: (runContext, args, details) => {

@@ -143,8 +143,6 @@ async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig
         threadId,
         systemPrompt: SYSTEM_PROMPT,
         reporter,
-        services,
-        hooks,
       };
       conversation = config.tracer ? await tracedTurn(config.tracer, threadId, () => config.engine(input)) : await config.engine(input);
     }

@@ -2,8 +2,6 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { RetryReflectPlugin } from "@retry-reflect/core";
-import type { DemoServices } from "../services/start-services.js";
-import type { ToolHooks } from "../tools/tool-hooks.js";
 
 /** Tells the runner what the agent loop did, as it happens. */
 export interface TurnReporter {
@@ -17,6 +15,7 @@ export interface TurnReporter {
 
 export interface TurnInput {
   readonly model: BaseChatModel;
+  /** The scenario's tools, LangChain tools; the other adapters' engines make their host's own of them (`scenario-tools.ts`). */
   readonly tools: readonly StructuredToolInterface[];
   readonly plugin: RetryReflectPlugin;
   /** The conversation so far, ending with the user's new message. */
@@ -30,12 +29,6 @@ export interface TurnInput {
   readonly namespace?: string;
   readonly systemPrompt: string;
   readonly reporter: TurnReporter;
-  /**
-   * The scenario's services and tool hooks, for engines that build their own tools instead of
-   * using `tools` (the AI SDK and MCP adapters, `--adapter`). Unset in scenario 8.
-   */
-  readonly services?: DemoServices;
-  readonly hooks?: ToolHooks;
 }
 
 /** Runs one agent turn (model ↔ tools until the model answers) and returns the conversation after it. */

@@ -3,16 +3,16 @@ import { z } from "zod";
 import { ensureOk, requestJson } from "./request-json.js";
 import { observeExecution, type ToolHooks } from "./tool-hooks.js";
 
-/** The weather service's answer for `{city, units}`: `{temperature, condition}`; throws an `HttpError` otherwise. No LangChain here. */
-export async function fetchWeather(baseUrl: string, args: { city: string; units: string }, signal?: AbortSignal): Promise<unknown> {
+/** The weather service's answer for `{city, units}`: `{temperature, condition}`; throws an `HttpError` otherwise. */
+async function fetchWeather(baseUrl: string, args: { city: string; units: string }, signal?: AbortSignal): Promise<unknown> {
   const url = new URL("/weather", baseUrl);
   url.searchParams.set("city", args.city);
   url.searchParams.set("units", args.units);
   return ensureOk(await requestJson(url.toString(), { signal, timeoutMs: 5_000 }));
 }
 
-/** What `get_weather` tells the model it does (the LangChain, AI SDK and MCP tools alike). */
-export const WEATHER_TOOL_DESCRIPTION =
+/** What `get_weather` tells the model it does (every adapter's engine gives its host's tool the same). */
+const WEATHER_TOOL_DESCRIPTION =
   "Current temperature and condition for one city. Use it for current weather only, not forecasts. Returns {temperature, condition}.";
 
 /**
