@@ -1,23 +1,18 @@
 // Tools from `@ai-sdk/mcp` (2.0.99) through the AI SDK's own runner: `generateText` of ai 6.0.325,
-// and of ai 7.0.173 (`ai-v7`, which needs Node >= 22: skipped on Node 20), with a mock model, the tools of `createMCPClient().tools()` connected to real `McpServer`s of
-// `@modelcontextprotocol/sdk` (1.32.2) over its in-memory transport. What the model is shown, in
-// six cases: a reflection, a 503 retried in place, an open circuit (failing fast, then hidden), a
-// write replayed across two runs sharing a store, an approval, and an abort during a backoff.
-import { createMCPClient } from "@ai-sdk/mcp";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+// and of ai 7.0.173 (`ai-v7`, which needs Node >= 22: skipped on Node 20), with a mock model, the
+// tools of `createMCPClient().tools()` connected to real `McpServer`s of `@modelcontextprotocol/sdk`
+// (1.32.2) over its in-memory transport. What the model is shown, in six cases: a reflection, a 503
+// retried in place, an open circuit (failing fast, then hidden), a write replayed across two runs
+// sharing a store, an approval, and an abort during a backoff.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import type { ModelMessage, ToolSet } from "ai";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { availableTools, withRetryReflect } from "../src/index.js";
 import { callTools, drive, errorText, recordEvents, reply, scriptedModel, toolOutputsSeen, toolsOffered } from "./helpers.js";
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
+import { mcpClientOf } from "./mcp-client.js";
 
 /** What the servers' tools did: one backend, shared by every server made here. */
 interface Backend {
@@ -62,13 +57,7 @@ async function mcpTools(state: Backend): Promise<ToolSet> {
       return { content: [{ type: "text", text: `no order with id ${id}: ids look like ORD-1234` }], isError: true };
     },
   );
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverTransport);
-  const client = await createMCPClient({ transport: clientTransport });
-  closers.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await mcpClientOf(server);
   // Typed by @ai-sdk/mcp against the next major's provider utilities; at run time AI SDK 6 tools.
   return (await client.tools()) as unknown as ToolSet;
 }

@@ -1,19 +1,13 @@
 // Tools from `@ai-sdk/mcp` (2.0.99, pinned in package.json): `createMCPClient().tools()` gives AI
 // SDK tools carrying the server's annotations in `metadata.annotations`. Against a real `McpServer`
 // of `@modelcontextprotocol/sdk` (1.32.2), in process over its in-memory transport.
-import { createMCPClient } from "@ai-sdk/mcp";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { InvalidOptionError, RetryReflectPlugin } from "@retry-reflect/core";
 import { createFakeClock } from "@retry-reflect/core/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { RetryReflectToolError, withRetryReflect } from "../src/index.js";
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
+import { mcpClientOf } from "./mcp-client.js";
 
 /** A server with a destructive `send_email`, a read-only `lookup` and an unannotated `ping`; `sent` counts emails. */
 async function connect() {
@@ -35,13 +29,7 @@ async function connect() {
       isError: true,
     }),
   );
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverTransport);
-  const client = await createMCPClient({ transport: clientTransport });
-  closers.push(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await mcpClientOf(server);
   return { tools: await client.tools(), sent };
 }
 
