@@ -3,7 +3,7 @@ import { withRetryReflect } from "@retry-reflect/ai-sdk";
 import { generateText, hasToolCall, stepCountIs, type ToolSet, tool } from "ai";
 import { textOf } from "../model/conversation.js";
 import { ScriptedChatModel } from "../model/scripted-chat-model.js";
-import { effectsOf, scenarioTools } from "./scenario-tools.js";
+import { scenarioTools, wrapperOptionsOf } from "./scenario-tools.js";
 import { scriptedLanguageModel } from "./scripted-language-model.js";
 import { reportedToolCall } from "./scripted-turn.js";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine } from "./turn-engine.js";
@@ -28,11 +28,7 @@ export const aiSdkEngine: TurnEngine = async (input) => {
       execute: (args, options) => scenarioTool.run(args, options.abortSignal),
     });
   }
-  const wrapped = withRetryReflect(own, input.plugin, {
-    scope: input.threadId,
-    toolEffects: effectsOf(tools),
-    ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
-  });
+  const wrapped = withRetryReflect(own, input.plugin, wrapperOptionsOf(input, tools));
 
   const conversation: BaseMessage[] = [...input.messages];
   // Reports what the model receives as each tool's result: its output, or the plugin's message (a tool error).

@@ -4,7 +4,7 @@ import { assistantMessage, functionCall, modelResponder, ScriptedModel } from "@
 import { withRetryReflect } from "@retry-reflect/openai-agents";
 import { textOf } from "../model/conversation.js";
 import { type ChatScript, ScriptedChatModel } from "../model/scripted-chat-model.js";
-import { effectsOf, scenarioTools } from "./scenario-tools.js";
+import { scenarioTools, wrapperOptionsOf } from "./scenario-tools.js";
 import { reportedToolCall, scriptedReplies } from "./scripted-turn.js";
 import { MAX_MODEL_CALLS_PER_TURN, type TurnEngine, type TurnInput } from "./turn-engine.js";
 
@@ -103,11 +103,7 @@ export const openAiAgentsEngine: TurnEngine = async (input) => {
       },
     })),
     input.plugin,
-    {
-      scope: input.threadId,
-      toolEffects: effectsOf(tools),
-      ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
-    },
+    wrapperOptionsOf(input, tools),
   );
 
   const conversation: BaseMessage[] = [...input.messages];

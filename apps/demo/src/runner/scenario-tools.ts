@@ -40,11 +40,17 @@ export function scenarioTools(input: TurnInput): ScenarioTool[] {
   });
 }
 
-/** The tools' effects, by name, for an adapter's `toolEffects` option. */
-export function effectsOf(tools: readonly ScenarioTool[]): Record<string, ToolEffect> {
-  const effects: Record<string, ToolEffect> = {};
-  for (const tool of tools) if (tool.effect !== undefined) effects[tool.name] = tool.effect;
-  return effects;
+/**
+ * The options the AI SDK, Agents SDK and Mastra engines give their adapter's `withRetryReflect`:
+ * the run's scope, the turn's write namespace when it has one, and the tools' effects by name.
+ */
+export function wrapperOptionsOf(
+  input: TurnInput,
+  tools: readonly ScenarioTool[],
+): { scope: string; namespace?: string; toolEffects: Record<string, ToolEffect> } {
+  const toolEffects: Record<string, ToolEffect> = {};
+  for (const tool of tools) if (tool.effect !== undefined) toolEffects[tool.name] = tool.effect;
+  return { scope: input.threadId, toolEffects, ...(input.namespace === undefined ? {} : { namespace: input.namespace }) };
 }
 
 /** What the model is shown of a tool's output: a string as it is, anything else as JSON (as the LangChain adapter has it). */
