@@ -20,7 +20,7 @@ const HOSTS: Readonly<Record<string, readonly string[]>> = {
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 
 /** The exact version a pin names (`1.2.3`, `npm:name@1.2.3`), or undefined for a range. */
-export function pinnedVersion(pin: string): string | undefined {
+function pinnedVersion(pin: string): string | undefined {
   const version = pin.startsWith("npm:") ? pin.slice(pin.lastIndexOf("@") + 1) : pin;
   return /^\d+\.\d+\.\d+$/.test(version) ? version : undefined;
 }
