@@ -1,6 +1,7 @@
 import { tool } from "@langchain/core/tools";
 import { type AgentMiddleware, createAgent, FakeToolCallingModel, HumanMessage, ToolMessage, toolRetryMiddleware } from "langchain";
 import { z } from "zod";
+import { leastHook } from "../contract-floor.js";
 import { formatNs, formatRatio, round } from "../format.js";
 import { type Contestant, compare } from "../measure.js";
 import { type CoreModule, PENDING } from "../ours.js";
@@ -11,6 +12,7 @@ const LANGCHAIN = "toolRetryMiddleware()";
 const OURS = "retryReflectMiddleware(plugin)";
 const OURS_AFTER_FAILURE = "retryReflectMiddleware after one unrelated failure";
 const OURS_NO_LIMIT = "retryReflectMiddleware(plugin), attemptTimeoutMs: 0 (no limit; not judged)";
+const CONTRACT_LEAST = "the contract's least, hand-written (a reference, not a library; not judged)";
 /** After an unrelated tool failed once, the hook's overhead may grow by at most this factor. */
 const AFTER_FAILURE_MAX_RATIO = 1.3;
 const TOOL_CALLS_PER_TURN = [1, 10] as const;
@@ -81,8 +83,13 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
   const hookContestants: Contestant[] = [
     ["handler alone (floor)", theirs.handler],
     [LANGCHAIN, theirs.call],
+    [CONTRACT_LEAST, hookCall({ name: "ContractLeast", wrapToolCall: leastHook() } as unknown as AgentMiddleware)],
   ];
-  const notes: string[] = [];
+  const notes: string[] = [
+    `"${CONTRACT_LEAST}": what the contract asks of a healthy read tool's call under the default time limit, and nothing else, as one function (bench/src/contract-floor.ts): ` +
+      "the effect from the tool's metadata, the healthy predicate, the caller's abort, the attempt joined to and left from a watch list with a promise the tool or the limit settles, the error-ToolMessage check and the breaker's reset. " +
+      "It shows what the goal leaves for everything else: our plugin's options, observers, scopes, the adapter seam and the shared core path.",
+  ];
   if (ourFactory !== undefined && core !== undefined) {
     hookContestants.push([OURS, hookCall(ourFactory(core.RetryReflectPlugin.create({})))]);
     // A plugin in which another tool failed once (another scope) before the hook is measured on `noop`.
@@ -109,6 +116,7 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
   const hookFloor = hookTimings[0]!.avgNs;
   const hookTheirs = hookTimings.find((timing) => timing.name === LANGCHAIN)!;
   const hookOurs = hookTimings.find((timing) => timing.name === OURS);
+  const hookLeast = hookTimings.find((timing) => timing.name === CONTRACT_LEAST)!;
   const hookRows: Record<string, Cell>[] = hookTimings.map((timing, index) => ({
     middleware: timing.name,
     "ns/call": formatNs(timing.avgNs),
@@ -129,7 +137,8 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
     measured:
       hookOurs === undefined
         ? `${PENDING}: @retry-reflect/langchain has no retryReflectMiddleware yet`
-        : `ours ${formatNs(hookOurs.avgNs - hookFloor)} vs toolRetryMiddleware ${formatNs(hookTheirs.avgNs - hookFloor)} per tool call (${formatRatio((hookOurs.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))})`,
+        : `ours ${formatNs(hookOurs.avgNs - hookFloor)} vs toolRetryMiddleware ${formatNs(hookTheirs.avgNs - hookFloor)} per tool call (${formatRatio((hookOurs.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))}); ` +
+          `the contract's least, hand-written: ${formatNs(hookLeast.avgNs - hookFloor)} (${formatRatio((hookLeast.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))})`,
     met: hookOurs === undefined ? null : hookOurs.avgNs - hookFloor <= hookTheirs.avgNs - hookFloor,
   });
   const hookAfterFailure = hookTimings.find((timing) => timing.name === OURS_AFTER_FAILURE);
