@@ -1,5 +1,5 @@
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, isRecord, keepShape, type ToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, isRecord, keepShape, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
@@ -7,13 +7,12 @@ import type { ToolExecutionOptionsLike } from "./tool-types.js";
 export type Execute = (input: unknown, options: ToolExecutionOptionsLike) => unknown;
 
 /** What one wrapped tool knows once, for all its calls. */
-export interface ToolBinding extends ToolCallBinding<(call: ScopeInput) => string> {
+export interface ToolBinding extends ScopedToolCallBinding<(call: ScopeInput) => string> {
   /** The original tool: `this` of its `execute`. */
   readonly tool: object;
   readonly execute: Execute;
   /** `"function"`, or `"extension"` for a provider tool run here (`gen_ai.tool.type`). */
   readonly toolType: string;
-  readonly scope: string | ((call: ScopeInput) => string);
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -51,14 +50,8 @@ export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, T
     return { toolName: this.toolName, toolCallId: this.callId, input: this.args, options: this.options };
   }
 
-  protected askNamespace(ask: (call: ScopeInput) => string): string {
-    return ask(this.input());
-  }
-
-  /** The attempt-tracking scope, asked only when the plugin needs it. */
-  scope(): string {
-    const scope = this.binding.scope;
-    return typeof scope === "string" ? scope : scope(this.input());
+  protected ask(fn: (call: ScopeInput) => string): string {
+    return fn(this.input());
   }
 
   run(args: unknown, context: ToolContext): unknown {

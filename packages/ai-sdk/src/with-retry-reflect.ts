@@ -47,7 +47,8 @@ export const withRetryReflect: ToolSetWrapper<ToolSetLike, WithRetryReflectOptio
           tool,
           execute: tool.execute as Execute,
           toolType: tool.type === "provider" || tool.type === "provider-defined" ? "extension" : "function",
-          scope: options.scope ?? fallbackScope,
+          scope: options.scope,
+          fallbackScope,
         },
   callOf: (binding: ToolBinding, input, context: ToolExecutionOptionsLike) => new AiSdkToolCall(binding, input, context),
 });

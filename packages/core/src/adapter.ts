@@ -6,7 +6,7 @@
 // call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
 
 export { availableToolNames } from "./adapter/available-tools.js";
-export { annotatedBinding, BoundToolCall, type ToolCallBinding } from "./adapter/bound-tool-call.js";
+export { annotatedBinding, BoundToolCall, type ScopedToolCallBinding, type ToolCallBinding } from "./adapter/bound-tool-call.js";
 export { type EffectHints, effectOfAnnotations, hintedEffect } from "./adapter/effect-hints.js";
 export {
   type AnnotatedToolOptions,

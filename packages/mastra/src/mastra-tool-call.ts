@@ -1,20 +1,16 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, keepShape, lendToolContext, type ToolCallBinding } from "@retry-reflect/core/adapter";
-import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
+import { BoundToolCall, keepShape, lendToolContext, type ScopedToolCallBinding } from "@retry-reflect/core/adapter";
+import type { ToolCallInput } from "./adapter-options.js";
 
 /** A Mastra tool's `execute`, as Mastra calls it. */
 export type Execute = (input: unknown, context: ToolExecutionContext | undefined) => unknown;
 
 /** What one wrapped tool knows once, for all its calls. */
-export interface ToolBinding extends ToolCallBinding<(call: ToolCallInput) => string> {
+export interface ToolBinding extends ScopedToolCallBinding<(call: ToolCallInput) => string> {
   /** The original tool: `this` of its `execute`. */
   readonly tool: object;
   readonly execute: Execute;
-  /** The adapter's `scope`; undefined: the run's. */
-  readonly scope: ScopeOption | undefined;
-  /** The wrapper's scope for calls made without a run id (a tool called by hand). */
-  readonly fallbackScope: string;
 }
 
 /** The run a call belongs to: a workflow's run id, else the agent run's (Mastra passes `runId` to the tool). */
@@ -46,19 +42,14 @@ export class MastraToolCall extends BoundToolCall<(call: ToolCallInput) => strin
     return { toolName: this.toolName, callId: this.callId, input: this.args, context: this.context };
   }
 
-  protected askNamespace(ask: (call: ToolCallInput) => string): string {
-    return ask(this.input());
+  protected ask(fn: (call: ToolCallInput) => string): string {
+    return fn(this.input());
   }
 
-  /** The attempt-tracking scope, asked only when the plugin needs it: by default the run's. */
-  scope(): string {
-    const scope = this.binding.scope;
-    if (typeof scope === "string") return scope;
-    if (scope === undefined) {
-      const runId = runIdOf(this.context);
-      return runId === undefined ? this.binding.fallbackScope : `mastra/run/${runId}`;
-    }
-    return scope(this.input());
+  /** Without a `scope` option: the run's, or the wrapper's for a call made without a run id (a tool called by hand). */
+  protected override defaultScope(): string {
+    const runId = runIdOf(this.context);
+    return runId === undefined ? this.binding.fallbackScope : `mastra/run/${runId}`;
   }
 
   run(args: unknown, context: ToolContext): unknown {

@@ -1,4 +1,3 @@
-import type { ToolEffect } from "@retry-reflect/core";
 import { type AnnotatedToolOptions, type CheckedAnnotatedToolOptions, checkAnnotatedToolOptions } from "@retry-reflect/core/adapter";
 import type { CallToolParams } from "./mcp-types.js";
 
@@ -12,30 +11,13 @@ export interface McpCallInfo {
   readonly params: CallToolParams;
 }
 
-/** Options of the adapter itself (the plugin's are the second argument of `withRetryReflect`). */
-export interface RetryReflectMcpOptions extends AnnotatedToolOptions<(call: McpCallInfo) => string> {
-  /**
-   * The attempt-tracking scope of a call: a string, or a function of the call. Wrap a client per
-   * agent run (or pass a function) to give each run its own retry budget.
-   * @default one random scope per wrapped client (a new one for each `withRetryReflect` call)
-   */
-  readonly scope?: string | ((call: McpCallInfo) => string);
-  /**
-   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
-   * (pass the conversation, request or tenant id: a client wrapped once serves every user). A
-   * string, or a function of the call (asked only for a `write`). @default the scope
-   */
-  readonly namespace?: string | ((call: McpCallInfo) => string);
-  /** Effects per tool name; win over the plugin's `toolEffects`, tool policies and the server's annotations. @default {} */
-  readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
-  /**
-   * Read effects from the server's tool annotations (`readOnlyHint`, `idempotentHint`,
-   * `destructiveHint`) for tools whose effect is configured nowhere. The MCP spec calls them hints
-   * that an untrusted server may get wrong: set `false` for such a server (then `defaultEffect` applies).
-   * @default true
-   */
-  readonly trustAnnotations?: boolean;
-}
+/**
+ * Options of the adapter itself (the plugin's are the second argument of `withRetryReflect`):
+ * `scope`, `namespace`, `toolEffects` and `trustAnnotations` (see {@link AnnotatedToolOptions});
+ * `scope` and `namespace` functions get the call as an {@link McpCallInfo}. The default scope is one
+ * random scope per wrapped client: wrap a client per agent run, or pass a function, for per-run budgets.
+ */
+export interface RetryReflectMcpOptions extends AnnotatedToolOptions<(call: McpCallInfo) => string> {}
 
 /** The adapter options, checked. */
 export type CheckedOptions = CheckedAnnotatedToolOptions<(call: McpCallInfo) => string>;

@@ -1,23 +1,19 @@
 import type { RunContext } from "@openai/agents";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, keepShape, randomScope, type ToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, keepShape, randomScope, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A definition's `execute`, as the SDK calls it. */
 export type Execute = (input: unknown, runContext: RunContext<unknown> | undefined, details: object | undefined) => unknown;
 
 /** What one wrapped tool knows once, for all its calls. */
-export interface ToolBinding extends ToolCallBinding<NamespaceOf> {
+export interface ToolBinding extends ScopedToolCallBinding<AskOf> {
   toolName: string; // the SDK's own spelling, set once `tool()` has made it
   readonly execute: Execute;
-  /** The adapter's `scope`; undefined: one per run. */
-  readonly scope: ScopeOption<unknown> | undefined;
-  /** The wrapper's scope for calls made without a run context (a tool invoked by hand). */
-  readonly fallbackScope: string;
 }
 
-/** The function form of the `namespace` option. */
-type NamespaceOf = Extract<ScopeOption<unknown>, (...args: never[]) => string>;
+/** The function form of the `scope` and `namespace` options. */
+type AskOf = Extract<ScopeOption<unknown>, (...args: never[]) => string>;
 
 /** The call details the runner passes `invoke` (and so `execute`). */
 export interface CallDetails {
@@ -43,7 +39,7 @@ function runScope(runContext: RunContext<unknown> | undefined, fallback: string)
  * is the call id, the run's `details.signal` the signal, and the definition's own `execute` runs
  * with the attempt's signal and context in its details (`getToolContext(details)`).
  */
-export class OpenAiAgentsToolCall extends BoundToolCall<NamespaceOf, ToolBinding> {
+export class OpenAiAgentsToolCall extends BoundToolCall<AskOf, ToolBinding> {
   readonly callId: string | undefined;
   readonly signal: AbortSignal | undefined;
 
@@ -62,16 +58,13 @@ export class OpenAiAgentsToolCall extends BoundToolCall<NamespaceOf, ToolBinding
     return { toolName: this.toolName, callId: this.callId, input: this.args };
   }
 
-  protected askNamespace(ask: NamespaceOf): string {
-    return ask(this.input(), this.runContext);
+  protected ask(fn: AskOf): string {
+    return fn(this.input(), this.runContext);
   }
 
-  /** The attempt-tracking scope, asked only when the plugin needs it: by default the run's. */
-  scope(): string {
-    const scope = this.binding.scope;
-    if (typeof scope === "string") return scope;
-    if (scope === undefined) return runScope(this.runContext, this.binding.fallbackScope);
-    return scope(this.input(), this.runContext);
+  /** Without a `scope` option: the run's (one per `RunContext`), or the wrapper's for a call made without one. */
+  protected override defaultScope(): string {
+    return runScope(this.runContext, this.binding.fallbackScope);
   }
 
   run(args: unknown, context: ToolContext): unknown {

@@ -22,6 +22,14 @@ export interface ToolCallBinding<Ask> {
   readonly namespace: string | Ask | undefined;
 }
 
+/** A binding with the adapter's `scope` option: what {@link BoundToolCall} needs to find a call's scope. */
+export interface ScopedToolCallBinding<Ask> extends ToolCallBinding<Ask> {
+  /** The adapter's `scope` option: a string, a function of the call (`Ask`), or undefined (the call's default scope). */
+  readonly scope: string | Ask | undefined;
+  /** The wrapper's own scope (a random one per wrapping): the default of a call that has no run to be scoped by. */
+  readonly fallbackScope: string;
+}
+
 /**
  * The binding of a host tool that may carry MCP annotations (an AI SDK tool, a Mastra tool), read
  * once when it is wrapped: its description, its effect (the adapter's `toolEffects`, else the
@@ -46,11 +54,15 @@ export function annotatedBinding<Ask>(
 
 /**
  * One host tool call, as an adapter hands it to the seam (`runToolCall`): the binding's fields,
- * the namespace (a closure only when the option is a function, asked for writes only), and a
- * `ZodError` the tool threw read as `INVALID_ARGUMENTS`. An adapter adds the call id, the signal,
- * its scope and how its tool runs. A class, so that a call costs one object.
+ * the scope and the namespace (the options' functions asked about the call, `ask`, only when the
+ * plugin needs them; the namespace for writes only), and a `ZodError` the tool threw read as
+ * `INVALID_ARGUMENTS`. An adapter adds the call id, the signal, how its options' functions see the
+ * call, its default scope where its host has runs, and how its tool runs. A class, so that a call
+ * costs one object.
  */
-export abstract class BoundToolCall<Ask, B extends ToolCallBinding<Ask> = ToolCallBinding<Ask>> implements HostToolCall<unknown> {
+export abstract class BoundToolCall<Ask, B extends ScopedToolCallBinding<Ask> = ScopedToolCallBinding<Ask>>
+  implements HostToolCall<unknown>
+{
   readonly toolName: string;
   readonly description: string | undefined;
   readonly toolType: string;
@@ -68,7 +80,7 @@ export abstract class BoundToolCall<Ask, B extends ToolCallBinding<Ask> = ToolCa
     this.toolType = binding.toolType ?? "function";
     this.effect = binding.effect;
     const namespace = binding.namespace;
-    this.namespace = typeof namespace === "function" ? () => this.askNamespace(namespace as Ask) : (namespace as string | undefined);
+    this.namespace = typeof namespace === "function" ? () => this.ask(namespace as Ask) : (namespace as string | undefined);
   }
 
   /** Read once per tool: a write without the key argument gets a derived key. On the prototype: no field per call. */
@@ -81,9 +93,19 @@ export abstract class BoundToolCall<Ask, B extends ToolCallBinding<Ask> = ToolCa
     return { failure: zodArgumentsError(error, args) ?? error };
   }
 
-  /** The namespace option's answer for this call (asked only for a write). */
-  protected abstract askNamespace(ask: Ask): string;
-  /** The attempt-tracking scope, asked only when the plugin needs it. */
-  abstract scope(): string;
+  /** The attempt-tracking scope, asked only when the plugin needs it: the `scope` option's, else the call's default. */
+  scope(): string {
+    const scope = this.binding.scope;
+    if (typeof scope === "string") return scope;
+    return scope === undefined ? this.defaultScope() : this.ask(scope);
+  }
+
+  /** The scope of a call without a `scope` option: the wrapper's own. An adapter whose host has runs gives one per run. */
+  protected defaultScope(): string {
+    return this.binding.fallbackScope;
+  }
+
+  /** A `scope` or `namespace` function's answer for this call (the namespace's asked only for a write). */
+  protected abstract ask(fn: Ask): string;
   abstract run(args: unknown, context: ToolContext): unknown;
 }

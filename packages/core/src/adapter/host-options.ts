@@ -122,11 +122,37 @@ export function checkBooleanOption(option: string, value: unknown, defaultValue:
   return value;
 }
 
-/** The options of an adapter whose tools may carry MCP annotations (AI SDK, Mastra, MCP); `Ask` is its function form of `scope`/`namespace`. */
+/**
+ * The options of an adapter whose tools may carry MCP annotations (AI SDK, Mastra, MCP); `Ask` is
+ * its function form of `scope`/`namespace` (what it sees of a call is the adapter's). An adapter
+ * whose default differs (Mastra: one scope per run) says so where it declares the option again.
+ */
 export interface AnnotatedToolOptions<Ask> {
+  /**
+   * The attempt-tracking scope of a call: retries, reflections and the backoff gate are counted per
+   * (scope, tool). A string, or a function of the call (asked only when the plugin needs a scope).
+   * @default one random scope per wrapping (each `withRetryReflect` call): wrap per agent run, or pass a function, for per-run budgets
+   */
   readonly scope?: string | Ask;
+  /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
+   * (pass the conversation, request or tenant id: tools wrapped once may serve every user). A
+   * string, or a function of the call (asked only for a `write`). @default the scope
+   */
   readonly namespace?: string | Ask;
+  /**
+   * `"read"`, `"idempotent"` or `"write"` per tool name; wins over the plugin's `toolEffects`,
+   * `tools[name].effect`, the tool's annotations and `defaultEffect`.
+   * @default {}
+   */
   readonly toolEffects?: Readonly<Record<string, ToolEffect>>;
+  /**
+   * Read a tool's effect from its MCP annotations (`readOnlyHint`, `idempotentHint`,
+   * `destructiveHint`: a server's tool annotations, or `metadata.annotations` of the tools
+   * `@ai-sdk/mcp`'s `createMCPClient().tools()` returns) when no `toolEffects` names it. The MCP
+   * spec calls them hints that an untrusted server may get wrong: set `false` for such a server
+   * (then the plugin's `defaultEffect` applies). @default true
+   */
   readonly trustAnnotations?: boolean;
 }
 
