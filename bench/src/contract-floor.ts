@@ -8,7 +8,7 @@
 //     healthy predicate (no failing row of the tool, its circuit closed), the caller's abort, the
 //     attempt watched for its limit (joined to and left from a linked list, as the coarse deadlines
 //     do, no timer per call) with a promise the tool or the limit settles, the result check (an error
-//     ToolMessage is a failure) and the breaker's reset.
+//     ToolMessage, or text that may hold the structured error shape, is a failure) and the breaker's reset.
 //   failure path (a transient error, then a success, backoff 0): each attempt watched as above, the
 //     error classified by the library's own `classifyError`, its message cleaned (a memo of cleaned
 //     texts, as the plugin's cleaner keeps), a plain error of the structured fields, the failure
@@ -87,7 +87,12 @@ export function leastHook(): (request: HookRequest, handler: (request: HookReque
   const openCircuits = new Map<string, number>();
   const list = new WatchList();
   const check = (result: unknown, request: HookRequest): void => {
-    if ((result as { status?: unknown } | undefined)?.status === "error") throw new Error("leastHook: only the healthy path is written");
+    // An error ToolMessage, or one whose text may hold the structured error shape (JSON), is read as a failure.
+    const message = result as { status?: unknown; content?: unknown } | undefined;
+    const content = message?.content;
+    if (message?.status === "error" || (typeof content === "string" && content.trimStart().startsWith("{"))) {
+      throw new Error("leastHook: only the healthy path is written");
+    }
     if (openCircuits.size !== 0) openCircuits.delete(request.toolCall.name);
   };
   return (request, handler) => {

@@ -57,6 +57,9 @@ describe("leastHook", () => {
   it("treats an error ToolMessage as a failure, and a thrown error as one", async () => {
     const hook = leastHook();
     await expect(hook(request, async () => ({ status: "error", content: "boom" }))).rejects.toThrow(/only the healthy path/);
+    await expect(hook(request, async () => ({ status: "success", content: ' {"error_code":"TRANSIENT"}' }))).rejects.toThrow(
+      /only the healthy path/,
+    );
     await expect(
       hook(request, async () => {
         throw new Error("boom");
