@@ -83,6 +83,8 @@ type HookRequest = {
 
 /** The hook's least, as a LangChain `wrapToolCall`: see the top of this file. */
 export function leastHook(): (request: HookRequest, handler: (request: HookRequest) => Promise<unknown>) => Promise<unknown> {
+  // What the healthy predicate reads. Only the healthy path is written, so nothing fills them: they
+  // stand for the lookups a library makes on every call.
   const failingRows = new Map<string, number>();
   const openCircuits = new Map<string, number>();
   const list = new WatchList();
@@ -121,6 +123,8 @@ export function leastFailurePath<T>(
   const cleaned = new Map<string, string>();
   const breaker = { failures: 0, lastFailureAt: 0 };
   const rows = new Map<string, { failures: number; readyAt: number }>();
+  // The (scope, tool) key of the one call this reference stands for.
+  const rowKey = "run-1|get_weather";
   const clean = (text: string): string => {
     let known = cleaned.get(text);
     if (known === undefined) {
@@ -136,7 +140,7 @@ export function leastFailurePath<T>(
       try {
         const value = await watchedAttempt(list, tool, undefined);
         breaker.failures = 0;
-        rows.delete("run-1|get_weather");
+        rows.delete(rowKey);
         return { status: "success", attempt, value };
       } catch (thrown) {
         const classified = classifyError(thrown);
@@ -149,10 +153,10 @@ export function leastFailurePath<T>(
         const now = Date.now();
         breaker.failures++;
         breaker.lastFailureAt = now;
-        let row = rows.get("run-1|get_weather");
+        let row = rows.get(rowKey);
         if (row === undefined) {
           row = { failures: 0, readyAt: 0 };
-          rows.set("run-1|get_weather", row);
+          rows.set(rowKey, row);
         }
         row.failures++;
         row.readyAt = now;
