@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InMemoryIdempotencyStore, type RetryReflectEvent, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
+import { withoutExtend } from "./helpers/stores.js";
 
 interface Email {
   to: string;
@@ -109,14 +110,15 @@ describe("idempotency guard for write tools", () => {
     expect(await retried).toMatchObject({ status: "success", replayed: false });
   });
 
-  it("answers IN_PROGRESS when another process holds the key, and takes over after the lease", async () => {
+  it("answers IN_PROGRESS while another process holds the key, and takes over once a crashed holder's lease ran out", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
     const options = { clock, toolEffects: { send_email: "write" as const }, idempotency: { store, leaseMs: 10_000 } };
-    const processA = RetryReflectPlugin.create(options);
     const processB = RetryReflectPlugin.create(options);
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
-    const hanging = processA.execute({ toolName: "send_email", args }, () => new Promise(() => {}));
+    // Process A took the key, then crashed: nobody renews its lease.
+    const crashed = RetryReflectPlugin.create({ ...options, idempotency: { store: withoutExtend(store), leaseMs: 10_000 } });
+    void crashed.execute({ toolName: "send_email", args }, () => new Promise(() => {}));
     await clock.advance(0);
     const busy = await processB.execute({ toolName: "send_email", args, scope: "b", namespace: "default" }, () => ({ id: "never" }));
     // Ask again soon (at most 1 s), not after the whole lease: the holder usually ends well before it.
@@ -126,7 +128,35 @@ describe("idempotency guard for write tools", () => {
       id: "msg-b",
     }));
     expect(takeover).toMatchObject({ status: "success", value: { id: "msg-b" }, replayed: false });
-    void hanging;
+  });
+
+  it("a live holder in another process renews its lease with the default store: a write slower than leaseMs is not run twice", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const options = { clock, toolEffects: { send_email: "write" as const }, idempotency: { store, leaseMs: 10_000 } };
+    const processA = RetryReflectPlugin.create(options);
+    const processB = RetryReflectPlugin.create(options);
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    let sent = 0;
+    const slow = processA.execute({ toolName: "send_email", args, scope: "a", namespace: "n" }, async () => {
+      sent++;
+      await clock.sleep(45_000);
+      return { id: "msg-a" };
+    });
+    await clock.advance(35_000); // past three leases
+    const meanwhile = await processB.execute({ toolName: "send_email", args, scope: "b", namespace: "n" }, () => {
+      sent++;
+      return { id: "msg-b" };
+    });
+    expect(meanwhile.status === "reflect" && meanwhile.error.code).toBe("IN_PROGRESS");
+    await clock.advance(10_000);
+    expect(await slow).toMatchObject({ status: "success", value: { id: "msg-a" } });
+    const after = await processB.execute({ toolName: "send_email", args, scope: "c", namespace: "n" }, () => {
+      sent++;
+      return { id: "msg-b" };
+    });
+    expect(after).toMatchObject({ status: "success", value: { id: "msg-a" }, replayed: true });
+    expect(sent).toBe(1);
   });
 
   it("IN_PROGRESS refusals spend no attempt of the scope: writes held by another process, asked again as told, never exhaust the tool", async () => {
@@ -227,6 +257,53 @@ describe("InMemoryIdempotencyStore", () => {
   });
 });
 
+describe("InMemoryIdempotencyStore: lease renewal and its byte cap", () => {
+  it("extend renews a live lock's lease, so that another begin finds it in progress past the first lease", async () => {
+    const clock = createFakeClock();
+    const store = new InMemoryIdempotencyStore({ clock });
+    const begun = store.begin("k", "fp", 1000);
+    if (begun.status !== "acquired") throw new Error("expected to acquire");
+    await clock.advance(900);
+    expect(store.extend("k", begun.token, 1000)).toBe(true);
+    await clock.advance(900);
+    expect(store.begin("k", "fp", 1000)).toMatchObject({ status: "in_progress", retryAfterMs: 100 });
+    expect(store.extend("k", "not-the-token", 1000)).toBe(false);
+    await clock.advance(100);
+    expect(store.extend("k", begun.token, 1000)).toBe(false); // its lease ran out: lost
+  });
+
+  it("keeps at most maxBytes of results, dropping the least recently used first", () => {
+    const store = new InMemoryIdempotencyStore({ maxBytes: 10_000 });
+    const value = "x".repeat(1000); // 1002 bytes of JSON + 256 per record
+    for (let index = 0; index < 20; index++) {
+      const begun = store.begin(`k-${index}`, "fp", 1000);
+      if (begun.status !== "acquired") throw new Error("expected to acquire");
+      store.complete(`k-${index}`, begun.token, value, 60_000);
+      if (index === 18) expect(store.begin("k-12", "fp", 1000).status).toBe("completed"); // a use: the oldest kept longer
+    }
+    expect(store.bytes).toBeLessThanOrEqual(10_000);
+    expect(store.size).toBe(7);
+    expect(store.begin("k-19", "fp", 1000).status).toBe("completed");
+    expect(store.begin("k-12", "fp", 1000).status).toBe("completed");
+    expect(store.begin("k-13", "fp", 1000).status).toBe("acquired"); // the least recently used went
+    expect(store.begin("k-0", "fp", 1000).status).toBe("acquired");
+  });
+
+  it("does not keep a single result larger than maxBytes, and says the key is completed for the holder", () => {
+    const store = new InMemoryIdempotencyStore({ maxBytes: 1000 });
+    const begun = store.begin("big", "fp", 1000);
+    if (begun.status !== "acquired") throw new Error("expected to acquire");
+    expect(store.complete("big", begun.token, "y".repeat(2000), 60_000)).toBe(true);
+    expect(store.bytes).toBe(0);
+    expect(store.begin("big", "fp", 1000).status).toBe("acquired");
+  });
+
+  it("refuses a maxBytes that is not an integer of at least 256, naming it", () => {
+    expect(() => new InMemoryIdempotencyStore({ maxBytes: 10 })).toThrow(/maxBytes/);
+    expect(() => new InMemoryIdempotencyStore({ maxBytes: Number.NaN })).toThrow(/maxBytes/);
+  });
+});
+
 describe("what observers see of a write", () => {
   it("gets the arguments without the key field", async () => {
     const seen: unknown[] = [];
@@ -244,14 +321,39 @@ describe("what observers see of a write", () => {
 });
 
 describe("joining a call in flight", () => {
-  it("takes over from a hung leader after its lease, and a joiner's abort ends its wait at once", async () => {
+  it("with the defaults, two parallel same-key writes whose tool takes 45 s run once (longer than the 30 s lease)", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" }, idempotency: { leaseMs: 10_000 } });
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" } });
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
     let runs = 0;
-    void plugin.execute({ toolName: "send_email", args, scope: "leader", namespace: "n" }, () => {
+    const slowSend = async () => {
       runs++;
-      return new Promise(() => {}); // hangs forever
+      await clock.sleep(45_000);
+      return { id: `msg-${runs}` };
+    };
+    const first = plugin.execute({ toolName: "send_email", args, scope: "run-1", namespace: "n" }, slowSend);
+    await clock.advance(31_000);
+    const second = plugin.execute({ toolName: "send_email", args, scope: "run-2", namespace: "n" }, slowSend);
+    await clock.advance(14_000);
+    expect(await first).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: false });
+    expect(await second).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: true });
+    expect(runs).toBe(1);
+  });
+
+  it("a joiner waits for a hung leader for as long as it runs (never runs beside it), and its abort ends its wait at once", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      toolEffects: { send_email: "write" },
+      idempotency: { leaseMs: 10_000 },
+      attemptTimeoutMs: 0,
+    });
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    let runs = 0;
+    let finishLeader!: (value: unknown) => void;
+    const leader = plugin.execute({ toolName: "send_email", args, scope: "leader", namespace: "n" }, () => {
+      runs++;
+      return new Promise((resolve) => (finishLeader = resolve));
     });
     await clock.advance(0);
 
@@ -266,13 +368,13 @@ describe("joining a call in flight", () => {
 
     const joiner = plugin.execute({ toolName: "send_email", args, scope: "joiner", namespace: "n" }, () => {
       runs++;
-      return { id: "msg-after-takeover" };
+      return { id: "msg-beside-the-leader" };
     });
-    await clock.advance(8999);
+    await clock.advance(120_000); // twelve leases
     expect(runs).toBe(1);
-    await clock.advance(1);
-    expect(await joiner).toMatchObject({ status: "success", value: { id: "msg-after-takeover" }, replayed: false });
-    expect(runs).toBe(2);
-    expect(clock.pendingSleeps()).toBe(0);
+    finishLeader({ id: "msg-1" });
+    expect(await leader).toMatchObject({ status: "success", value: { id: "msg-1" } });
+    expect(await joiner).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: true });
+    expect(runs).toBe(1);
   });
 });

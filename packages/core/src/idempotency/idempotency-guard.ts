@@ -43,7 +43,7 @@ export class IdempotencyGuard {
     clock: Clock,
     onStoreError: StoreErrorReport,
   ) {
-    this.flights = new SingleFlight(clock);
+    this.flights = new SingleFlight();
     this.storeLock = new StoreLock(store, clock, onStoreError);
   }
 

@@ -13,7 +13,12 @@ interface Completed {
   readonly fingerprint: string;
   readonly value: unknown;
   readonly expiresAt: number;
+  /** What it counts against `maxBytes` ({@link approximateBytes}). */
+  readonly bytes: number;
 }
+
+/** What each completed record counts against `maxBytes` beside its value: its key, fingerprint and bookkeeping. */
+const RECORD_OVERHEAD_BYTES = 256;
 
 export interface InMemoryIdempotencyStoreOptions {
   /**
@@ -23,6 +28,16 @@ export interface InMemoryIdempotencyStoreOptions {
    * @default 100_000
    */
   readonly maxEntries?: number;
+  /**
+   * Most bytes of completed results kept, counted as each result's JSON text plus 256 bytes per
+   * record: the least recently used results make room for new ones, so a long-lived process keeps
+   * at most about this much (a result that has no JSON text counts the 256 bytes only). Locks are
+   * not counted. A single result larger than this is not kept at all (`complete` answers `true`,
+   * the result is returned to its caller, a retry runs the write again). The guard already skips
+   * results over `idempotency.maxResultBytes` (1 MiB by default).
+   * @default 33_554_432 (32 MiB)
+   */
+  readonly maxBytes?: number;
   /** @default systemClock */
   readonly clock?: Clock;
 }
@@ -33,6 +48,7 @@ export interface InMemoryIdempotencyStoreOptions {
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly maxEntries: number;
+  readonly maxBytes: number;
   private readonly clock: Clock;
   /** In-flight locks, oldest first. Never evicted: they end by `complete`, `release` or their lease. */
   private readonly locks = new Map<string, Lock>();
@@ -40,19 +56,32 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** No lock's lease ends before this time: a full store of live locks is not scanned again until then. */
   private nextLeaseEnd = Number.POSITIVE_INFINITY;
   private tokens = 0;
+  /** The completed records' bytes, as counted against `maxBytes`. */
+  private completedBytes = 0;
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
     this.maxEntries = options.maxEntries ?? 100_000;
     if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
       throw new InvalidOptionError("maxEntries", options.maxEntries, "an integer >= 1");
     }
+    this.maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+    if (!Number.isInteger(this.maxBytes) || this.maxBytes < RECORD_OVERHEAD_BYTES) {
+      throw new InvalidOptionError("maxBytes", options.maxBytes, `an integer >= ${RECORD_OVERHEAD_BYTES}`);
+    }
     this.clock = options.clock ?? systemClock;
-    this.completed = new LruMap(this.maxEntries);
+    this.completed = new LruMap(this.maxEntries, (_key, record) => {
+      this.completedBytes -= record.bytes;
+    });
   }
 
   /** Records held (in flight and completed, expired ones not yet dropped included). */
   get size(): number {
     return this.locks.size + this.completed.size;
+  }
+
+  /** The completed results' bytes, as counted against `maxBytes`. */
+  get bytes(): number {
+    return this.completedBytes;
   }
 
   begin(key: string, fingerprint: string, leaseMs: number): IdempotencyBeginResult {
@@ -65,7 +94,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const record = this.completed.get(key);
     if (record !== undefined) {
       if (record.expiresAt > now) return { status: "completed", fingerprint: record.fingerprint, value: record.value };
-      this.completed.delete(key);
+      this.forget(key, record);
     }
     if (this.size >= this.maxEntries && !this.makeRoom(now)) {
       return { status: "busy", retryAfterMs: Math.max(1, this.nextLeaseEnd - now) };
@@ -88,7 +117,27 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const lock = this.held(key, token);
     if (lock === undefined) return false;
     this.locks.delete(key);
-    this.completed.set(key, { fingerprint: lock.fingerprint, value, expiresAt: this.clock.now() + ttlMs });
+    const bytes = approximateBytes(value);
+    if (bytes > this.maxBytes) return true; // never kept: the caller has its result, a retry runs again
+    const previous = this.completed.peek(key);
+    if (previous !== undefined) this.forget(key, previous);
+    this.completedBytes += bytes;
+    this.completed.set(key, { fingerprint: lock.fingerprint, value, expiresAt: this.clock.now() + ttlMs, bytes });
+    while (this.completedBytes > this.maxBytes && this.completed.evictOldest()) {
+      // the least recently used results go first
+    }
+    return true;
+  }
+
+  /**
+   * Renews the lease of `token` for `leaseMs` from now, so that a write slower than its lease
+   * keeps its key while its holder runs it (the guard renews every half lease). `false` when
+   * `token` no longer holds the key.
+   */
+  extend(key: string, token: string, leaseMs: number): boolean {
+    const lock = this.held(key, token);
+    if (lock === undefined) return false;
+    this.locks.set(key, { ...lock, leaseUntil: this.clock.now() + leaseMs });
     return true;
   }
 
@@ -113,7 +162,13 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   clear(): void {
     this.locks.clear();
     this.completed.clear();
+    this.completedBytes = 0;
     this.nextLeaseEnd = Number.POSITIVE_INFINITY;
+  }
+
+  private forget(key: string, record: Completed): void {
+    this.completed.delete(key);
+    this.completedBytes -= record.bytes;
   }
 
   /** Frees one entry: the least recently used completed result, else locks whose lease ran out. */
@@ -128,4 +183,19 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.nextLeaseEnd = next;
     return this.size < this.maxEntries;
   }
+}
+
+/**
+ * What a stored result counts against `maxBytes`: its JSON text's length (one byte per character:
+ * the size of the text a shared store would keep) plus the record's own overhead. A value with no
+ * JSON text (a cycle, a BigInt, a getter that throws) counts the overhead only.
+ */
+function approximateBytes(value: unknown): number {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = undefined;
+  }
+  return RECORD_OVERHEAD_BYTES + (json?.length ?? 0);
 }
