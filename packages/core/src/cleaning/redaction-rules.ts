@@ -1,0 +1,155 @@
+import { redactAwsKeys } from "./redact-aws-keys.js";
+import { redactPrivateKeys } from "./redact-private-keys.js";
+import { KNOWN_TOKEN, KNOWN_TOKEN_PREFIX } from "./token-formats.js";
+
+/** One rule of the default redactor: what a text must hold for it to apply, and what it does to such a text. */
+export interface RedactionRule {
+  /** What the rule removes. */
+  readonly what: string;
+  /** Substrings or (non-global) expressions the text must all hold: a cheap check, so that most texts pay no scan. */
+  readonly needs: readonly (string | RegExp)[];
+  readonly redact: (text: string) => string;
+}
+
+/*
+ * Where a name or a token may start, `(?<!(?<!\\)[A-Za-z0-9_-])`: not inside a word, but right
+ * after an escape such as `\n` (a text inside a JSON string, such as a returned error's `details`,
+ * has its line breaks escaped: `"body":"a\nCookie: x"`).
+ */
+
+/** The words a secret's name is or ends with, any case (`DB_PASSWORD`, `client_secret`, `SecretAccessKey`, Azure's `AccountKey`). */
+const SECRET_WORDS =
+  "password|passwd|pwd|pass[_-]?phrase|secret|token|api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|credentials?";
+
+/** A name that is or ends with one of `words`, with an encoding suffix or not (`PRIVATE_KEY_B64`, `SIGNING_KEY_BASE64`). */
+function nameEndingWith(words: string): string {
+  return `[A-Za-z0-9_-]*(?:(?:${words})(?:[_-]?(?:b64|base64))?|key[_-]?(?:b64|base64))`;
+}
+
+/**
+ * A secret header and its value: `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
+ * `X-Goog-Api-Key`, `Ocp-Apim-Subscription-Key`, `X-Auth-Token`, `X-Amz-Security-Token`, `Cookie`,
+ * `Set-Cookie`, any case. The value runs to the end of the line, or to a quote, comma or backslash
+ * (the header inside a JSON string, a quoted text or a comma-separated list).
+ */
+const SECRET_HEADER =
+  /(?<!(?<!\\)[A-Za-z0-9_-])((?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key|ocp-apim-subscription-key|x-auth-token|x-amz-security-token|(?:set-)?cookie)([ \t]*:[ \t]*)[^\s"',\\][^\r\n"',\\]*/gi;
+
+/**
+ * A JSON (or Python-style) member with a secret's name (or `authorization`, `cookie`; or exactly
+ * `pass` or `auth`, bare or after `_`/`-`: nodemailer's `auth.pass`, a docker config's `auth`),
+ * quoted with `"`, `'` or, in JSON encoded inside a JSON string (once or more), `\"` (`\\\"`, ...).
+ * Its value: a string with escapes (cut at the end of the line when unterminated), or a bare value
+ * (a number, ...). Objects and arrays are not values here: their own members are redacted by name.
+ */
+const SECRET_JSON_MEMBER = new RegExp(
+  `(?<!\\\\)(\\\\*["'])(${nameEndingWith(`${SECRET_WORDS}|authorization|cookie`)}|(?:[A-Za-z0-9_-]*[_-])?(?:pass|auth))\\1` +
+    String.raw`(\s*:\s*)(b?"(?:[^"\\\r\n]|\\.)*(?:"|$)|b?'(?:[^'\\\r\n]|\\.)*(?:'|$)|\\"(?:[^"\\\r\n]|\\(?!"))*(?:\\"|$)|\\{2,}["'](?:[^"'\\\r\n]|\\[^"'\r\n])*(?:\\+["']|$)|[^\s,;:{}[\]()"'\\]+)`,
+  "gim",
+);
+
+/**
+ * An unquoted setting with a secret's name, then `:` or `=` (spaces around allowed), then a quoted
+ * value (to its quote, or the end of the line) or a bare one (to a space, quote, backslash, `,`, `;`
+ * or closing bracket). A value already `[REDACTED]` is left.
+ */
+const SECRET_SETTING = new RegExp(
+  `(?<!(?<!\\\\)[A-Za-z0-9_-])(${nameEndingWith(SECRET_WORDS)}([ \\t]*[:=])[ \\t]*)` +
+    String.raw`("(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\\"(?:[^"\\\r\n]|\\(?!"))*(?:\\")?|(?!\[REDACTED\])[^\s"'\\,;<>)\]}]+)`,
+  "gi",
+);
+
+/** Bare JSON/Python values that hold no secret. */
+const HARMLESS_BARE_VALUE = /^(?:null|true|false|none|undefined)$/i;
+
+/** The credentials of a URL (`scheme://user:pass@host`): everything up to the last `@` before the host. */
+const URL_CREDENTIALS = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#"'<>\\]+@/g;
+
+/** The secret path of a Slack or Discord webhook URL (`https://hooks.slack.com/services/T…/B…/…`, `https://discord.com/api/webhooks/<id>/<token>`). */
+const WEBHOOK_URL =
+  /((?:hooks\.slack\.com\/(?:services|workflows|triggers)|(?:(?:canary|ptb)\.)?discord(?:app)?\.com\/api(?:\/v\d+)?\/webhooks)\/)[A-Za-z0-9_/-]+/g;
+
+/** A JWT: three base64url segments, the header starting `eyJ` (`{"`); the signature may be empty. */
+const JWT = /(?<!(?<!\\)[A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+
+/** The credential after `Bearer` or `Basic`, after a space or, in a URL, `%20`. */
+const SCHEME_CREDENTIAL = /(?<!(?<!\\)\w)(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=%-]{6,}/gi;
+
+/** The value after `Token` when it looks like a credential (a digit, or 20+ characters): "Token expired" is kept. */
+const TOKEN_CREDENTIAL = /(?<!(?<!\\)\w)(Token)\s+(?=[A-Za-z._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{6,}/gi;
+
+/**
+ * A secret parameter (`key=`, `api_key=`, `id_token=`, `x-api-key=`, `auth=`, `authorization=`,
+ * `PRIVATE_KEY_B64=`, ...; the `=` URL-encoded too): its value, to `&`, a space or a quote. The name
+ * starts after a non-name character (the lookbehind keeps the scan linear on long hyphenated words).
+ */
+const SECRET_PARAMETER =
+  /(?<!(?<!\\)[A-Za-z0-9_-])((?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|passwd|pwd|signature|sig|auth|authorization)(?:[_-]?(?:b64|base64))?(?:=|%3D))[^&\s"'<>]+/gi;
+
+/** Between netrc tokens: white space, or a line break escaped inside a JSON string. */
+const NETRC_SPACE = String.raw`(?:\s|\\[nrt])+`;
+const NETRC_WORD = String.raw`[^\s\\"']+`;
+const NETRC_PAIR = `${NETRC_SPACE}(?:login|account|port)${NETRC_SPACE}${NETRC_WORD}`;
+/**
+ * The password of a netrc entry: `machine <host>` (or `default` and a `login`), `login`, `account`
+ * or `port` pairs, then `password <value>`, on one line or several. "the password is" is kept.
+ */
+const NETRC_PASSWORD = new RegExp(
+  `(?<!(?<!\\\\)[A-Za-z0-9_-])((?:machine${NETRC_SPACE}${NETRC_WORD}(?:${NETRC_PAIR})*|default(?:${NETRC_PAIR})+)${NETRC_SPACE}password${NETRC_SPACE})${NETRC_WORD}`,
+  "g",
+);
+
+/** The default redactor's rules, in the order they run (each replaces values only: the words a later rule needs stay). */
+export const REDACTION_RULES: readonly RedactionRule[] = [
+  { what: "PEM private-key blocks", needs: ["PRIVATE KEY"], redact: redactPrivateKeys },
+  {
+    what: "secret header values",
+    needs: [":", /authoriz|api-key|auth-token|security-token|subscription-key|cookie/i],
+    redact: (text) => text.replace(SECRET_HEADER, "$1$2[REDACTED]"),
+  },
+  {
+    what: "secret-named JSON members",
+    needs: [/["']/, /pass|pwd|secret|token|key|auth|cookie|credential/i],
+    redact: (text) => text.replace(SECRET_JSON_MEMBER, redactJsonMember),
+  },
+  { what: "URL credentials", needs: ["://", "@"], redact: (text) => text.replace(URL_CREDENTIALS, "$1[REDACTED]@") },
+  {
+    what: "webhook URLs",
+    needs: [/hooks\.slack\.com\/|discord(?:app)?\.com\/api/],
+    redact: (text) => text.replace(WEBHOOK_URL, "$1[REDACTED]"),
+  },
+  { what: "JWTs", needs: ["eyJ"], redact: (text) => text.replace(JWT, "[REDACTED]") },
+  { what: "Bearer and Basic credentials", needs: [/bearer|basic/i], redact: (text) => text.replace(SCHEME_CREDENTIAL, "$1$2[REDACTED]") },
+  { what: "Token credentials", needs: [/token/i], redact: (text) => text.replace(TOKEN_CREDENTIAL, "$1 [REDACTED]") },
+  { what: "tokens known by their format", needs: [KNOWN_TOKEN_PREFIX], redact: (text) => text.replace(KNOWN_TOKEN, "[REDACTED]") },
+  { what: "AWS access keys", needs: [/AKIA|ASIA/], redact: redactAwsKeys },
+  { what: "secret parameters", needs: [/=|%3D/i], redact: (text) => text.replace(SECRET_PARAMETER, "$1[REDACTED]") },
+  { what: "netrc passwords", needs: ["password", /machine|default/], redact: (text) => text.replace(NETRC_PASSWORD, "$1[REDACTED]") },
+  {
+    what: "secret-named settings",
+    needs: [/[:=]/, /pass|pwd|secret|token|key|credential/i],
+    redact: (text) => text.replace(SECRET_SETTING, redactSetting),
+  },
+];
+
+/** `name: [REDACTED]` (in the value's quotes), unless a bare value after `:` does not look like a credential. */
+function redactSetting(setting: string, head: string, separator: string, value: string): string {
+  const quote = /^(?:\\?["'])/.exec(value)?.[0];
+  if (quote !== undefined) return `${head}${quote}[REDACTED]${quote}`;
+  if (HARMLESS_BARE_VALUE.test(value)) return setting;
+  if (separator.endsWith(":") && !looksLikeCredential(value)) return setting;
+  return `${head}[REDACTED]`;
+}
+
+/** A digit or a symbol (but sentence punctuation at the end), or 20+ characters: not a word of prose. */
+function looksLikeCredential(value: string): boolean {
+  const word = value.replace(/[.!?:]+$/, "");
+  return word.length >= 20 || /[^A-Za-z]/.test(word);
+}
+
+/** `"name": "[REDACTED]"`, in the quotes of the value (or of the name, for a bare value). */
+function redactJsonMember(member: string, nameQuote: string, name: string, colon: string, value: string): string {
+  if (HARMLESS_BARE_VALUE.test(value)) return member;
+  const valueQuote = /^b?(\\*["'])/i.exec(value)?.[1] ?? nameQuote;
+  return `${nameQuote}${name}${nameQuote}${colon}${valueQuote}[REDACTED]${valueQuote}`;
+}
