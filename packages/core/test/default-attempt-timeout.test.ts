@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Clock, DEFAULT_OPTIONS, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import { DEFAULT_OPTIONS, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, recordEvents } from "../src/testing.js";
 
 // The default attempt limit (60 s, chosen with bench:agents): a hung tool no longer hangs the agent.
@@ -14,7 +14,7 @@ describe("the default attempt limit", () => {
     expect(DEFAULT_OPTIONS.attemptTimeoutMs).toBe(60_000);
   });
 
-  it("a hung read tool times out after 60 s (within a second), and the attempt is retried in place", async () => {
+  it("a hung read tool times out after 60 s, and the attempt is retried in place", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
     const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 1 });
@@ -27,11 +27,9 @@ describe("the default attempt limit", () => {
     void outcome.then(() => {
       settled = true;
     });
-    await clock.advance(60_000);
-    expect(events.types()).toEqual([]); // never before the limit (the group closes a tick after its first attempt)
-    await clock.advance(999);
-    expect(events.types()).toEqual([]);
-    await clock.advance(1); // a tick late at most
+    await clock.advance(59_999);
+    expect(events.types()).toEqual([]); // never before the limit
+    await clock.advance(1);
     expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
     expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 60_000 });
     expect(runs).toBe(1);
@@ -100,26 +98,6 @@ describe("the default attempt limit", () => {
     expect(events.events.map((event) => event.toolName)).toContain("other");
   });
 
-  it("costs no timer per healthy call: one watchdog for many calls one after another, none of it a sleep of theirs", async () => {
-    const fake = createFakeClock();
-    let sleeps = 0;
-    const clock: Clock = {
-      now: () => fake.now(),
-      sleep: (ms, signal) => {
-        sleeps++;
-        return fake.sleep(ms, signal);
-      },
-    };
-    const plugin = RetryReflectPlugin.create({ clock });
-    for (let index = 0; index < 1_000; index++) {
-      const outcome = await plugin.execute({ toolName: "search", args: { index } }, async () => index);
-      expect(outcome.status).toBe("success");
-    }
-    expect(sleeps).toBe(1);
-    expect(fake.sleeps).toEqual([]);
-    expect(fake.pendingSleeps()).toBe(0);
-  });
-
   it("a write cut off at the default limit is not run twice: the same call later", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, toolEffects: { pay: "write" } });
@@ -133,40 +111,6 @@ describe("the default attempt limit", () => {
     expect(outcome.status === "reflect" && outcome.error.code).toBe("TIMEOUT");
     expect(outcome.status === "reflect" && outcome.prompt).toContain("Call it again with the same arguments");
     expect(runs).toBe(1);
-  });
-
-  it("never cuts an attempt off early when the watchdog wakes late (a blocked event loop): its limit runs from when its group closed", async () => {
-    let now = 0;
-    const sleeps: Array<{ at: number; wake: () => void }> = [];
-    const clock: Clock = {
-      now: () => now,
-      sleep: (ms) => new Promise<void>((resolve) => sleeps.push({ at: now + ms, wake: resolve })),
-    };
-    const events = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
-    const endedAt: Record<string, number> = {};
-    const start = (name: string) =>
-      plugin.execute({ toolName: name, args: {} }, hangs).then(() => {
-        endedAt[name] = now;
-      });
-    const first = start("first"); // opens a group at 0: the watchdog asks to wake at 1 s
-    now = 5_000; // the loop was busy for 5 s: the wake-up is late, and another call started meanwhile
-    const second = start("second");
-    const wake = async (at: number) => {
-      now = at;
-      const due = sleeps.filter((entry) => entry.at <= at);
-      sleeps.splice(0, sleeps.length, ...sleeps.filter((entry) => entry.at > at));
-      for (const sleep of due) sleep.wake();
-      for (let turn = 0; turn < 20; turn++) await Promise.resolve();
-    };
-    await wake(5_000); // the late wake-up closes the group: its limit runs from 5 s
-    await wake(64_999);
-    expect(events.types()).toEqual([]);
-    await wake(65_000);
-    await Promise.all([first, second]);
-    expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
-    expect((endedAt.second ?? 0) - 5_000).toBe(60_000); // the call started last gets its whole minute
-    expect(endedAt.first).toBe(65_000); // the first is late by the loop's stall, never early
   });
 
   it("many attempts in flight at once, started over several ticks: each hung one times out once, never early; the others succeed", async () => {
@@ -195,9 +139,9 @@ describe("the default attempt limit", () => {
         continue;
       }
       expect(status, String(index)).toBe("failed");
-      // Never early; late by at most the tick (1 s) plus this test's 100 ms steps.
+      // Never early; late by at most this test's 100 ms steps.
       expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(60_000);
-      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(61_100);
+      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(60_100);
     }
   });
 });

@@ -173,9 +173,17 @@ describe("the caller's abort always wins", () => {
       payments++;
       return { receipt: payments };
     });
+    await clock.advance(0);
     controller.abort(new Error("stop"));
+    await expect(first).rejects.toThrow("stop"); // at once, the payment still running
+    const meanwhile = await plugin.execute({ toolName: "pay", args }, () => {
+      payments++;
+      return { receipt: payments };
+    });
+    // Its key stays held while it runs: the same call later, never a second payment beside it.
+    expect(meanwhile.status === "reflect" && meanwhile.error.code).toBe("IN_PROGRESS");
     held.open();
-    await expect(first).rejects.toThrow("stop");
+    await clock.advance(0);
     const retry = await plugin.execute({ toolName: "pay", args }, () => {
       payments++;
       return { receipt: payments };

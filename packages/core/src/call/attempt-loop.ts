@@ -3,7 +3,7 @@ import { abortReason } from "../clock.js";
 import type { FailureContext } from "../config/options.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
-import { lateOf, runAttempt } from "./attempt.js";
+import { runAttempt } from "./attempt.js";
 import { readThrown, returnedFailure } from "./attempt-failure.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
@@ -140,6 +140,8 @@ async function attempts<T>(
       }
 
       let token: string | undefined;
+      /** A write's tool still running after its attempt ended (cut off at its limit, or the caller's abort). */
+      let late: Promise<unknown> | undefined;
       let value: T | undefined;
       let failure: unknown;
       let thrown: unknown;
@@ -160,7 +162,7 @@ async function attempts<T>(
         // A guarded write keeps its lease while it runs (stores with `extend`), until it ends or is cut off.
         const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
         try {
-          value = await runAttempt(engine, run, fn);
+          value = await runAttempt(engine, run, fn, token === undefined ? undefined : (tool) => (late = tool));
           failure = returnedFailure(run.policy, run.host, value, () => failureContext(run));
           failed = failure !== undefined;
           thrown = failure;
@@ -190,9 +192,8 @@ async function attempts<T>(
         return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;
       }
       if (token !== undefined) {
-        const late = lateOf(failure);
-        // A write cut off by its timeout may still take effect: its key stays locked until it ends,
-        // then holds its result (a retry replays it) or is released.
+        // A write cut off at its limit, or left by its caller, may still take effect: its key stays
+        // locked until it ends, then holds its result (a retry replays it) or is released.
         if (late === undefined) await guard.release(run, token);
         else settleLate(engine, run, token, late);
       }

@@ -36,7 +36,7 @@ function timeoutError(toolName: string, write: boolean, timeoutMs: number, late:
 const noop = (): void => {};
 
 /**
- * An attempt cut off at its limit (a precise timer's or the coarse watchdog's): its `TIMEOUT`, with
+ * An attempt cut off at its limit: its `TIMEOUT`, with
  * which `abort` aborts the attempt's own signal, then the tool's late failure swallowed (nobody's
  * rejection) and the `attempt_timed_out` event. The caller settles the attempt with the error.
  */

@@ -1,83 +1,119 @@
-import { abortReason } from "../clock.js";
+import { abortReason, watchdogSignal } from "../clock.js";
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from "../config/defaults.js";
 import type { ToolContext } from "../config/options.js";
+import type { ResolvedPolicy } from "../config/policy.js";
+import type { CallInfo } from "../events/events.js";
 import { callTool, cutOff } from "./attempt-parts.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
-import { AttemptContext, coarseAttempt } from "./coarse-attempt.js";
 import type { Engine } from "./engine.js";
 
 export { callTool, lateOf } from "./attempt-parts.js";
 
-const TIMED_OUT: unique symbol = Symbol("timed out");
 const noop = (): void => {};
 
-/**
- * Runs the tool once, inside every observer's context: always a promise (a synchronous throw
- * becomes a rejection), so that observers wrapping it see one shape. Not an async function: the
- * caller awaits the tool's own promise, one frame fewer per attempt. Telling a returned failure
- * from a value is the caller's. With `attemptTimeoutMs`, the attempt has its own signal and timer.
- */
-export function runAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<T> {
-  const timeoutMs = run.policy.attemptTimeoutMs;
-  if (timeoutMs !== undefined) return timedAttempt(engine, run, fn, timeoutMs);
-  if (run.policy.defaultLimit) {
-    const context = new AttemptContext(run.attempt, run.signal, run.toolName, run.call.callId, run.idempotencyKey);
-    const write = run.storeKey !== undefined;
-    // No closure unless observers wrap the attempt in their context.
-    if (run.info === undefined) return coarseAttempt(engine, fn, run.host, run.call.args, context, write, undefined);
-    return engine.notifier.inContext(run.info, () => coarseAttempt(engine, fn, run.host, run.call.args, context, write, run.info));
-  }
-  const context = contextOf(run, run.signal);
-  if (run.info === undefined) return callTool(fn, run.host, run.call.args, context);
-  return engine.notifier.inContext(run.info, () => callTool(fn, run.host, run.call.args, context));
+/** What one attempt is: the tool's context, the caller's signal, its time limit. */
+export interface AttemptSpec {
+  readonly toolName: string;
+  readonly attempt: number;
+  readonly callId: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  /** The caller's signal: its abort ends the attempt at once. */
+  readonly signal: AbortSignal | undefined;
+  /** The policy's time limit, undefined for none (`attemptTimeoutMs: 0`). */
+  readonly limitMs: number | undefined;
+  /** Whether the limit is the default one (a test clock leaves its timer out of its pending sleeps). */
+  readonly defaultLimit: boolean;
+  /** A guarded write: cut off at its limit, it may still take effect. */
+  readonly write: boolean;
+  readonly info: CallInfo | undefined;
+  /** Told of the tool's promise when the attempt ends before it (its limit, the caller's abort): a write may still take effect. */
+  readonly onLate?: ((tool: Promise<unknown>) => void) | undefined;
+}
+
+/** The time limit of one attempt under `policy`: `attemptTimeoutMs`, the default (60 s) when not set, none when 0. */
+export function limitOf(policy: ResolvedPolicy): number | undefined {
+  return policy.attemptTimeoutMs ?? (policy.defaultLimit ? DEFAULT_ATTEMPT_TIMEOUT_MS : undefined);
 }
 
 /**
- * One attempt with a time limit: the tool gets a signal of its own (aborted by the caller's, and at
- * the limit); past the limit the attempt fails with `TIMEOUT` (transient) whether or not the tool
- * stops, and the caller's abort rejects at once. The timer and the listener are gone when it ends.
+ * Runs the tool of a call's run once, inside every observer's context (a span per attempt ends
+ * with the attempt, at the limit too).
  */
-function timedAttempt<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
-  // The race runs inside the observers' context: a span per attempt ends with the attempt, at the limit.
-  return run.info === undefined
-    ? race(engine, run, fn, timeoutMs)
-    : engine.notifier.inContext(run.info, () => race(engine, run, fn, timeoutMs));
+export function runAttempt<T>(
+  engine: Engine,
+  run: CallRun,
+  fn: ToolFunction<unknown, T>,
+  onLate?: (tool: Promise<unknown>) => void,
+): Promise<T> {
+  const spec: AttemptSpec = {
+    toolName: run.toolName,
+    attempt: run.attempt,
+    callId: run.call.callId,
+    idempotencyKey: run.idempotencyKey,
+    signal: run.signal,
+    limitMs: limitOf(run.policy),
+    defaultLimit: run.policy.defaultLimit,
+    write: run.storeKey !== undefined,
+    info: run.info,
+    onLate,
+  };
+  if (run.info === undefined) return attemptOnce(engine, fn, run.host, run.call.args, spec);
+  return engine.notifier.inContext(run.info, () => attemptOnce(engine, fn, run.host, run.call.args, spec));
 }
 
-async function race<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, timeoutMs: number): Promise<T> {
-  const own = new AbortController();
-  const outer = run.signal;
-  let onOuterAbort: (() => void) | undefined;
-  const aborted =
-    outer === undefined
-      ? undefined
-      : new Promise<never>((_resolve, reject) => {
-          onOuterAbort = () => {
-            own.abort(abortReason(outer));
-            reject(abortReason(outer));
-          };
-          if (outer.aborted) onOuterAbort();
-          else outer.addEventListener("abort", onOuterAbort, { once: true });
-        });
-  aborted?.catch(noop);
-  const tool = callTool(fn, run.host, run.call.args, contextOf(run, own.signal));
-  const stopTimer = new AbortController();
-  const timer = engine.options.clock.sleep(timeoutMs, stopTimer.signal).then(
-    () => TIMED_OUT,
-    () => new Promise<never>(noop),
-  );
-  let winner: T | typeof TIMED_OUT;
-  try {
-    winner = (await Promise.race(aborted === undefined ? [tool, timer] : [tool, timer, aborted])) as T | typeof TIMED_OUT;
-  } finally {
-    stopTimer.abort();
-    if (onOuterAbort !== undefined) outer?.removeEventListener("abort", onOuterAbort);
-  }
-  if (winner !== TIMED_OUT) return winner;
-  throw cutOff(engine, run.toolName, run.attempt, run.info, timeoutMs, run.storeKey !== undefined, tool, (error) => own.abort(error));
+/**
+ * One attempt: the tool called once with a signal of its own, which aborts with the caller's and at
+ * the limit. It settles with the tool; or fails with `TIMEOUT` (transient) at the limit, whether or
+ * not the tool stops; or rejects at once with the caller's abort reason, whether or not the tool
+ * stops. Its timer and listener are gone when it ends; while it runs, its timer (on the system
+ * clock) keeps the process alive, so a script awaiting the call ends when the call does.
+ */
+export function attemptOnce<T>(engine: Engine, fn: ToolFunction<unknown, T>, self: unknown, args: unknown, spec: AttemptSpec): Promise<T> {
+  const caller = spec.signal;
+  if (caller?.aborted) return Promise.reject(abortReason(caller));
+  return new Promise<T>((resolve, reject) => {
+    const own = new AbortController();
+    const stopTimer = spec.limitMs === undefined ? undefined : new AbortController();
+    let settled = false;
+    const end = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      caller?.removeEventListener("abort", onAbort);
+      stopTimer?.abort();
+      return true;
+    };
+    const onAbort = (): void => {
+      if (!end()) return;
+      const reason = abortReason(caller as AbortSignal);
+      own.abort(reason);
+      tool.catch(noop); // the tool's late failure is nobody's rejection
+      spec.onLate?.(tool);
+      reject(reason);
+    };
+    const tool = callTool(fn, self, args, contextOf(spec, own.signal));
+    caller?.addEventListener("abort", onAbort, { once: true });
+    if (caller?.aborted) onAbort(); // aborted by the tool's own synchronous code
+    tool.then(
+      (value) => {
+        if (end()) resolve(value);
+      },
+      (error: unknown) => {
+        if (end()) reject(error);
+      },
+    );
+    if (spec.limitMs === undefined || stopTimer === undefined) return;
+    const limitMs = spec.limitMs;
+    const timerSignal = spec.defaultLimit ? watchdogSignal(stopTimer) : stopTimer.signal;
+    engine.options.clock.sleep(limitMs, timerSignal).then(() => {
+      if (!end()) return;
+      spec.onLate?.(tool);
+      reject(cutOff(engine, spec.toolName, spec.attempt, spec.info, limitMs, spec.write, tool, (error) => own.abort(error)));
+    }, noop);
+  });
 }
 
-function contextOf(run: CallRun, signal: AbortSignal | undefined): ToolContext {
-  return run.idempotencyKey === undefined
-    ? { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId }
-    : { attempt: run.attempt, signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
+function contextOf(spec: AttemptSpec, signal: AbortSignal): ToolContext {
+  return spec.idempotencyKey === undefined
+    ? { attempt: spec.attempt, signal, toolName: spec.toolName, callId: spec.callId }
+    : { attempt: spec.attempt, signal, toolName: spec.toolName, callId: spec.callId, idempotencyKey: spec.idempotencyKey };
 }

@@ -2,24 +2,19 @@ import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import type { ToolCall } from "../config/options.js";
 import type { CallInfo } from "../events/events.js";
-import { keepShape } from "../internal/keep-shape.js";
 import type { ExecuteOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
-import { runAttempt } from "./attempt.js";
+import { attemptOnce, limitOf, runAttempt } from "./attempt.js";
 import { firstAttemptContext, readThrown, returnedFailure } from "./attempt-failure.js";
 import { continueAfterFailure } from "./attempt-loop.js";
-import { callTool, cutOff } from "./attempt-parts.js";
 import { counterKey } from "./attempt-tracker.js";
 import { endCall, ended } from "./call-end.js";
 import { type CallRun, directRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
-import { AttemptContext } from "./coarse-attempt.js";
-import type { Group, Watched } from "./coarse-deadlines.js";
 import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
-// The one direct attempt of a healthy tool that is not a write: run at once, as a bare wrapper
-// would, its call's promise settled from the tool's. Under the default limit the plugin's coarse
-// deadlines watch it (no timer of its own); past the limit it fails with `TIMEOUT`. A failure
-// becomes attempt 1 of the policy (`failure`: the gate and the loop are behind it).
+// The one direct attempt of a healthy tool that is not a write: one attempt (`attemptOnce`: its
+// limit, the caller's abort), its call's promise settled from it. A failure becomes attempt 1 of
+// the policy (`failure`: the gate and the loop are behind it).
 
 /** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
 export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
@@ -46,7 +41,6 @@ export function direct<T, P>(
     engine.notifier.callStart(run.info as CallInfo);
   }
   const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run, run?.call ?? resolved);
-  if (run === undefined && setup.policy.defaultLimit) return attempt.watched();
   let tool: Promise<T>;
   if (run !== undefined) {
     try {
@@ -55,26 +49,25 @@ export function direct<T, P>(
       tool = Promise.reject(error); // an observer's context threw
     }
   } else {
-    tool = callTool(fn, host, call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
+    tool = attemptOnce(engine, fn, host, call.args, {
+      toolName: call.toolName,
+      attempt: 1,
+      callId: call.callId,
+      idempotencyKey: undefined,
+      signal: call.signal,
+      limitMs: limitOf(setup.policy),
+      defaultLimit: setup.policy.defaultLimit,
+      write: false,
+      info: undefined,
+    });
   }
-  // Nothing can end this attempt but its tool: the call's promise is the tool's, followed.
   return tool.then(
     (value) => attempt.value(value),
     (error: unknown) => attempt.failure(error, true),
   );
 }
 
-class DirectAttempt<T, P> implements Watched {
-  prev: Watched | undefined = undefined;
-  next: Watched | undefined = undefined;
-  group: Group | undefined = undefined;
-  /** Under the default limit: whether the attempt ended (the tool answered or the limit passed). */
-  private settled = false;
-  private context: AttemptContext | undefined = undefined;
-  private tool: Promise<T> | undefined = undefined;
-  private resolve: ((settled: Settled<T, P> | Promise<Settled<T, P>>) => void) | undefined = undefined;
-  private reject: ((error: unknown) => void) | undefined = undefined;
-
+class DirectAttempt<T, P> {
   constructor(
     private readonly engine: Engine,
     private readonly call: EngineCall,
@@ -93,29 +86,6 @@ class DirectAttempt<T, P> implements Watched {
   resolved(): ToolCall {
     this.resolution ??= resolvedCall(this.call, this.host, this.effect);
     return this.resolution;
-  }
-
-  /**
-   * The attempt under the default limit: watched by the plugin's coarse deadlines, with a context
-   * whose signal aborts at the limit; its promise settles with the tool or at the limit.
-   */
-  watched(): Promise<Settled<T, P>> {
-    const { call } = this;
-    // An arrow executor: measured faster than a shared module-level one handing them over (40-50 ns a call, Node 20 and 24).
-    const promise = new Promise<Settled<T, P>>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    const context = new AttemptContext(1, call.signal, call.toolName, call.callId, undefined);
-    this.context = context;
-    this.engine.deadlines.watch(this);
-    const tool = callTool(this.fn, this.host, call.args, context);
-    this.tool = tool;
-    tool.then(
-      (value) => this.answered(value),
-      (error: unknown) => this.threw(error),
-    );
-    return promise;
   }
 
   /**
@@ -157,67 +127,7 @@ class DirectAttempt<T, P> implements Watched {
       throw error;
     }
   }
-
-  /** The default limit passed with the tool still running: the attempt fails with `TIMEOUT`. */
-  expire(): void {
-    if (this.settled) return;
-    this.settled = true;
-    const context = this.context as AttemptContext;
-    const { engine } = this;
-    const error = cutOff(engine, context.toolName, 1, undefined, engine.deadlines.limitMs, false, this.tool as Promise<T>, (cut) =>
-      context.abort(cut),
-    );
-    context.release();
-    this.settle(this.failure(error, true));
-  }
-
-  private answered(value: T): void {
-    if (!this.ended()) return;
-    let settled: Settled<T, P> | Promise<Settled<T, P>>;
-    try {
-      settled = this.value(value);
-    } catch (error) {
-      this.reject?.(error);
-      return;
-    }
-    this.settle(settled);
-  }
-
-  private threw(error: unknown): void {
-    if (this.ended()) this.settle(this.failure(error, true));
-  }
-
-  private settle(settled: Settled<T, P> | Promise<Settled<T, P>>): void {
-    if (settled instanceof Promise)
-      settled.then(this.resolve, this.reject); // followed: no thenable job
-    else this.resolve?.(settled);
-  }
-
-  /** The tool settled under the default limit: true (the watch left) unless the limit already ended the attempt. */
-  private ended(): boolean {
-    if (this.settled) return false;
-    this.settled = true;
-    this.engine.deadlines.leave(this);
-    (this.context as AttemptContext).release();
-    return true;
-  }
 }
-
-// One kept, so that full collections between calls leave the optimized path alone (see `keepShape`).
-keepShape(
-  new DirectAttempt(
-    undefined as never,
-    undefined as never,
-    undefined as never,
-    undefined,
-    undefined,
-    "read",
-    "",
-    undefined as never,
-    undefined,
-    undefined,
-  ),
-);
 
 /** A direct attempt succeeded: a closed circuit forgets its failures; the caller's abort still wins. */
 function succeeded(

@@ -4,7 +4,6 @@ import { StoreBreaker } from "../breaker/store-breaker.js";
 import { RetryBudgets } from "../budget/retry-budget.js";
 import { Cleaner } from "../cleaning/cleaner.js";
 import { errorMessageOf } from "../cleaning/error-message-of.js";
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from "../config/defaults.js";
 import { ownBreakerSetting, type ResolvedPolicy } from "../config/policy.js";
 import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
@@ -14,7 +13,6 @@ import { LruMap } from "../internal/lru-map.js";
 import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { AttemptTracker } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
-import { CoarseDeadlines } from "./coarse-deadlines.js";
 
 /** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
 export interface ToolSetup {
@@ -38,8 +36,6 @@ export interface Engine {
   readonly cleaner: Cleaner;
   /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
   readonly rejections: LruMap<string, CircuitOpenTemplate>;
-  /** The default attempt time limit (60 s) and its one timer for all attempts (a policy's `defaultLimit`). */
-  readonly deadlines: CoarseDeadlines;
   /** The tools' retry budgets (`retryBudget`): their calls and in-place retries in the window. */
   readonly budgets: RetryBudgets;
 }
@@ -123,7 +119,6 @@ export function createEngine(options: ResolvedOptions): Engine {
     notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
   });
   return {
-    deadlines: new CoarseDeadlines(options.clock, DEFAULT_ATTEMPT_TIMEOUT_MS),
     options,
     defaults,
     setups,

@@ -32,7 +32,7 @@ export interface ResolvedPolicy {
   readonly circuitOpenTemplate: ReflectionTemplate | undefined;
   /** The limit set (`attemptTimeoutMs`), kept with a timer per attempt; undefined when not set, or set to 0. */
   readonly attemptTimeoutMs: number | undefined;
-  /** Whether the default limit holds (`attemptTimeoutMs` not set): the engine's coarse deadlines, one timer per plugin, met within a tick. */
+  /** Whether the default limit holds (`attemptTimeoutMs` not set): 60 s per attempt. */
   readonly defaultLimit: boolean;
   readonly shouldRetry: ((error: ToolError, context: FailureContext) => boolean | undefined) | undefined;
   readonly isFailure: ((result: unknown, context: FailureContext) => boolean | ToolError | undefined) | undefined;
