@@ -13,6 +13,7 @@ export {
 } from "./breaker/circuit-breaker.js";
 export { CIRCUIT_BREAKER_DEFAULTS } from "./breaker/circuit-breaker-options.js";
 export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./classify/classify-error.js";
+export { cleanToolError, type ToolErrorCleaning } from "./cleaning/clean-error.js";
 export { type CleanOptions, cleanErrorText } from "./cleaning/clean-text.js";
 export { errorMessageOf } from "./cleaning/error-message-of.js";
 export { defaultRedactor } from "./cleaning/redactor.js";

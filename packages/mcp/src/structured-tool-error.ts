@@ -1,11 +1,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError, type ToolErrorJSON } from "@retry-reflect/core";
-import { classifyError, cleanErrorText, defaultRedactor, isToolErrorShape } from "@retry-reflect/core/primitives";
+import { ToolError } from "@retry-reflect/core";
+import { classifyError, cleanToolError, isToolErrorShape } from "@retry-reflect/core/primitives";
 
-/** Longest message `structuredToolError` puts in a result (the core's default `maxErrorLength`). */
-const MAX_MESSAGE_LENGTH = 1000;
-/** What stands for `details` that cannot be written as JSON (as the core writes it). */
-const UNSERIALIZABLE = "[unserializable]";
+/** Longest `message` and `suggested_action`, and longest string in `details` (the core's default `maxErrorLength`). */
+const MAX_TEXT_LENGTH = 1000;
 
 export interface StructuredToolErrorOptions {
   /**
@@ -32,24 +30,18 @@ export interface StructuredToolErrorOptions {
  * A `ToolError` (or the plain shape `{ error_code, message, recoverable, suggested_action }`) keeps
  * its code, `recoverable`, `suggested_action`, `retry_after_ms` and `details`; any other error is
  * classified as the core does (`HTTP 503` → `TRANSIENT`, a bad-input message → `INVALID_ARGUMENTS`,
- * else `TOOL_FAILED`). The message is cleaned (no stack lines, secrets redacted, at most 1000
- * characters); `details` that JSON cannot write become `{ truncated: "[unserializable]" }`. The result has `isError: true`, the structured error as JSON in its one text block
+ * else `TOOL_FAILED`). Every text is cleaned as the core cleans what reaches the model: `message`
+ * and `suggested_action` without stack lines, control characters or secrets, at most 1000
+ * characters each; `details` a plain copy, redacted, each string at most 1000 characters, at most 8
+ * levels deep, with `"[unserializable]"` for what cannot be written (a cycle, a getter that throws,
+ * nesting past the cap; BigInts as strings); an `error_code` that is not `UPPER_SNAKE_CASE` becomes
+ * `TOOL_FAILED`. The result has `isError: true`, the structured error as JSON in its one text block
  * (the MCP spec's advice for structured content), and the same object as `structuredContent`.
  */
 export function structuredToolError(error: unknown, options: StructuredToolErrorOptions = {}): CallToolResult {
   const toolError = ToolError.isInstance(error) ? error : isToolErrorShape(error) ? ToolError.fromJSON(error) : classifyError(error);
-  let json: ToolErrorJSON = {
-    ...toolError.toJSON(),
-    message: cleanErrorText(toolError.message, { maxLength: MAX_MESSAGE_LENGTH, redact: defaultRedactor }),
-  };
-  let text: string;
-  try {
-    text = JSON.stringify(json);
-  } catch {
-    // `details` that JSON cannot write (a cycle, a BigInt, nested past the stack, a getter that throws): left out, said so.
-    json = { ...json, details: { truncated: UNSERIALIZABLE } };
-    text = JSON.stringify(json);
-  }
+  const json = cleanToolError(toolError, { maxErrorLength: MAX_TEXT_LENGTH }).toJSON();
+  const text = JSON.stringify(json);
   const result: CallToolResult = { content: [{ type: "text", text }], isError: true };
   if (options.structuredContent !== false) result.structuredContent = json as unknown as Record<string, unknown>;
   return result;

@@ -1,9 +1,11 @@
+import { DEFAULT_OPTIONS } from "../config/defaults.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError, unreadableErrorInit } from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import type { Cleaner } from "./cleaner.js";
+import { Cleaner } from "./cleaner.js";
 import { type Copying, copyValue } from "./copy-details.js";
 import { capStrings } from "./fit-details.js";
+import { defaultRedactor } from "./redactor.js";
 import { cutText } from "./text-budget.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
@@ -55,6 +57,27 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
     kind: kind === "transient" || kind === "invalid_arguments" || kind === "other" ? kind : undefined,
     cause: cause ?? error,
   });
+}
+
+/** How {@link cleanToolError} cleans: as a plugin with these options does. */
+export interface ToolErrorCleaning {
+  /** Longest `message` and `suggested_action`, and longest string in `details`. @default 1000 */
+  readonly maxErrorLength?: number;
+  /** @default defaultRedactor */
+  readonly redact?: (text: string) => string;
+}
+
+/**
+ * A tool error as a plugin's sinks show it, for code that hands one on outside a plugin (an MCP
+ * server's `structuredToolError`): `message` and `suggested_action` cleaned (control characters and
+ * stack lines removed, secrets redacted, capped at `maxErrorLength`), `details` a plain copy
+ * (depth cap 8, `"[unserializable]"` for what cannot be serialized: a cycle, a getter that throws,
+ * too deep), redacted, its strings capped; an `error_code` that is not `ERROR_CODE_PATTERN`
+ * becomes `TOOL_FAILED`; a field that cannot be read makes it the unreadable failure. Never throws.
+ */
+export function cleanToolError(error: ToolError, options: ToolErrorCleaning = {}): ToolError {
+  const cleaner = new Cleaner(options.maxErrorLength ?? DEFAULT_OPTIONS.maxErrorLength, options.redact ?? defaultRedactor);
+  return sanitizeError(cleaner, error);
 }
 
 /** A copy of an (already clean) error with some fields replaced; the original is its `cause`. */
