@@ -55,7 +55,9 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     this.windowMs = settings.windowMs;
     this.maxKeys = settings.maxKeys;
     this.clock = options.clock ?? systemClock;
-    this.entries = new LruMap(this.maxKeys);
+    // At the cap, a closed circuit goes first (least recently used), then one whose open time has
+    // passed; an open one within its open time, a running probe's and an isolated one never go.
+    this.entries = new LruMap(this.maxKeys, undefined, (_key, entry) => this.evictionRank(entry));
     this.transitions = new CircuitTransitions(this.entries, this, this.clock, options.onTransition);
   }
 
@@ -159,7 +161,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
       }
       const failures = (entry?.failures ?? 0) + 1;
       if (failures >= this.threshold) {
-        this.transitions.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs });
+        if (!this.transitions.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs })) return;
         this.transitions.emit(key, "closed", "open", failures, this.resetMs, context);
       } else if (entry) {
         entry.failures = failures;
@@ -188,7 +190,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   isolate(key: string, context?: C): void {
     const from = this.state(key);
     const failures = this.transitions.failuresOf(this.entries.peek(key));
-    this.transitions.set(key, { state: "isolated", failures });
+    this.transitions.set(key, { state: "isolated", failures }, true);
     if (from !== "open") this.transitions.emit(key, from, "open", failures, this.resetMs, context);
   }
 
@@ -201,6 +203,15 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
       this.entries.delete(each);
       if (from !== "closed") this.transitions.emit(each, from, "closed", failures, this.resetMs, context);
     }
+  }
+
+  /** Which entries may go to make room at the cap (see `LruMap`): 0 closed, 1 open past its open time or half-open with no live probe, else never. */
+  private evictionRank(entry: Entry): number {
+    if (entry.state === "closed") return 0;
+    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    if (entry.state === "open") return now - entry.openedAt >= entry.openMs ? 1 : Number.POSITIVE_INFINITY;
+    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs ? Number.POSITIVE_INFINITY : 1;
   }
 
   /**

@@ -54,7 +54,7 @@ export class CircuitTransitions<C> {
     const window = entry?.window ?? new FailureWindow(bucket);
     window.record(bucket, failed);
     if (window.calls >= this.settings.minimumCalls && window.failures / window.calls >= (this.settings.failureRate ?? 1)) {
-      this.set(key, { state: "open", failures: window.failures, openedAt: now, openMs: this.settings.resetMs });
+      if (!this.set(key, { state: "open", failures: window.failures, openedAt: now, openMs: this.settings.resetMs })) return;
       this.emit(key, "closed", "open", window.failures, this.settings.resetMs, context);
     } else if (entry !== undefined && entry.window === window) {
       this.touch(key, entry);
@@ -78,8 +78,9 @@ export class CircuitTransitions<C> {
     return { admitted: true, permit: { probe: entry.probe } };
   }
 
-  set(key: string, entry: Entry): void {
-    this.entries.set(key, entry);
+  /** Stores `entry`; false when the registry is full of circuits that may not go (the key stays closed, untracked). `force`: kept anyway (a manual isolation). */
+  set(key: string, entry: Entry, force = false): boolean {
+    return this.entries.set(key, entry, force);
   }
 
   touch(key: string, entry: Entry): void {

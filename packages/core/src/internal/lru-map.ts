@@ -15,10 +15,17 @@ export class LruMap<K, V> {
   /** The most recent key (set or touched last): using it again moves nothing. */
   private newest: K | undefined;
 
-  /** `onEvict` is told of each entry dropped to stay within `max` (not of `delete` or `clear`). */
+  /**
+   * `onEvict` is told of each entry dropped to stay within `max` (not of `delete` or `clear`).
+   * `rank`, when given, says which entries may go to make room: the least recently used entry of
+   * rank 0 goes first, else the least recently used of a finite rank; an entry of rank `Infinity`
+   * never goes, and when every other entry is of that rank a new key is not stored (`set` and `add`
+   * answer false): the map stays within `max`.
+   */
   constructor(
     readonly max: number,
     private readonly onEvict?: (key: K, value: V) => void,
+    private readonly rank?: (key: K, value: V) => number,
   ) {}
 
   get size(): number {
@@ -37,19 +44,31 @@ export class LruMap<K, V> {
     return value;
   }
 
-  /** Sets `key` as the most recent entry, evicting the oldest beyond `max`. */
-  set(key: K, value: V): void {
+  /**
+   * Sets `key` as the most recent entry, making room beyond `max`; false when no entry could go
+   * (the key is not stored), unless `force`: then the map holds one entry more than `max` until
+   * one can go.
+   */
+  set(key: K, value: V, force = false): boolean {
     this.map.delete(key);
+    if (!force) return this.add(key, value);
     this.map.set(key, value);
     this.newest = key;
-    if (this.map.size > this.max) this.evictOldest();
+    if (this.map.size > this.max && this.rank !== undefined) this.evictRanked(key, true);
+    else if (this.map.size > this.max) this.evictOldest();
+    return true;
   }
 
-  /** Sets a key known to be absent (one map operation fewer than `set`), evicting the oldest beyond `max`. */
-  add(key: K, value: V): void {
+  /** Sets a key known to be absent (one map operation fewer than `set`), making room beyond `max`; false when no entry could go. */
+  add(key: K, value: V): boolean {
     this.map.set(key, value);
     this.newest = key;
-    if (this.map.size > this.max) this.evictOldest();
+    if (this.map.size <= this.max) return true;
+    if (this.rank === undefined) {
+      this.evictOldest();
+      return true;
+    }
+    return this.evictRanked(key);
   }
 
   /** Marks an existing entry as the most recent (nothing moves when it already is). */
@@ -87,6 +106,33 @@ export class LruMap<K, V> {
       this.cursor = undefined;
     }
     return false;
+  }
+
+  /** Drops the least recently used entry of the lowest rank that may go (not `kept`), else `kept` itself: whether `kept` stays. */
+  private evictRanked(kept: K, force = false): boolean {
+    const rank = this.rank as (key: K, value: V) => number;
+    let candidate: K | undefined;
+    let found = false;
+    for (const [key, value] of this.map) {
+      if (key === kept) continue;
+      const level = rank(key, value);
+      if (level === 0) {
+        candidate = key;
+        found = true;
+        break;
+      }
+      if (!found && level !== Number.POSITIVE_INFINITY) {
+        candidate = key;
+        found = true;
+      }
+    }
+    if (!found && force) return true;
+    const dropped = found ? (candidate as K) : kept;
+    const value = this.map.get(dropped) as V;
+    this.delete(dropped);
+    this.cursor = undefined;
+    if (found) this.onEvict?.(dropped, value);
+    return found;
   }
 
   keys(): IterableIterator<K> {
