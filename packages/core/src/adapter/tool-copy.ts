@@ -30,6 +30,13 @@ export interface ToolSetHost<B, C, Ask> {
   readonly bind: (toolName: string, tool: Record<string, unknown>, wrap: ToolSetWrap<Ask>) => B | undefined;
   /** One call of a bound tool, as the seam (`runToolCall`) runs it. */
   readonly callOf: (binding: B, input: unknown, context: C) => HostToolCall<unknown>;
+  /**
+   * What a wrapped `execute` resolves to when its call rejects with the host's control flow (an
+   * error its call's `readThrown` passed through): Mastra's suspension is the value its tool
+   * returned, handed back to Mastra. It rethrows every error it does not own. @default none: a
+   * rejection reaches the host as it is
+   */
+  readonly settle?: (error: unknown) => unknown;
 }
 
 /** An adapter's `withRetryReflect(tools, pluginOrOptions, adapterOptions?)`: the same tools, each `execute` run under the plugin. */
@@ -44,10 +51,13 @@ export type ToolSetWrapper<Tools extends object, Options> = <TOOLS extends Tools
  * adapter options: `scope`, `namespace`, `toolEffects`, `trustAnnotations`; the plugin or its
  * options), then returns a copy of each tool whose `execute(input, context)` runs
  * `host.callOf(binding, input, context)` under the plugin: it resolves to the tool's value, or
- * rejects with a `RetryReflectToolError` carrying the model's text. `host.bind` is asked once per
- * tool. A copy keeps the host's prototype and every own property, so that the host still knows it
- * for what it is, and keeps its original under `host.key`: wrapping wrapped tools again wraps the
- * originals, never stacks. The originals are left as they were.
+ * rejects with a `RetryReflectToolError` carrying the model's text (or, with `host.settle`, resolves
+ * to what it makes of the host's control flow). `host.bind` is asked once per tool. A copy keeps the
+ * host's prototype and every own property, so that the host still knows it for what it is, and
+ * keeps its original under `host.key`: wrapping wrapped tools again wraps the originals, never
+ * stacks. The originals are left as they were. The tools are copied by their own names as data
+ * properties, so that a tool named `__proto__` or `constructor` (any MCP server may name its tools
+ * so) is a tool of the copy like any other, never its prototype.
  */
 export function toolSetWrapper<Tools extends object, Options extends AnnotatedToolOptions<Ask>, B, C, Ask>(
   host: ToolSetHost<B, C, Ask>,
@@ -61,21 +71,29 @@ export function toolSetWrapper<Tools extends object, Options extends AnnotatedTo
     const options = checkAnnotatedToolOptions<Ask>(adapterOptions);
     const plugin = pluginOf(pluginOrOptions);
     const wrap: ToolSetWrap<Ask> = { plugin, options, fallbackScope: randomScope(host.scopePrefix) };
-    const { key } = host;
+    const { key, settle } = host;
     const wrapped: Record<string, unknown> = {};
     for (const [toolName, given] of Object.entries(tools)) {
       const tool = ((given as { [key]?: Record<string, unknown> })[key] ?? given) as Record<string, unknown>;
       const binding = host.bind(toolName, tool, wrap);
       if (binding === undefined) {
-        wrapped[toolName] = given;
+        defineTool(wrapped, toolName, given);
         continue;
       }
-      const execute = (input: unknown, context: C): Promise<unknown> =>
-        runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError);
-      wrapped[toolName] = withExecute(tool, execute, key);
+      const execute =
+        settle === undefined
+          ? (input: unknown, context: C): Promise<unknown> => runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError)
+          : (input: unknown, context: C): Promise<unknown> =>
+              runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError).catch(settle);
+      defineTool(wrapped, toolName, withExecute(tool, execute, key));
     }
     return wrapped as TOOLS;
   };
+}
+
+/** `tools[toolName] = tool` as an own data property: assigning `__proto__` would set the copy's prototype instead. */
+function defineTool(tools: Record<string, unknown>, toolName: string, tool: unknown): void {
+  Object.defineProperty(tools, toolName, { value: tool, writable: true, enumerable: true, configurable: true });
 }
 
 function withExecute(tool: object, execute: (...args: never[]) => unknown, key: symbol): object {
