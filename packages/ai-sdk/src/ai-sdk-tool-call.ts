@@ -1,6 +1,7 @@
 import type { ToolContext } from "@retry-reflect/core";
 import { BoundToolCall, isRecord, keepShape, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
+import { runOfMessages } from "./run-of-messages.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** A tool's `execute`, as the AI SDK calls it. */
@@ -28,9 +29,10 @@ async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
 
 /**
  * One AI SDK tool call, as the seam (`runToolCall` of `@retry-reflect/core/adapter`) runs it: the
- * model's tool-call id is the call id, the run's `abortSignal` the signal, and the tool's own
- * `execute` runs with the attempt's signal and context in its execution options. A class, so that
- * a call costs one object and no closure.
+ * model's tool-call id is the call id, the run's `abortSignal` the signal, the run told by the
+ * step's messages the default namespace, and the tool's own `execute` runs with the
+ * attempt's signal and context in its execution options. A class, so that a call costs one object
+ * and no closure.
  */
 export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, ToolBinding> {
   readonly callId: string;
@@ -52,6 +54,16 @@ export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, T
 
   protected ask(fn: (call: ScopeInput) => string): string {
     return fn(this.input());
+  }
+
+  /**
+   * Whose writes the call's are by default: its `generateText` / `streamText` run's, told by the
+   * step's messages (`runOfMessages`); undefined (the call's own) when none can be told. Attempts stay
+   * counted per wrapper: the messages keep runs apart, but do not always keep one run together
+   * (Mastra hands an AI SDK tool its run's messages made anew for each call).
+   */
+  protected override runNamespace(): string | undefined {
+    return runOfMessages(this.options.messages);
   }
 
   run(args: unknown, context: ToolContext): unknown {

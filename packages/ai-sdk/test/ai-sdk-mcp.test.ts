@@ -33,7 +33,9 @@ async function connect() {
   return { tools: await client.tools(), sent };
 }
 
-const options = (toolCallId: string) => ({ toolCallId, messages: [] });
+/** The execution options of one step of one run (its messages tell the run): a call re-issued in it is the same write. */
+const step = [{ role: "user", content: "Email Ana." }];
+const options = (toolCallId: string) => ({ toolCallId, messages: step });
 
 describe("tools from @ai-sdk/mcp", () => {
   it("read their MCP annotations as effects: a destructive tool is a write, run once for the same call", async () => {

@@ -120,4 +120,28 @@ describe.skipIf(!ON_NODE_22)(`AI SDK 7 (ai@7 needs Node >= 22; this is Node ${pr
     expect(toolsOffered(model.doGenerateCalls[0] as never)).toEqual(["broken", "cache"]);
     expect(toolsOffered(model.doGenerateCalls[1] as never)).toEqual(["cache"]);
   });
+  it("keeps the users of one tool set wrapped at start-up apart: each run places its own order, a re-issued one is replayed", async () => {
+    const { ai, test } = await loadV7();
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { place_order: "write" } });
+    let orders = 0;
+    const placeOrder = ai.tool({ inputSchema: z.object({ item: z.string() }), execute: async ({ item }) => ({ order: ++orders, item }) });
+    const tools = withRetryReflect({ place_order: placeOrder }, plugin);
+    const book = (id: string) => callTools({ name: "place_order", input: { item: "book" }, id });
+    const seen = (model: ReturnType<typeof scripted>) =>
+      model.doGenerateCalls.slice(1).flatMap((call) => toolOutputsSeen(call as never).map((output) => output.output));
+
+    const alice = scripted(test, [book("c1"), book("c2"), reply("Ordered.")]);
+    await drive(clock, ai.generateText({ model: alice, tools, stopWhen: ai.stepCountIs(5), prompt: "Buy me the book." }));
+    const bob = scripted(test, [book("c1"), reply("Ordered.")]);
+    await drive(
+      clock,
+      ai.generateText({ model: bob, tools, stopWhen: ai.stepCountIs(5), messages: [{ role: "user", content: "Buy me the book." }] }),
+    );
+
+    expect(orders).toBe(2);
+    const first = { type: "json", value: { order: 1, item: "book" } };
+    expect(seen(alice)).toEqual([first, first]);
+    expect(seen(bob)).toEqual([{ type: "json", value: { order: 2, item: "book" } }]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import { annotatedBinding, isRecord, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
 import { checkTools, type ToolCallInput, type WithRetryReflectOptions } from "./adapter-options.js";
-import { type Execute, MastraToolCall, type ToolBinding } from "./mastra-tool-call.js";
+import { type Execute, MastraToolCall, settleSuspension, type ToolBinding } from "./mastra-tool-call.js";
 
 /** The tool a wrapped tool was made from: wrapping wrapped tools again wraps the originals, never stacks. */
 const ORIGINAL = Symbol.for("retry-reflect.mastra.original-tool");
@@ -28,10 +28,12 @@ const ORIGINAL = Symbol.for("retry-reflect.mastra.original-tool");
  * - a `write` is replayed from the idempotency store, never run twice.
  *
  * Each wrapped tool is a copy of the original (a Mastra `Tool`, its id, schemas,
- * `requireApproval`, suspend/resume schemas and hooks kept); approvals and suspensions happen
- * around `execute` and pass untouched. Attempts are counted per run (the run id Mastra gives the
- * tool) and write results replayed per namespace (default: the scope). AI SDK tools are refused:
- * wrap them with `@retry-reflect/ai-sdk`, whose tools a Mastra agent runs as they are.
+ * `requireApproval`, suspend/resume schemas and hooks kept); approvals happen around `execute` and
+ * pass untouched, and a call that suspends inside `execute` (`context.agent.suspend()`) is neither
+ * a success nor a failure: nothing is stored or counted, and it runs on resume. Attempts are
+ * counted per run (the run id Mastra gives the tool) and write results replayed per namespace
+ * (default: the run; a call without a run id replays nothing). AI SDK tools are refused: wrap them
+ * with `@retry-reflect/ai-sdk`, whose tools a Mastra agent runs as they are.
  *
  * @param tools Mastra tools by name (the name the model calls).
  * @param pluginOrOptions A plugin (share one across calls: its circuits and stores), or its options.
@@ -56,4 +58,5 @@ export const withRetryReflect: ToolSetWrapper<Record<string, object>, WithRetryR
     fallbackScope,
   }),
   callOf: (binding: ToolBinding, input, context: ToolExecutionContext | undefined) => new MastraToolCall(binding, input, context),
+  settle: settleSuspension,
 });

@@ -24,8 +24,8 @@ export interface CallDetails {
 /** One scope per run: a `RunContext` is the run's (a resumed run keeps it). */
 const runScopes = new WeakMap<object, string>();
 
-function runScope(runContext: RunContext<unknown> | undefined, fallback: string): string {
-  if (runContext === undefined || runContext === null) return fallback;
+function runScopeOf(runContext: RunContext<unknown> | undefined): string | undefined {
+  if (runContext === undefined || runContext === null) return undefined;
   let scope = runScopes.get(runContext);
   if (scope === undefined) {
     scope = randomScope("openai-agents/run");
@@ -62,9 +62,9 @@ export class OpenAiAgentsToolCall extends BoundToolCall<AskOf, ToolBinding> {
     return fn(this.input(), this.runContext);
   }
 
-  /** Without a `scope` option: the run's (one per `RunContext`), or the wrapper's for a call made without one. */
-  protected override defaultScope(): string {
-    return runScope(this.runContext, this.binding.fallbackScope);
+  /** The run's scope (one per `RunContext`); undefined for a call made without one (a tool called by hand). */
+  protected override runScope(): string | undefined {
+    return runScopeOf(this.runContext);
   }
 
   run(args: unknown, context: ToolContext): unknown {

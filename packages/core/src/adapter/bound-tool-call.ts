@@ -3,7 +3,7 @@ import type { ToolContext } from "../config/options.js";
 import type { ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
 import { hintedEffect } from "./effect-hints.js";
-import type { CheckedAnnotatedToolOptions } from "./host-options.js";
+import { type CheckedAnnotatedToolOptions, randomScope } from "./host-options.js";
 import type { HostToolCall } from "./run-tool-call.js";
 import { declaresField, keyFieldOf } from "./schema-fields.js";
 import { zodArgumentsError } from "./tool-failures.js";
@@ -18,7 +18,10 @@ export interface ToolCallBinding<Ask> {
   readonly effect: ToolEffect | undefined;
   /** Whether the tool's schema declares the idempotency key argument (undefined: it cannot be told). */
   readonly declaresKey: boolean | undefined;
-  /** The adapter's `namespace` option: a string, a function of the call (`Ask`), or undefined (the core's default: the scope). */
+  /**
+   * The adapter's `namespace` option: a string, a function of the call (`Ask`), or undefined (the
+   * scope when the `scope` option or the call's run gives one; else the call's own, see {@link BoundToolCall}).
+   */
   readonly namespace: string | Ask | undefined;
 }
 
@@ -26,7 +29,7 @@ export interface ToolCallBinding<Ask> {
 export interface ScopedToolCallBinding<Ask> extends ToolCallBinding<Ask> {
   /** The adapter's `scope` option: a string, a function of the call (`Ask`), or undefined (the call's default scope). */
   readonly scope: string | Ask | undefined;
-  /** The wrapper's own scope (a random one per wrapping): the default of a call that has no run to be scoped by. */
+  /** The wrapper's own scope (a random one per wrapping): the attempt-tracking scope of a call whose run cannot be told. Never a namespace. */
   readonly fallbackScope: string;
 }
 
@@ -57,8 +60,15 @@ export function annotatedBinding<Ask>(
  * the scope and the namespace (the options' functions asked about the call, `ask`, only when the
  * plugin needs them; the namespace for writes only), and a `ZodError` the tool threw read as
  * `INVALID_ARGUMENTS`. An adapter adds the call id, the signal, how its options' functions see the
- * call, its default scope where its host has runs, and how its tool runs. A class, so that a call
- * costs one object.
+ * call, the run its host tells the call belongs to (`runScope`), and how its tool runs. A class, so
+ * that a call costs one object.
+ *
+ * Defaults, so that one wrapper made at start-up and shared by every request never replays one
+ * user's write to another: the scope is the `scope` option's, else the call's run's (`runScope`),
+ * else the wrapper's own (attempts of calls whose run cannot be told are counted together); the
+ * namespace is the `namespace` option's, else the `scope` option's, else the call's run's
+ * (`runNamespace`), else the call's own (a random one per call: no stored result, and no derived
+ * key, is shared with any other call).
  */
 export abstract class BoundToolCall<Ask, B extends ScopedToolCallBinding<Ask> = ScopedToolCallBinding<Ask>>
   implements HostToolCall<unknown>
@@ -80,7 +90,12 @@ export abstract class BoundToolCall<Ask, B extends ScopedToolCallBinding<Ask> = 
     this.toolType = binding.toolType ?? "function";
     this.effect = binding.effect;
     const namespace = binding.namespace;
-    this.namespace = typeof namespace === "function" ? () => this.ask(namespace as Ask) : (namespace as string | undefined);
+    this.namespace =
+      typeof namespace === "function"
+        ? () => this.ask(namespace as Ask)
+        : namespace === undefined && binding.scope === undefined
+          ? () => this.runNamespace() ?? randomScope("call")
+          : (namespace as string | undefined);
   }
 
   /** Read once per tool: a write without the key argument gets a derived key. On the prototype: no field per call. */
@@ -93,16 +108,29 @@ export abstract class BoundToolCall<Ask, B extends ScopedToolCallBinding<Ask> = 
     return { failure: zodArgumentsError(error, args) ?? error };
   }
 
-  /** The attempt-tracking scope, asked only when the plugin needs it: the `scope` option's, else the call's default. */
+  /** The attempt-tracking scope, asked only when the plugin needs it: the `scope` option's, else the call's run's, else the wrapper's. */
   scope(): string {
     const scope = this.binding.scope;
     if (typeof scope === "string") return scope;
-    return scope === undefined ? this.defaultScope() : this.ask(scope);
+    return scope === undefined ? (this.runScope() ?? this.binding.fallbackScope) : this.ask(scope);
   }
 
-  /** The scope of a call without a `scope` option: the wrapper's own. An adapter whose host has runs gives one per run. */
-  protected defaultScope(): string {
-    return this.binding.fallbackScope;
+  /**
+   * The scope of the run the host tells this call belongs to (one agent run), or undefined when it
+   * cannot be told (a tool called by hand). The same for every call of one run, never the same for
+   * two runs. @default undefined: an adapter whose host has runs tells them
+   */
+  protected runScope(): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * Whose writes the call's are when no option says: the run's, or undefined when it cannot be told
+   * (then the call's own). Never the same for two runs. @default the `runScope()`: an adapter whose
+   * host tells runs apart only well enough to keep writes apart (the AI SDK) tells it here alone
+   */
+  protected runNamespace(): string | undefined {
+    return this.runScope();
   }
 
   /** A `scope` or `namespace` function's answer for this call (the namespace's asked only for a write). */
