@@ -6,6 +6,7 @@ import type { CallInfo } from "../events/events.js";
 import { withoutField } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { ToolEffect } from "../outcome.js";
+import { UNSERIALIZABLE } from "../texts/model-texts.js";
 import { counterKey } from "./attempt-tracker.js";
 import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
@@ -106,7 +107,7 @@ function withoutKeyArgument(call: ToolCall, keyField: string): ToolCall {
 export function callInfo(engine: Engine, call: ToolCall, scope: string, effect: ToolEffect, setup: ToolSetup): CallInfo {
   const { options } = engine;
   // The tool's own key field (a policy may name another than the plugin's).
-  const args = effect === "write" ? withoutField(call.args, setup.policy.idempotency.keyField) : call.args;
+  const args = effect === "write" ? argsWithoutKey(call.args, setup.policy.idempotency.keyField) : call.args;
   return {
     toolName: call.toolName,
     callId: call.callId,
@@ -117,6 +118,15 @@ export function callInfo(engine: Engine, call: ToolCall, scope: string, effect: 
     description: call.description,
     toolType: call.toolType,
   };
+}
+
+/** A write's arguments as observers see them: without the key field; arguments that cannot be read (a throwing getter, a Proxy) as `[unserializable]` (the guard refuses them). */
+function argsWithoutKey(args: unknown, keyField: string): unknown {
+  try {
+    return withoutField(args, keyField);
+  } catch {
+    return UNSERIALIZABLE;
+  }
 }
 
 /**
