@@ -16,8 +16,8 @@ export function checkAdapterOptions(options: {
   const { name, scope, namespace, toolContext, effect, hideOpenCircuitTools } = options;
   if (name !== undefined && (typeof name !== "string" || name.length === 0))
     throw new InvalidOptionError("name", name, "a non-empty string");
-  checkScopeOption("scope", scope, "function");
-  checkScopeOption("namespace", namespace, "function");
+  checkScopeOption("scope", scope, "string or function");
+  checkScopeOption("namespace", namespace, "string or function");
   if (toolContext !== undefined && !TOOL_CONTEXT_MODES.includes(toolContext as ToolContextMode)) {
     throw new InvalidOptionError("toolContext", toolContext, `one of ${TOOL_CONTEXT_MODES.map((mode) => `"${mode}"`).join(", ")}`);
   }

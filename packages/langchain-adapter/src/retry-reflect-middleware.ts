@@ -7,7 +7,7 @@ import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { defaultNamespace, type RunMarker, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
 /** What a custom `scope` function sees of a tool call. */
@@ -22,21 +22,25 @@ export interface ScopeInput {
   readonly context: unknown;
 }
 
+/** A `scope` or `namespace` option: one non-empty string, or a function of the call. */
+export type ScopeOption = string | ((input: ScopeInput) => string);
+
 /** Options of the adapter itself (the rest configure the plugin). */
 export interface RetryReflectMiddlewareOptions {
   /** The middleware's name; two instances in one agent need different names. @default "RetryReflectMiddleware" */
   readonly name?: string;
   /**
-   * The attempt-tracking scope of a tool call.
-   * @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`: one agent run on one thread (`runId` is the id of the run's latest human message); a random scope per call when there is neither
+   * The attempt-tracking scope of a tool call: a string shared by every call, or a function of the call.
+   * @default one agent run: `${threadId}/${runId}` on a thread (`runId` is the id of the run's latest human message); a random scope per run without a thread (told by its human message object); a random scope per call when there is neither
    */
-  readonly scope?: (input: ScopeInput) => string;
+  readonly scope?: ScopeOption;
   /**
    * Whose writes these are: a stored write result is replayed only to a call of the same namespace.
-   * Return the tenant or conversation id when thread ids are not unique across users (asked only
-   * for a `write`). @default `thread/${threadId}` when the run has a thread id, else the scope
+   * A string shared by every call, or a function of the call (asked only for a `write`): return the
+   * tenant or conversation id when thread ids are not unique across users.
+   * @default `thread/${threadId}` when the run has a thread id, else the scope
    */
-  readonly namespace?: (input: ScopeInput) => string;
+  readonly namespace?: ScopeOption;
   /** Which tools can read `getToolContext()`: `"writes"` (tools whose effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
   /**
@@ -112,7 +116,6 @@ export function retryReflectMiddleware(
 export type RetryReflectMiddleware = ReturnType<typeof buildMiddleware>;
 
 function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddlewareOptions) {
-  const scopeOf = adapter.scope ?? ((input: ScopeInput) => scopeKey(input.threadId, input.runId));
   const middleware = createMiddleware({
     name: adapter.name ?? DEFAULT_MIDDLEWARE_NAME,
     // Off (the default): no hook, so that LangChain does not even wrap the model call.
@@ -130,7 +133,7 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
         adapter.toolContext,
         request,
         handler,
-        scopeOf,
+        adapter.scope,
         adapter.namespace,
       );
       call.description = typeof tool?.description === "string" ? tool.description : undefined;
@@ -154,8 +157,8 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
     toolContext: ToolContextMode | undefined,
     private readonly request: ToolCallRequest,
     private readonly handler: ToolCallHandler,
-    private readonly scopeOf: (input: ScopeInput) => string,
-    private readonly namespaceOf: ((input: ScopeInput) => string) | undefined,
+    private readonly scopeOption: ScopeOption | undefined,
+    private readonly namespaceOption: ScopeOption | undefined,
   ) {
     super(plugin, toolName, request.toolCall.args, request.toolCall.id, request.runtime.signal, effect, schema, toolContext);
   }
@@ -164,23 +167,29 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
 
   /** Made once per call: a random default scope is the same for the call's scope and namespace. */
   scope(): string {
-    this.scoped ??= this.scopeOf(this.scopeInput());
+    if (this.scoped === undefined) {
+      const option = this.scopeOption;
+      if (typeof option === "string") this.scoped = option;
+      else {
+        const run = runMarkerOfState(this.request.state);
+        const threadId = currentThreadId(this.request.runtime.configurable);
+        this.scoped = option === undefined ? scopeKey(threadId, run) : option(this.scopeInput(threadId, run));
+      }
+    }
     return this.scoped;
   }
 
   namespace(): string {
-    const input = this.scopeInput();
-    return this.namespaceOf !== undefined ? this.namespaceOf(input) : defaultNamespace(input.threadId, () => this.scope());
+    const option = this.namespaceOption;
+    if (typeof option === "string") return option;
+    const threadId = currentThreadId(this.request.runtime.configurable);
+    if (option === undefined) return defaultNamespace(threadId, () => this.scope());
+    return option(this.scopeInput(threadId, runMarkerOfState(this.request.state)));
   }
 
-  private scopeInput(): ScopeInput {
+  private scopeInput(threadId: string | undefined, run: RunMarker): ScopeInput {
     const { request } = this;
-    return {
-      threadId: currentThreadId(request.runtime.configurable),
-      runId: runIdOfState(request.state),
-      toolCall: request.toolCall,
-      context: request.runtime.context,
-    };
+    return { threadId, runId: run.id, toolCall: request.toolCall, context: request.runtime.context };
   }
 
   /** The model's own arguments need no copy of the request; corrected ones (a retry) do. */

@@ -5,7 +5,7 @@ import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry
 import { keepShape, pluginOf } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { defaultNamespace, runIdOfState, scopeKey, threadIdOf } from "./scope.js";
+import { defaultNamespace, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
 
 /** What a custom `scope` function of `withRetryReflect` sees. */
@@ -18,16 +18,22 @@ export interface ToolScopeInput {
   readonly config: ToolRunnableConfig | undefined;
 }
 
+/** A `scope` or `namespace` option of `withRetryReflect`: one non-empty string, or a function of the call. */
+export type ToolScopeOption = string | ((input: ToolScopeInput) => string);
+
 export interface WithRetryReflectOptions {
   /** The tool's effect; wins over the plugin's `toolEffects` and the tool's `metadata.effect`. */
   readonly effect?: ToolEffect;
-  /** The attempt-tracking scope of a call. @default `${threadId ?? "no-thread"}/${runId ?? "no-run"}`; a random scope per call when there is neither */
-  readonly scope?: (input: ToolScopeInput) => string;
   /**
-   * Whose writes these are: a stored write result is replayed only within it (asked only for a
-   * `write`). @default `thread/${threadId}` when the call has a thread id, else the scope
+   * The attempt-tracking scope of a call: a string shared by every call, or a function of the call.
+   * @default `${threadId}/${runId}` on a thread; a random scope per run without a thread (told by its human message object); a random scope per call when there is neither
    */
-  readonly namespace?: (input: ToolScopeInput) => string;
+  readonly scope?: ToolScopeOption;
+  /**
+   * Whose writes these are: a stored write result is replayed only within it. A string, or a
+   * function of the call (asked only for a `write`). @default `thread/${threadId}` when the call has a thread id, else the scope
+   */
+  readonly namespace?: ToolScopeOption;
   /** Whether the tool can read `getToolContext()`: `"writes"` (only when its effect is `write`) or `"all"`. @default "writes" */
   readonly toolContext?: ToolContextMode;
 }
@@ -178,21 +184,23 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
   /** Made once per call: a random default scope is the same for the call's scope and namespace. */
   scope(): string {
     if (this.scoped === undefined) {
-      const input = this.scopeInput();
-      this.scoped = this.owner.scopeOption?.(input) ?? scopeKey(input.threadId, input.runId);
+      const option = this.owner.scopeOption;
+      if (typeof option === "string") this.scoped = option;
+      else {
+        const run = runMarkerOfState(this.config?.state);
+        const threadId = threadIdOf(this.config?.configurable);
+        this.scoped = option === undefined ? scopeKey(threadId, run) : option({ threadId, runId: run.id, config: this.config });
+      }
     }
     return this.scoped;
   }
 
   namespace(): string {
-    const input = this.scopeInput();
-    const namespaceOf = this.owner.namespaceOption;
-    return namespaceOf !== undefined ? namespaceOf(input) : defaultNamespace(input.threadId, () => this.scope());
-  }
-
-  private scopeInput(): ToolScopeInput {
-    const config = this.config;
-    return { threadId: threadIdOf(config?.configurable), runId: runIdOfState(config?.state), config };
+    const option = this.owner.namespaceOption;
+    if (typeof option === "string") return option;
+    const threadId = threadIdOf(this.config?.configurable);
+    if (option === undefined) return defaultNamespace(threadId, () => this.scope());
+    return option({ threadId, runId: runMarkerOfState(this.config?.state).id, config: this.config });
   }
 
   protected invoke(args: unknown): Promise<unknown> {

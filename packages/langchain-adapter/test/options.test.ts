@@ -15,7 +15,8 @@ describe("retryReflectMiddleware options", () => {
     expect(() => retryReflectMiddleware({ maxRetries: -1 })).toThrow(InvalidOptionError);
     expect(() => retryReflectMiddleware({ maxRetries: -1 })).toThrow(/maxRetries.*-1/);
     expect(() => retryReflectMiddleware({ name: "" })).toThrow(/`name`/);
-    expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { scope: "run" as unknown as () => string })).toThrow(/`scope`/);
+    expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { scope: "" })).toThrow(/`scope`.*""/);
+    expect(() => retryReflectMiddleware({ namespace: 7 as never })).toThrow(/`namespace`.*7/);
     expect(() => retryReflectMiddleware({ toolContext: "some" as never })).toThrow(/`toolContext`.*"some"/);
   });
 

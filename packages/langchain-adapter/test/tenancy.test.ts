@@ -112,7 +112,26 @@ describe("LangChain: whose writes replay", () => {
     expect(runs).toBe(2); // before: one fixed scope "no-thread/no-run", so the second was "replayed"
   });
 
-  it("rejects a namespace option that is not a function, naming it", () => {
-    expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { namespace: "t" as never })).toThrow(/`namespace`/);
+  it("withRetryReflect takes a namespace as a string: a keyed write replays across invocations of that namespace", async () => {
+    const plugin = RetryReflectPlugin.create();
+    let runs = 0;
+    const wrapped = withRetryReflect(
+      tool(async () => `receipt #${++runs}`, {
+        name: "transfer",
+        description: "Send money.",
+        schema: z.object({ to: z.string(), idempotency_key: z.string() }),
+        metadata: { effect: "write" },
+      }),
+      plugin,
+      { namespace: "tenant-7" },
+    );
+    expect(await wrapped.invoke({ to: "IBAN-1", idempotency_key: "transfer-1" })).toBe("receipt #1");
+    expect(await wrapped.invoke({ to: "IBAN-1", idempotency_key: "transfer-1" })).toBe("receipt #1");
+    expect(runs).toBe(1);
+  });
+
+  it("rejects a namespace option that is neither a non-empty string nor a function, naming it", () => {
+    expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { namespace: "" })).toThrow(/`namespace`/);
+    expect(() => retryReflectMiddleware(RetryReflectPlugin.create(), { namespace: ["t"] as never })).toThrow(/`namespace`/);
   });
 });
