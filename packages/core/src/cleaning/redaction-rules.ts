@@ -6,8 +6,11 @@ import { KNOWN_TOKEN, KNOWN_TOKEN_PREFIX } from "./token-formats.js";
 export interface RedactionRule {
   /** What the rule removes. */
   readonly what: string;
-  /** Substrings or (non-global) expressions the text must all hold: a cheap check, so that most texts pay no scan. */
-  readonly needs: readonly (string | RegExp)[];
+  /**
+   * What the text must hold, each of these: a substring, one of several substrings, or a match of
+   * a (non-global) expression. A cheap check, so that most texts pay no scan of the rule's own.
+   */
+  readonly needs: readonly (string | readonly string[] | RegExp)[];
   readonly redact: (text: string) => string;
 }
 
@@ -25,6 +28,10 @@ const SECRET_WORDS =
 function nameEndingWith(words: string): string {
   return `[A-Za-z0-9_-]*(?:(?:${words})(?:[_-]?(?:b64|base64))?|key[_-]?(?:b64|base64))`;
 }
+
+/** A secret's name may be in the text (the setting rule's cheap check; the member rule's, with `pass`, `auth` and `cookie`). */
+const SECRET_NAME_HINT = new RegExp(`${SECRET_WORDS}|key[_-]?(?:b64|base64)`, "i");
+const MEMBER_NAME_HINT = new RegExp(`${SECRET_NAME_HINT.source}|pass|auth|cookie`, "i");
 
 /**
  * A secret header and its value: `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
@@ -109,25 +116,28 @@ export const REDACTION_RULES: readonly RedactionRule[] = [
   },
   {
     what: "secret-named JSON members",
-    needs: [/["']/, /pass|pwd|secret|token|key|auth|cookie|credential/i],
+    needs: [['"', "'"], MEMBER_NAME_HINT],
     redact: (text) => text.replace(SECRET_JSON_MEMBER, redactJsonMember),
   },
   { what: "URL credentials", needs: ["://", "@"], redact: (text) => text.replace(URL_CREDENTIALS, "$1[REDACTED]@") },
   {
     what: "webhook URLs",
-    needs: [/hooks\.slack\.com\/|discord(?:app)?\.com\/api/],
+    needs: [["hooks.slack.com/", "discord.com/api", "discordapp.com/api"]],
     redact: (text) => text.replace(WEBHOOK_URL, "$1[REDACTED]"),
   },
   { what: "JWTs", needs: ["eyJ"], redact: (text) => text.replace(JWT, "[REDACTED]") },
-  { what: "Bearer and Basic credentials", needs: [/bearer|basic/i], redact: (text) => text.replace(SCHEME_CREDENTIAL, "$1$2[REDACTED]") },
-  { what: "Token credentials", needs: [/token/i], redact: (text) => text.replace(TOKEN_CREDENTIAL, "$1 [REDACTED]") },
+  {
+    what: "credentials after Bearer, Basic or Token",
+    needs: [/bearer|basic|token/i],
+    redact: (text) => text.replace(SCHEME_CREDENTIAL, "$1$2[REDACTED]").replace(TOKEN_CREDENTIAL, "$1 [REDACTED]"),
+  },
   { what: "tokens known by their format", needs: [KNOWN_TOKEN_PREFIX], redact: (text) => text.replace(KNOWN_TOKEN, "[REDACTED]") },
-  { what: "AWS access keys", needs: [/AKIA|ASIA/], redact: redactAwsKeys },
-  { what: "secret parameters", needs: [/=|%3D/i], redact: (text) => text.replace(SECRET_PARAMETER, "$1[REDACTED]") },
-  { what: "netrc passwords", needs: ["password", /machine|default/], redact: (text) => text.replace(NETRC_PASSWORD, "$1[REDACTED]") },
+  { what: "AWS access keys", needs: [["AKIA", "ASIA"]], redact: redactAwsKeys },
+  { what: "secret parameters", needs: [["=", "%3D", "%3d"]], redact: (text) => text.replace(SECRET_PARAMETER, "$1[REDACTED]") },
+  { what: "netrc passwords", needs: ["password", ["machine", "default"]], redact: (text) => text.replace(NETRC_PASSWORD, "$1[REDACTED]") },
   {
     what: "secret-named settings",
-    needs: [/[:=]/, /pass|pwd|secret|token|key|credential/i],
+    needs: [[":", "="], SECRET_NAME_HINT],
     redact: (text) => text.replace(SECRET_SETTING, redactSetting),
   },
 ];

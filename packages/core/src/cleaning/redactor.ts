@@ -74,5 +74,7 @@ function redactSecrets(text: string): string {
 }
 
 function applies(rule: RedactionRule, text: string): boolean {
-  return rule.needs.every((need) => (typeof need === "string" ? text.includes(need) : need.test(text)));
+  return rule.needs.every((need) =>
+    typeof need === "string" ? text.includes(need) : need instanceof RegExp ? need.test(text) : need.some((part) => text.includes(part)),
+  );
 }
