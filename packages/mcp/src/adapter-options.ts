@@ -17,7 +17,15 @@ export interface McpCallInfo {
  * `scope` and `namespace` functions get the call as an {@link McpCallInfo}. The default scope is one
  * random scope per wrapped client: wrap a client per agent run, or pass a function, for per-run budgets.
  */
-export interface RetryReflectMcpOptions extends AnnotatedToolOptions<(call: McpCallInfo) => string> {}
+export interface RetryReflectMcpOptions extends AnnotatedToolOptions<(call: McpCallInfo) => string> {
+  /**
+   * Whose writes these are: a stored write result is replayed only to a call of the same namespace
+   * (pass the conversation, request or tenant id: one wrapped client may serve every user). A
+   * non-empty string, or a function of the call (asked only for a `write`).
+   * @default the `scope` option's scope when it is given; else each call's own (nothing replayed across calls: the client tells no caller)
+   */
+  readonly namespace?: string | ((call: McpCallInfo) => string);
+}
 
 /** The adapter options, checked. */
 export type CheckedOptions = CheckedAnnotatedToolOptions<(call: McpCallInfo) => string>;

@@ -66,8 +66,11 @@ export interface RetryReflectClient<C extends McpClientLike = Client> {
  *   `RequestTimeout` (-32001) is a transient `TIMEOUT`, unless the caller's `options.signal` aborted.
  * - Effects: `adapterOptions.toolEffects`, else the plugin's `toolEffects` / tool policies, else the
  *   server's tool annotations (fetched with `listTools` on first need), else `defaultEffect`.
- * - Scope: one random scope per wrapped client unless `adapterOptions.scope` says otherwise; write
- *   results are replayed within `adapterOptions.namespace` (default: the scope).
+ * - Scope: one random scope per wrapped client unless `adapterOptions.scope` says otherwise. Write
+ *   results are replayed within `adapterOptions.namespace`; without it, within the `scope` option's
+ *   scope, and with neither option each call is its own namespace: a client wrapped once and
+ *   shared by every user never replays one user's write to another (pass the conversation or
+ *   tenant as `namespace` to replay a re-issued write).
  */
 export function withRetryReflect<C extends McpClientLike>(
   client: C,
@@ -101,7 +104,7 @@ export function withRetryReflect<C extends McpClientLike>(
         requestOptions,
         effect,
         scopeOf(options.scope, defaultScope, params),
-        options.namespace === undefined ? undefined : scopeOf(options.namespace, defaultScope, params),
+        namespaceOf(options, params),
         keyDeclared,
       ),
       present,
@@ -137,6 +140,23 @@ function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: C
   if (scope === undefined) return defaultScope;
   if (typeof scope === "string") return scope;
   return () => scope({ toolName: params.name, args: params.arguments, params } satisfies McpCallInfo);
+}
+
+/**
+ * A call's namespace as the seam reads it (asked only for a write): the `namespace` option's; else
+ * undefined, the scope, when the `scope` option gives one; else the call's own, a random one. An MCP
+ * client tells no runs and no callers, and one wrapped client may serve every user of a process:
+ * its own scope is never a namespace, so that no write's stored result (and no key derived from a
+ * call) is shared with another call unless the options say whose calls share it.
+ */
+function namespaceOf(options: CheckedOptions, params: CallToolParams): string | (() => string) | undefined {
+  if (options.namespace !== undefined) return scopeOf(options.namespace, "", params);
+  return options.scope === undefined ? ownNamespace : undefined;
+}
+
+/** The namespace of a call no option places: its own. */
+function ownNamespace(): string {
+  return randomScope("mcp/call");
 }
 
 /** The caller gets the server's result on success, an `isError` result for reflect/failed (keeping what the server's failed result carried). */
