@@ -3,7 +3,8 @@
 // every adapter takes (plugin or options, scope, namespace, effects), tell returned failures from
 // results, read the structured error out of a result's text, render schema failures for the
 // model, write the notes for tools left out while their circuit is open, and reject an aborted
-// call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads.
+// call with the signal's reason; the error a host shows the model, and the attempt's context a tool reads;
+// and, for a host that serves requests (an MCP server), the idempotency guard of its writes (`RequestGuard`).
 
 export { availableToolNames } from "./adapter/available-tools.js";
 export { annotatedBinding, BoundToolCall, type ScopedToolCallBinding, type ToolCallBinding } from "./adapter/bound-tool-call.js";
@@ -55,5 +56,7 @@ export { isReturnedFailure } from "./classify/classify-error.js";
 export { abortReason } from "./clock.js";
 export { pauseStackTraces, resumeStackTraces } from "./errors/stack-traces.js";
 export { createToolError, isToolErrorShape } from "./errors/tool-error.js";
+export { type GuardedRequest, RequestGuard, type RequestGuardHost, type RequestOutcome } from "./idempotency/request-guard.js";
+export { REQUEST_GUARD_DEFAULTS, type RequestGuardOptions } from "./idempotency/request-guard-options.js";
 export { keepShape } from "./internal/keep-shape.js";
 export { aboutDuration, isolatedCircuitNote, openCircuitNote } from "./texts/circuit-notes.js";

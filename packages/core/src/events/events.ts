@@ -154,8 +154,13 @@ export type StoreErrorEvent = EventOf<
   { tool_name: string; operation: StoreOperation; error: string; reason?: StoreErrorReason }
 >;
 
-/** Why a store operation was not done, when it was the guard's choice rather than a store fault: `too_large` (`idempotency.maxResultBytes`). */
-export type StoreErrorReason = "too_large";
+/**
+ * Why a store operation was not done, when it was the guard's choice rather than a store fault:
+ * `too_large` (a result over `idempotency.maxResultBytes`, not stored); `invalid_record` (`begin`
+ * found a record the guard cannot use: it does not parse, or has the wrong shape; never replayed,
+ * the write is in doubt).
+ */
+export type StoreErrorReason = "too_large" | "invalid_record";
 
 export type RetryReflectEvent =
   | RetryEvent

@@ -14,7 +14,8 @@ import type { GuardedCall, GuardRefusal, IdempotencySettings } from "./guarded-c
 import { hash128 } from "./hash64.js";
 import type { IdempotencyStore } from "./idempotency-store.js";
 import { type Flight, SingleFlight } from "./single-flight.js";
-import { type StoreErrorReport, StoreLock } from "./store-lock.js";
+import { type RecordRules, type StoreErrorReport, StoreLock } from "./store-lock.js";
+import type { LockAnswer } from "./store-protocol.js";
 import { readKey, refusal } from "./store-protocol.js";
 
 /**
@@ -42,9 +43,10 @@ export class IdempotencyGuard {
     private readonly store: IdempotencyStore,
     clock: Clock,
     onStoreError: StoreErrorReport,
+    private readonly records: RecordRules = {},
   ) {
     this.flights = new SingleFlight();
-    this.storeLock = new StoreLock(store, clock, onStoreError);
+    this.storeLock = new StoreLock(store, clock, onStoreError, records);
   }
 
   /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
@@ -62,7 +64,11 @@ export class IdempotencyGuard {
     if (peek === undefined || this.prepare(run) !== "guarded" || this.flights.has(run.storeKey as string)) return undefined;
     try {
       const record = peek.call(this.store, run.storeKey as string);
-      return record !== undefined && record.fingerprint === run.fingerprint ? record : undefined;
+      // A record that may not be replayed goes the usual way, which refuses it and says why.
+      const replayable = this.records.replayable;
+      return record !== undefined && record.fingerprint === run.fingerprint && (replayable === undefined || replayable(record.value))
+        ? record
+        : undefined;
     } catch {
       return undefined; // the usual way reports the store's fault
     }
@@ -108,7 +114,7 @@ export class IdempotencyGuard {
   }
 
   /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`StoreLock`). */
-  lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
+  lock(run: GuardedCall): Promise<LockAnswer> {
     return this.storeLock.lock(run);
   }
 

@@ -15,8 +15,13 @@ export type IdempotencyBeginResult =
    * lost the result): the write may have taken effect, so it does not run again under this key
    * (`WRITE_IN_DOUBT`, not recoverable). Only stores that keep an ended lock answer it (the Redis
    * store with `replicas`); others let the next `begin` take the key.
+   *
+   * Also the answer for a record the store holds but cannot read (its stored text does not parse:
+   * a corrupted or tampered record), with `invalidRecord` saying why (never the record's content):
+   * its result is lost, so it is never replayed, and the guard reports a `store_error` (`reason:
+   * "invalid_record"`) beside `WRITE_IN_DOUBT`, whatever the fingerprint.
    */
-  | { readonly status: "in_doubt"; readonly fingerprint: string }
+  | { readonly status: "in_doubt"; readonly fingerprint: string; readonly invalidRecord?: string }
   /**
    * The store cannot take a new key now (full of in-flight locks): back pressure, not a conflict.
    * The write does not run; the model is told to try again after `retryAfterMs`.
@@ -31,7 +36,10 @@ export type IdempotencyBeginResult =
  * A method that throws or rejects never makes `execute` reject: a failed `begin` ends the call as
  * `reflect` with `STORE_UNAVAILABLE` (the write does not run); a failed `complete` or `release`
  * keeps the call's outcome and emits a `store_error` event. Bound your own calls' time (a store
- * that never answers holds the call).
+ * that never answers holds the call). A record `begin` returns that the guard cannot use (a
+ * `completed` record without a fingerprint, an `in_doubt` with `invalidRecord`, or a stored value
+ * of a shape its host cannot return, such as an MCP result that is not a `CallToolResult`) is
+ * never replayed: `WRITE_IN_DOUBT` and a `store_error` with `reason: "invalid_record"`.
  */
 export interface IdempotencyStore {
   /** Atomically: return the completed record, or the live in-flight lock, or take a lock for `leaseMs`. Never drop a live lock. */

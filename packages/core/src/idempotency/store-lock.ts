@@ -1,103 +1,74 @@
 import type { Clock } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError } from "../errors/tool-error.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
-import {
-  IN_DOUBT_ACTION,
-  IN_PROGRESS_ACTION,
-  inDoubtMessage,
-  inProgressMessage,
-  STORE_BUSY_ACTION,
-  STORE_UNAVAILABLE_ACTION,
-  storeBusyMessage,
-  storeUnavailableMessage,
-} from "../texts/model-texts.js";
+import { STORE_UNAVAILABLE_ACTION, storeUnavailableMessage } from "../texts/model-texts.js";
 import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
-import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
-import { checkBegin, describeValue, keyReused, refusal } from "./store-protocol.js";
+import type { IdempotencyStore } from "./idempotency-store.js";
+import { answerOf, describeValue, type LockAnswer, readBegin, refusal } from "./store-protocol.js";
 
-/** Told of every store fault (and of a result too large to store): a `store_error`, never a rejection. */
+/** Told of every store fault (and of a result too large to store, or a record that cannot be used): a `store_error`, never a rejection. */
 export type StoreErrorReport = (call: GuardedCall, operation: StoreOperation, error: unknown, reason?: StoreErrorReason) => void;
 
-/** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
-const IN_PROGRESS_RETRY_MS = 1000;
+/**
+ * How a guard's records are made and read. The plugin's guard keeps a tool's value as it is and
+ * replays any value; a guard of requests that cross a wire (`RequestGuard`) stores what its caller
+ * received and replays only a result of its protocol's shape.
+ */
+export interface RecordRules {
+  /**
+   * Whether a stored value may be returned to a caller. One that may not (a tampered or corrupted
+   * record) is never replayed: `WRITE_IN_DOUBT`, with a `store_error` (`reason: "invalid_record"`).
+   * @default every value
+   */
+  readonly replayable?: (value: unknown) => boolean;
+  /** Store the value's JSON view (what a caller across a wire receives), not the value itself. @default false */
+  readonly storeJson?: boolean;
+}
+
+const anyValue = (): boolean => true;
 const LEASE_LOST =
   "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
 
 /**
- * A write's key in the idempotency store, one attempt at a time: locked (`begin`), its lease kept
- * while the attempt runs (`extend`), then completed with the result or released. Store faults are
- * reported to `onStoreError`, never thrown.
+ * A write's key in the idempotency store, one attempt at a time: locked (`begin`, read through the
+ * one table of answers), its lease kept while the attempt runs (`extend`), then completed with the
+ * result or released. Store faults are reported to `onStoreError`, never thrown.
  */
 export class StoreLock {
+  private readonly replayable: (value: unknown) => boolean;
+  private readonly storeJson: boolean;
+
   constructor(
     private readonly store: IdempotencyStore,
     private readonly clock: Clock,
     private readonly onStoreError: StoreErrorReport,
-  ) {}
+    records: RecordRules = {},
+  ) {
+    this.replayable = records.replayable ?? anyValue;
+    this.storeJson = records.storeJson === true;
+  }
 
-  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal. */
-  async lock(run: GuardedCall): Promise<{ token: string } | { replay: unknown } | GuardRefusal> {
-    const { store } = this;
-    const { leaseMs } = run.idempotency;
-    const storeKey = run.storeKey as string;
-    const fingerprint = run.fingerprint as string;
-    let begun: IdempotencyBeginResult | undefined;
-    let fault: unknown;
+  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`answerOf`). */
+  async lock(run: GuardedCall): Promise<LockAnswer> {
+    let answer: unknown;
     try {
-      const answer: unknown = await store.begin(storeKey, fingerprint, leaseMs);
-      begun = checkBegin(answer);
-      if (begun === undefined) fault = new TypeError(`begin returned ${describeValue(answer)}`);
+      answer = await this.store.begin(run.storeKey as string, run.fingerprint as string, run.idempotency.leaseMs);
     } catch (error) {
-      fault = error;
+      return this.unavailable(run, error);
     }
-    if (begun === undefined) {
-      this.onStoreError(run, "begin", fault);
-      // The store's own error is the refusal's `cause`, for the caller and the logs: never in the model's text.
-      const unavailable = refusal(
-        ErrorCodes.STORE_UNAVAILABLE,
-        storeUnavailableMessage(run.toolName),
-        STORE_UNAVAILABLE_ACTION,
-        undefined,
-        fault,
-      );
-      return { refusal: unavailable };
-    }
-    switch (begun.status) {
-      case "acquired":
-        return { token: begun.token };
-      case "busy":
-        return {
-          conflict: "in_progress",
-          refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs),
-        };
-      case "completed":
-        return begun.fingerprint === fingerprint ? { replay: begun.value } : keyReused(run);
-      case "in_doubt":
-        if (begun.fingerprint !== fingerprint) return keyReused(run);
-        // It may have taken effect: running it again could do it twice. A stop, not a wait.
-        return {
-          conflict: "in_doubt",
-          refusal: createToolError({
-            code: ErrorCodes.WRITE_IN_DOUBT,
-            message: inDoubtMessage(run.toolName),
-            recoverable: false,
-            suggestedAction: IN_DOUBT_ACTION,
-          }),
-        };
-      default:
-        if (begun.fingerprint !== fingerprint) return keyReused(run);
-        return {
-          conflict: "in_progress",
-          // The holder may finish any moment (its lease is only the longest it may take): ask again soon.
-          refusal: refusal(
-            ErrorCodes.IN_PROGRESS,
-            inProgressMessage(run.toolName),
-            IN_PROGRESS_ACTION,
-            Math.min(begun.retryAfterMs, IN_PROGRESS_RETRY_MS),
-          ),
-        };
-    }
+    const begun = readBegin(answer, this.replayable);
+    if (begun === undefined) return this.unavailable(run, new TypeError(`begin returned ${describeValue(answer)}`));
+    if (begun.status === "invalid_record") this.onStoreError(run, "begin", new Error(begun.problem), "invalid_record");
+    return answerOf(run, begun);
+  }
+
+  /** The store did not answer, or answered nonsense: `STORE_UNAVAILABLE`, the write does not run. */
+  private unavailable(run: GuardedCall, fault: unknown): GuardRefusal {
+    this.onStoreError(run, "begin", fault);
+    // The store's own error is the refusal's `cause`, for the caller and the logs: never in the model's text.
+    return {
+      refusal: refusal(ErrorCodes.STORE_UNAVAILABLE, storeUnavailableMessage(run.toolName), STORE_UNAVAILABLE_ACTION, undefined, fault),
+    };
   }
 
   /**
@@ -131,7 +102,8 @@ export class StoreLock {
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
   async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
     const { maxResultBytes } = run.idempotency;
-    if (exceedsBytes(value, maxResultBytes)) {
+    const json = jsonTextOf(value);
+    if (json !== undefined && exceedsBytes(json, maxResultBytes)) {
       // Returned to the caller, never stored: the key is released so that a retry runs again.
       this.onStoreError(
         run,
@@ -142,8 +114,10 @@ export class StoreLock {
       await this.release(run, token);
       return;
     }
+    // A value with no JSON text (a cycle, a BigInt) is left to the store, as it is.
+    const record = this.storeJson && json !== undefined ? JSON.parse(json) : value;
     try {
-      const held = await this.store.complete(run.storeKey as string, token, value, run.idempotency.ttlMs);
+      const held = await this.store.complete(run.storeKey as string, token, record, run.idempotency.ttlMs);
       if (held === false) this.onStoreError(run, "complete", new Error(LEASE_LOST));
     } catch (error) {
       this.onStoreError(run, "complete", error);
@@ -161,19 +135,21 @@ export class StoreLock {
   }
 }
 
-/**
- * Is the JSON text of `value` longer than `maxBytes` in UTF-8? Counted exactly only when the answer
- * is not plain from its UTF-16 length (each unit is 1 to 3 bytes). A value that has no JSON text
- * (a cycle, a BigInt, a getter that throws) is left to the store, as before the limit.
- */
-function exceedsBytes(value: unknown, maxBytes: number): boolean {
-  let json: string | undefined;
+/** The JSON text of `value`; undefined when it has none (`undefined`, a cycle, a BigInt, a getter that throws). */
+function jsonTextOf(value: unknown): string | undefined {
   try {
-    json = JSON.stringify(value);
+    return JSON.stringify(value);
   } catch {
-    return false;
+    return undefined;
   }
-  if (json === undefined || json.length * 3 <= maxBytes) return false;
+}
+
+/**
+ * Is `json` longer than `maxBytes` in UTF-8? Counted exactly only when the answer is not plain from
+ * its UTF-16 length (each unit is 1 to 3 bytes).
+ */
+function exceedsBytes(json: string, maxBytes: number): boolean {
+  if (json.length * 3 <= maxBytes) return false;
   if (json.length > maxBytes) return true;
   let bytes = 0;
   for (let index = 0; index < json.length; index++) {
