@@ -162,7 +162,7 @@ describe("reflection and the shared attempt budget", () => {
     expect(clock.sleeps).toEqual([200]);
   });
 
-  it("never retries a non-recoverable error and passes its suggested action to the model", async () => {
+  it("never retries a non-recoverable error, and passes its suggested action to the model as tool_suggested_action", async () => {
     const clock = createFakeClock();
     const { events, observer } = recorder();
     const plugin = RetryReflectPlugin.create({ clock, observers: [observer] });
@@ -182,12 +182,13 @@ describe("reflection and the shared attempt budget", () => {
     expect(outcome.status).toBe("failed");
     if (outcome.status !== "failed") return;
     expect(outcome.reason).toBe("not_recoverable");
-    expect(outcome.message).toContain("Inform the user and stop. Do not retry this tool today.");
+    expect(outcome.message).toContain('"tool_suggested_action":"Inform the user and stop. Do not retry this tool today."');
     expect(outcome.error.toJSON()).toEqual({
       error_code: "QUOTA_EXCEEDED",
       message: "The API quota for this tool has been reached for today.",
       recoverable: false,
-      suggested_action: "Inform the user and stop. Do not retry this tool today.",
+      suggested_action: "Do not call 'search_api' again for this task; tell the user what failed.",
+      tool_suggested_action: "Inform the user and stop. Do not retry this tool today.",
     });
   });
 
@@ -204,7 +205,7 @@ describe("reflection and the shared attempt budget", () => {
         }),
     );
     expect(recordNotFound.status === "reflect" && recordNotFound.error.code).toBe("RECORD_NOT_FOUND");
-    expect(recordNotFound.status === "reflect" && recordNotFound.message).toContain('"suggested_action":"Use list_users() first."');
+    expect(recordNotFound.status === "reflect" && recordNotFound.message).toContain('"tool_suggested_action":"Use list_users() first."');
     const mcp = await plugin.execute({ toolName: "mcp_tool", args: {}, scope: "b" }, () => ({
       isError: true,
       content: [{ type: "text", text: "Invalid path: /nope" }],

@@ -633,7 +633,8 @@ describe("isFailure(result, context)", () => {
         error_code: "QUOTA_EXCEEDED",
         message: "monthly quota used",
         recoverable: false,
-        suggested_action: "Tell the user.",
+        suggested_action: "Do not call 'search' again for this task; tell the user what failed.",
+        tool_suggested_action: "Tell the user.",
       });
 
       // A transient ToolError is retried in place like a thrown one.

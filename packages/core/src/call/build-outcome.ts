@@ -1,3 +1,4 @@
+import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
@@ -67,8 +68,11 @@ export function reflectOutcome(
  * the structured error. The built-in not-recoverable text ends with the library's own instruction
  * for the code, never the error's `suggested_action` (that stays in the JSON).
  */
-export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
+export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
   const { policy } = run;
+  // The structured error's action is the library's own for a stop (the tool's, if any, stays `tool_suggested_action`).
+  const stopAction = reason === "not_recoverable" ? notRecoverableAction(run.toolName, given.code, given.details?.fault) : undefined;
+  const error = stopAction === undefined || stopAction === given.suggestedAction ? given : withText(given, { suggestedAction: stopAction });
   const template =
     reason === "circuit_open"
       ? policy.circuitOpenTemplate
@@ -106,7 +110,7 @@ export function failedOutcome(engine: Engine, run: CallRun, error: ToolError, re
       error.code,
     );
   } else {
-    const action = notRecoverableAction(run.toolName, error.code, error.details?.fault);
+    const action = stopAction ?? error.suggestedAction;
     composed = compose(
       engine,
       run,

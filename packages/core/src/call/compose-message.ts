@@ -11,7 +11,7 @@ import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
 
 // A reflect/failed message put together under its budget: the failure's own text (message,
-// suggested action, details, arguments, an unknown code) holds at most `maxErrorLength`
+// suggested action, the tool's own suggestion, details, arguments, an unknown code) holds at most `maxErrorLength`
 // characters after escaping, beyond the library's fixed template.
 
 /** The values of the placeholders that come from a failure: `error` and `suggested_action` quoted (JSON strings). */
@@ -60,6 +60,7 @@ export function compose(
   const args = uses.args > 0 ? cleanText(engine.cleaner, safeCanonical(run.call.args)) : "";
   let quotedMessage = JSON.stringify(error.message);
   let quotedAction = JSON.stringify(error.suggestedAction);
+  let quotedToolAction = error.toolSuggestedAction === undefined ? undefined : JSON.stringify(error.toolSuggestedAction);
   const samePromptError = promptError === error.message;
   let quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(promptError);
   let details = error.details === undefined ? undefined : detailsJson(error.details);
@@ -75,12 +76,13 @@ export function compose(
     ownAction ? 0 : (quotedAction.length - 2) * actionTimes,
     details?.length ?? 0,
     args.length * uses.args,
+    quotedToolAction === undefined ? 0 : quotedToolAction.length - 2,
   ] as const;
   let reserved = codeCost(error.code) + codeCost(promptCode) * uses.error_code;
   let shown = error;
   let shownArgs = args;
   let shownCode = promptCode;
-  if (needs[0] + needs[1] + needs[2] + needs[3] + needs[4] + reserved > budget) {
+  if (needs[0] + needs[1] + needs[2] + needs[3] + needs[4] + needs[5] + reserved > budget) {
     let code = error.code;
     if (reserved > budget / 2) {
       // An unknown code this long would leave the texts nothing: it becomes the standard one.
@@ -90,10 +92,11 @@ export function compose(
     }
     const given = shareBudget(needs, budget - reserved);
     /** A text cut to what it was given, `times` places sharing it; left whole when it got what it needs. */
-    const fit = (text: string, index: 0 | 1 | 2, times: number) =>
+    const fit = (text: string, index: 0 | 1 | 2 | 5, times: number) =>
       (given[index] as number) < needs[index] ? cutEscaped(text, Math.floor((given[index] as number) / times)) : text;
     const message = fit(error.message, 0, messageTimes);
     const suggestedAction = fit(error.suggestedAction, 2, actionTimes);
+    const toolSuggestedAction = error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 5, 1);
     const fittedDetails =
       details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[3] as number);
     shown = createToolError({
@@ -101,6 +104,7 @@ export function compose(
       message,
       recoverable: error.recoverable,
       suggestedAction,
+      toolSuggestedAction,
       retryAfterMs: error.retryAfterMs,
       details: fittedDetails,
       kind: error.kind,
@@ -108,12 +112,13 @@ export function compose(
     });
     quotedMessage = JSON.stringify(message);
     quotedAction = JSON.stringify(suggestedAction);
+    quotedToolAction = toolSuggestedAction === undefined ? undefined : JSON.stringify(toolSuggestedAction);
     quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(fit(promptError, 1, Math.max(1, uses.error)));
     details = fittedDetails === undefined ? undefined : detailsJson(fittedDetails);
     shownArgs = (given[4] as number) < needs[4] ? cutText(args, Math.floor((given[4] as number) / uses.args)) : args;
   }
   const text = render({ error: quotedPromptError, suggested_action: quotedAction, error_code: shownCode, args: shownArgs });
-  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, maxRetries);
+  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, maxRetries, quotedToolAction);
   return { text, message: `${text}\n\n${json}`, error: shown };
 }
 

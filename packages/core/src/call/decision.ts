@@ -149,10 +149,12 @@ export function applyDecision(
       if (inPlace) return decision.delayMs;
       // The gate: a refusal moves it only when it asks for a wait.
       if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
-      const shown =
+      let shown =
         decision.kind === "reflect" && decision.text === "unknown_outcome"
           ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION })
           : error;
+      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped).
+      if (shown.retryAfterMs !== undefined && shown.retryAfterMs !== decision.delayMs) shown = withText(shown, { retryAfterMs: decision.delayMs });
       return reflectOutcome(
         engine,
         run,

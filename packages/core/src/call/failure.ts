@@ -7,7 +7,7 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
-import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction } from "../texts/model-texts.js";
+import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction, isOwnText } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
 import { type CallRun, passesThrough, readingOf } from "./call-state.js";
 import { applyDecision, countsForBreaker, decide } from "./decision.js";
@@ -43,7 +43,7 @@ export function afterFailure(
     throw thrown;
   }
   // Cleaned at once: every field of the tool's error read once, into a plain error nothing reads the tool's object through again.
-  const classified = sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey);
+  const classified = libraryView(run, sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey));
   const previousCode =
     classified.code === ErrorCodes.PERMISSION_DENIED ? engine.tracker.get(run.counterKey, run.toolName)?.lastCode : undefined;
   if (!countsForBreaker(classified.kind, classified.code, previousCode, policy.circuitBreakerCountsInvalidArguments)) {
@@ -196,6 +196,30 @@ function stillRunning(failure: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The error as the library shows it: its `suggested_action` is the library's own action for the
+ * code (or, for a code of the tool's, for its kind); the tool's or server's own suggestion, when it
+ * differs, is `tool_suggested_action` (already cleaned and capped). A `Retry-After` longer than
+ * `maxBackoffMs` is cut to it: no wait the library would not keep reaches the model.
+ */
+function libraryView(run: CallRun, error: ToolError): ToolError {
+  const own = defaultActionOf(error);
+  const given = error.suggestedAction;
+  const action = given === "" || given === own || isOwnText(given, run.toolName) ? undefined : given;
+  const cap = run.policy.maxBackoffMs;
+  const retryAfterMs = error.retryAfterMs === undefined ? undefined : Math.min(error.retryAfterMs, cap);
+  if (action === undefined && retryAfterMs === error.retryAfterMs) return error;
+  if (action === undefined) return withText(error, { retryAfterMs });
+  return withText(error, { suggestedAction: own, toolSuggestedAction: action, retryAfterMs });
+}
+
+/** The library's own action for an error: by its code when the code is the library's, else by its kind. */
+function defaultActionOf(error: ToolError): string {
+  const byCode = (DEFAULT_SUGGESTED_ACTIONS as Record<string, string>)[error.code];
+  if (byCode !== undefined) return byCode;
+  return retryAction(error);
 }
 
 /** The user's classifier first (a throwing one falls back), then the built-in rules. */

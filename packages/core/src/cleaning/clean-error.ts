@@ -24,6 +24,7 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
   let message: unknown;
   let recoverable: unknown;
   let suggestedAction: unknown;
+  let toolSuggestedAction: unknown;
   let retry: unknown;
   let kind: unknown;
   let cause: unknown;
@@ -32,6 +33,7 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
     message = error.message;
     recoverable = error.recoverable;
     suggestedAction = error.suggestedAction;
+    toolSuggestedAction = error.toolSuggestedAction;
     retry = error.retryAfterMs;
     kind = error.kind;
     cause = error.cause;
@@ -51,6 +53,7 @@ export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string):
     message: cleaner.clean(message, key),
     recoverable,
     suggestedAction: typeof suggestedAction === "string" ? cleaner.clean(suggestedAction, key) : "",
+    toolSuggestedAction: typeof toolSuggestedAction === "string" ? cleaner.clean(toolSuggestedAction, key) : undefined,
     retryAfterMs: typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined,
     details: cleanDetails(cleaner, details, key),
     // A kind that is not one of the three is derived from the code again.
@@ -88,6 +91,7 @@ export function withText(
     message?: string;
     recoverable?: boolean;
     suggestedAction?: string;
+    toolSuggestedAction?: string | undefined;
     details?: Record<string, unknown> | undefined;
     retryAfterMs?: number | undefined;
   },
@@ -97,6 +101,7 @@ export function withText(
     message: parts.message ?? error.message,
     recoverable: parts.recoverable ?? error.recoverable,
     suggestedAction: parts.suggestedAction ?? error.suggestedAction,
+    toolSuggestedAction: "toolSuggestedAction" in parts ? parts.toolSuggestedAction : error.toolSuggestedAction,
     retryAfterMs: "retryAfterMs" in parts ? parts.retryAfterMs : error.retryAfterMs,
     details: "details" in parts ? parts.details : error.details,
     kind: error.kind,

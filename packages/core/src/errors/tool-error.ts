@@ -12,6 +12,8 @@ export interface ToolErrorJSON {
   message: string;
   recoverable: boolean;
   suggested_action: string;
+  /** A tool's or a server's own suggestion, when the library's `suggested_action` for its decision differs (cleaned, capped). */
+  tool_suggested_action?: string;
   retry_after_ms?: number;
   details?: Record<string, unknown>;
 }
@@ -25,6 +27,11 @@ export interface ToolErrorInit {
   recoverable: boolean;
   /** What the agent should do next. */
   suggestedAction?: string;
+  /**
+   * Set by the library on the errors it shows: the tool's or server's own suggestion, kept apart
+   * from `suggestedAction` (then the library's own action for its decision). Untrusted text.
+   */
+  toolSuggestedAction?: string;
   /** Earliest useful retry, in milliseconds. */
   retryAfterMs?: number;
   /** Extra structured data shown to the model. Keep it small and free of secrets. */
@@ -51,6 +58,8 @@ export class ToolError extends Error {
   declare readonly code: string;
   declare readonly recoverable: boolean;
   declare readonly suggestedAction: string;
+  /** The tool's or server's own suggestion, when the library replaced it with its own action (untrusted text, cleaned). */
+  declare readonly toolSuggestedAction: string | undefined;
   declare readonly retryAfterMs: number | undefined;
   declare readonly details: Record<string, unknown> | undefined;
   declare readonly kind: ErrorKind;
@@ -83,6 +92,7 @@ export class ToolError extends Error {
       recoverable: this.recoverable,
       suggested_action: this.suggestedAction,
     };
+    if (this.toolSuggestedAction !== undefined) json.tool_suggested_action = this.toolSuggestedAction;
     if (this.retryAfterMs !== undefined) json.retry_after_ms = this.retryAfterMs;
     if (this.details !== undefined) json.details = this.details;
     return json;
@@ -201,6 +211,7 @@ function fillToolError(target: ToolError, init: ToolErrorInit): ToolError {
   error.code = init.code;
   error.recoverable = init.recoverable;
   error.suggestedAction = init.suggestedAction ?? "";
+  error.toolSuggestedAction = init.toolSuggestedAction;
   error.retryAfterMs = init.retryAfterMs;
   error.details = init.details;
   error.kind = init.kind ?? defaultKind(init.code);

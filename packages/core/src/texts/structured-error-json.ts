@@ -2,7 +2,7 @@ import { safeJson } from "../cleaning/safe-json.js";
 import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
 
 // The structured error as the model reads it in every `reflect`/`failed` message, after the text:
-// `{"error_code","message","recoverable","suggested_action","attempt","max_retries","retry_after_ms"?,"details"?}`.
+// `{"error_code","message","recoverable","suggested_action","tool_suggested_action"?,"attempt","max_retries","retry_after_ms"?,"details"?}`.
 
 /** What the structured error JSON in every `reflect`/`failed` message holds. */
 export interface StructuredErrorJSON extends ToolErrorJSON {
@@ -19,12 +19,13 @@ export function structuredErrorJson(error: ToolError, attempt: number, maxRetrie
     detailsJson(error.details),
     attempt,
     maxRetries,
+    error.toolSuggestedAction === undefined ? undefined : JSON.stringify(error.toolSuggestedAction),
   );
 }
 
 /**
  * The structured error JSON from its parts, the texts already quoted (the outcome builder has them):
- * `{"error_code","message","recoverable","suggested_action","attempt","max_retries","retry_after_ms"?,"details"?}`,
+ * `{"error_code","message","recoverable","suggested_action","tool_suggested_action"?,"attempt","max_retries","retry_after_ms"?,"details"?}`,
  * byte for byte what `JSON.stringify` writes of {@link StructuredErrorJSON}.
  */
 export function structuredJsonOf(
@@ -34,8 +35,11 @@ export function structuredJsonOf(
   details: string | undefined,
   attempt: number,
   maxRetries: number,
+  quotedToolAction?: string,
 ): string {
-  let json = `{"error_code":${JSON.stringify(error.code)},"message":${quotedMessage},"recoverable":${error.recoverable === true},"suggested_action":${quotedAction},"attempt":${attempt},"max_retries":${maxRetries}`;
+  let json = `{"error_code":${JSON.stringify(error.code)},"message":${quotedMessage},"recoverable":${error.recoverable === true},"suggested_action":${quotedAction}`;
+  if (quotedToolAction !== undefined) json += `,"tool_suggested_action":${quotedToolAction}`;
+  json += `,"attempt":${attempt},"max_retries":${maxRetries}`;
   if (error.retryAfterMs !== undefined) json += `,"retry_after_ms":${JSON.stringify(error.retryAfterMs)}`;
   if (details !== undefined) json += `,"details":${details}`;
   return `${json}}`;
