@@ -14,7 +14,9 @@ import type { ScriptClient } from "./script-client.js";
  * `replicas.inDoubtMs` longer, in doubt (`begin` answers `in_doubt`: the write may have taken
  * effect, its result was lost), and only its holder may still complete or release it. Key names carry the prefix
  * and a SHA-256 of the key, never the key itself. A result is stored as JSON (`undefined` kept; a
- * value JSON cannot hold, such as a BigInt, is not stored: a `store_error`, the caller keeps it).
+ * value JSON cannot hold, such as a BigInt, is not stored: a `store_error`, the caller keeps it). A
+ * stored result this store cannot read back (it does not parse, or is not its envelope: a tampered
+ * or corrupted record) is answered `in_doubt` with `invalidRecord`: never replayed, never a fault.
  * Redis down or slow past `commandTimeoutMs`: `begin` rejects, so the write does not run
  * (`STORE_UNAVAILABLE`); when its request was sent, the lock it may still take when Redis answers
  * late is released (each begin carries an owner id of its own), tried again until Redis answers or
@@ -65,8 +67,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     switch (reply[0]) {
       case "acquired":
         return { status: "acquired", token: await this.#replicated(redisKey, owner, lease, String(reply[1])) };
-      case "completed":
-        return { status: "completed", fingerprint: String(reply[1]), value: decode(reply[2]) };
+      case "completed": {
+        const record = decode(reply[2]);
+        // A record this store did not write (tampered, or corrupted): never replayed, reported as such (not as a fault).
+        if ("problem" in record) return { status: "in_doubt", fingerprint: String(reply[1]), invalidRecord: record.problem };
+        return { status: "completed", fingerprint: String(reply[1]), value: record.value };
+      }
       case "in_progress":
         return { status: "in_progress", fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
       case "in_doubt":
@@ -140,7 +146,19 @@ function encode(value: unknown): string {
   return value === undefined ? "{}" : JSON.stringify({ v: value });
 }
 
-function decode(stored: unknown): unknown {
-  if (typeof stored !== "string") return undefined;
-  return (JSON.parse(stored) as { v?: unknown }).v;
+/** A stored result read back: its value, or why the text is not one `encode` wrote (never the text itself). */
+function decode(stored: unknown): { readonly value: unknown } | { readonly problem: string } {
+  if (typeof stored !== "string") return { problem: "the record has no stored result" };
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(stored);
+  } catch {
+    return { problem: "its stored result does not parse as JSON" };
+  }
+  if (typeof envelope === "object" && envelope !== null && !Array.isArray(envelope)) {
+    const keys = Object.keys(envelope);
+    if (keys.length === 0) return { value: undefined };
+    if (keys.length === 1 && keys[0] === "v") return { value: (envelope as { v: unknown }).v };
+  }
+  return { problem: "its stored result is not the store's { v } envelope" };
 }
