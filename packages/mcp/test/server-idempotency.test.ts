@@ -12,6 +12,7 @@ const extra = (key?: unknown) => ({
   signal: new AbortController().signal,
 });
 const codeOf = (result: { content: Array<{ type: string; text?: string }> }) => JSON.parse(firstText(result)).error_code as string;
+type Handler = (args: object, request: ReturnType<typeof extra>) => Promise<{ content: Array<{ type: string; text?: string }> }>;
 
 describe("withIdempotency: an McpServer tool handler run once per idempotency key", () => {
   it("runs the handler once per key and replays its result (marked) for the same key and arguments", async () => {
@@ -96,22 +97,25 @@ describe("withIdempotency: an McpServer tool handler run once per idempotency ke
     expect(results.every((result) => firstText(result) === "sent")).toBe(true);
   });
 
-  it("answers IN_PROGRESS (recoverable) when the key stays held past waitMs, and STORE_UNAVAILABLE when the store fails: neither runs", async () => {
+  it("answers IN_PROGRESS (recoverable) when the key stays held elsewhere past waitMs, and STORE_UNAVAILABLE when the store fails: neither runs", async () => {
     const clock = createFakeClock();
     let runs = 0;
     const never = new Promise<never>(() => {});
     const store = new InMemoryIdempotencyStore({ clock });
-    const handler = withIdempotency(
-      async () => {
-        runs++;
-        return never;
-      },
-      { store, clock, waitMs: 5_000 },
-    );
-    void handler({}, extra("k"));
-    const second = handler({}, extra("k"));
+    // Two servers (two processes) over one store: the second finds the key held by the first.
+    const [first, second] = [1, 2].map(() =>
+      withIdempotency(
+        async () => {
+          runs++;
+          return never;
+        },
+        { store, clock, waitMs: 5_000, namespace: "tenant" },
+      ),
+    ) as [Handler, Handler];
+    void first({}, extra("k"));
+    const waiting = second({}, extra("k"));
     await clock.advance(6_000);
-    const answer = await second;
+    const answer = await waiting;
     expect(codeOf(answer)).toBe("IN_PROGRESS");
     expect(JSON.parse(firstText(answer)).recoverable).toBe(true);
 
@@ -148,12 +152,32 @@ describe("withIdempotency: an McpServer tool handler run once per idempotency ke
     expect([firstText(alice), firstText(bob), runs]).toEqual(["for alice", "for bob", 2]);
   });
 
-  it("fails early on a bad option, naming it", () => {
+  it("fails early on a bad option, naming the option and the value", () => {
     const store = new InMemoryIdempotencyStore();
-    expect(() => withIdempotency(async () => text(""), {} as never)).toThrow("`store` must be an IdempotencyStore");
-    expect(() => withIdempotency(async () => text(""), { store, ttlMs: 0 })).toThrow("`ttlMs` must be a finite number > 0, got 0");
-    expect(() => withIdempotency(async () => text(""), { store, namespace: 3 as never })).toThrow(
-      "`namespace` must be a string or a function",
+    const handler = async () => text("");
+    expect(() => withIdempotency(handler, {} as never)).toThrow("Invalid option `store`: expected an IdempotencyStore");
+    expect(() => withIdempotency(handler, { store, ttlMs: 0 })).toThrow("Invalid option `ttlMs`: expected a finite number > 0, received 0");
+    expect(() => withIdempotency(handler, { store, leaseMs: Number.NaN })).toThrow("Invalid option `leaseMs`");
+    expect(() => withIdempotency(handler, { store, waitMs: -1 })).toThrow(
+      "Invalid option `waitMs`: expected a finite number > 0, received -1",
+    );
+    expect(() => withIdempotency(handler, { store, maxResultBytes: 1.5 })).toThrow(
+      "Invalid option `maxResultBytes`: expected an integer >= 0, received 1.5",
+    );
+    expect(() => withIdempotency(handler, { store, namespace: 3 as never })).toThrow(
+      "Invalid option `namespace`: expected a non-empty string or a function of the request's extra, received 3",
+    );
+    expect(() => withIdempotency(handler, { store, namespace: "" })).toThrow("Invalid option `namespace`");
+    expect(() => withIdempotency(handler, { store, toolName: "" })).toThrow(
+      'Invalid option `toolName`: expected a non-empty string, received ""',
+    );
+    expect(() => withIdempotency(handler, { store, maxKeyLength: 0 })).toThrow(
+      "Invalid option `maxKeyLength`: expected an integer >= 1, received 0",
+    );
+    expect(() => withIdempotency(handler, { store, observers: {} as never })).toThrow("Invalid option `observers`");
+    expect(() => withIdempotency(handler, { store, clock: {} as never })).toThrow("Invalid option `clock`");
+    expect(() => withIdempotency("send" as never, { store })).toThrow(
+      'Invalid option `handler`: expected a tool handler function, received "send"',
     );
   });
 });

@@ -20,7 +20,9 @@ const send = async ({ to, body }: { to: string; body: string }) => {
   sent.push(`${to}: ${body}`);
   return { content: [{ type: "text" as const, text: `sent to ${to} (#${sent.length})` }] };
 };
-const handler = guarded ? withIdempotency(send, { store, namespace: "send_email" }) : send;
+// One mailbox behind this server, whoever connects (no auth, no sessions): a fixed namespace, so a
+// second client process with the same key is the same operation.
+const handler = guarded ? withIdempotency(send, { store, toolName: "send_email", namespace: "mailbox-of-ana" }) : send;
 
 const http = createServer(async (req, res) => {
   if (req.method === "GET" && req.url === "/sent") {
