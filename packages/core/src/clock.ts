@@ -40,7 +40,7 @@ export const systemClock: Clock = {
   },
 };
 
-/** Marks the signal of the plugin's own watchdog sleep (the default attempt limit), for clocks that tell it from a call's waits. */
+/** Marks the signal of the plugin's own timers (the default attempt limit, a write's lease renewal), for clocks that tell them from a call's waits. */
 const WATCHDOG = Symbol.for("retry-reflect.watchdog");
 
 /** A signal for a watchdog sleep: a clock may leave such sleeps out of what it reports (the test clock does). */
@@ -50,9 +50,9 @@ export function watchdogSignal(controller: AbortController): AbortSignal {
 }
 
 /**
- * Is this the signal of the plugin's watchdog sleep (the default attempt limit's one timer, set
- * while attempts run)? A custom clock that moves time by itself (a simulation) should not jump to
- * it: it is not a wait of any call.
+ * Is this the signal of one of the plugin's own timers (the default attempt limit of an attempt, the
+ * renewal of a running write's lease)? A custom clock that moves time by itself (a simulation)
+ * should not jump to it: it is not a wait of any call.
  */
 export function isWatchdog(signal: AbortSignal | undefined): boolean {
   return signal !== undefined && (signal as unknown as Record<symbol, unknown>)[WATCHDOG] === true;

@@ -13,7 +13,7 @@ export interface FakeClock extends Clock {
   readonly sleeps: readonly number[];
 }
 
-// The plugin's watchdog of the default attempt limit (one per plugin, while attempts run) is not a
+// The plugin's own timers (an attempt's default limit, a write's lease renewal) are not a
 // wait of a call: it is left out of `sleeps` and `pendingSleeps()`, and `runAll` does not advance to
 // it (a hung tool is not timed out by running the other sleeps); `advance` fires it when due.
 

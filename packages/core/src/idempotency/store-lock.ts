@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import { type Clock, watchdogSignal } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import { STORE_UNAVAILABLE_ACTION, storeUnavailableMessage } from "../texts/model-texts.js";
@@ -80,17 +80,19 @@ export class StoreLock {
     const store = this.store;
     if (typeof store.extend !== "function") return undefined;
     const stop = new AbortController();
+    // The plugin's own timer, not a wait of the call: a test clock leaves it out of its pending sleeps.
+    const stopped = watchdogSignal(stop);
     const { leaseMs } = run.idempotency;
     const storeKey = run.storeKey as string;
     const renew = (): void => {
-      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stop.signal).then(
+      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stopped).then(
         async () => {
           try {
             if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
           } catch {
             // A store fault: the next renewal tries again, within the lease.
           }
-          if (!stop.signal.aborted) renew();
+          if (!stopped.aborted) renew();
         },
         () => {}, // stopped
       );
