@@ -41,7 +41,7 @@ describe("a non-recoverable failure", () => {
           type: "error-text",
           value:
             "The tool 'get_order' failed with: \"No order A-1.\". This error is not recoverable, do not retry it. Do not call 'get_order' again for this task; tell the user what failed.\n\n" +
-            '{"error_code":"RECORD_NOT_FOUND","message":"No order A-1.","recoverable":false,"suggested_action":"Do not call \'get_order\' again for this order; tell the user it does not exist.","attempt":1,"max_retries":3}',
+            '{"error_code":"RECORD_NOT_FOUND","message":"No order A-1.","recoverable":false,"suggested_action":"Do not call \'get_order\' again for this task; tell the user what failed.","tool_suggested_action":"Do not call \'get_order\' again for this order; tell the user it does not exist.","attempt":1,"max_retries":3}',
         },
       },
     ]);

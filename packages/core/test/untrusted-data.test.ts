@@ -265,20 +265,16 @@ describe("untrusted text stays data: never the library's own sentence", () => {
     expect(parts(outcome.message).text).toContain(`failed with: ${JSON.stringify(message)}.`);
   });
 
-  it("{suggested_action} in a template is the library's own action for the decision, rendered quoted like {error}; the tool's stays in the JSON", async () => {
+  it("{suggested_action} in a template is the tool's own suggestion, rendered quoted like {error} (the JSON's suggested_action stays the library's)", async () => {
     const outcome = notSuccess(
-      await plugin({ notRecoverablePrompt: "Stopped: {error}. Next: {suggested_action}." }).execute(
+      await plugin({ notRecoverablePrompt: "Stopped: {error}. The tool suggests: {suggested_action}." }).execute(
         { toolName: "search", args: {} },
-        () => ({
-          error_code: "UPSTREAM_ERROR",
-          message: "upstream failed",
-          recoverable: false,
-          suggested_action: injection,
-        }),
+        () => ({ error_code: "UPSTREAM_ERROR", message: "upstream failed", recoverable: false, suggested_action: injection }),
       ),
     );
     const { text, json } = parts(outcome.message);
-    expect(text).toBe(`Stopped: "upstream failed". Next: "Do not call 'search' again for this task; tell the user what failed.".`);
+    expect(text).toBe(`Stopped: "upstream failed". The tool suggests: ${JSON.stringify(injection)}.`);
+    expect(json.suggested_action).toBe("Do not call 'search' again for this task; tell the user what failed.");
     expect(json.tool_suggested_action).toBe(injection);
 
     const reflected = notSuccess(
@@ -330,7 +326,7 @@ function variablePart(message: string, occurrencesInText: { message: number; act
   const toolAction = json.tool_suggested_action as string | undefined;
   return (
     escaped(json.message as string) * (1 + occurrencesInText.message) +
-    (toolAction === undefined ? 0 : escaped(toolAction)) +
+    (toolAction === undefined ? 0 : escaped(toolAction) * (1 + occurrencesInText.action)) +
     (standard ? 0 : code.length) +
     (json.details === undefined ? 0 : JSON.stringify(json.details).length)
   );
@@ -386,7 +382,7 @@ describe("maxErrorLength bounds the whole model-visible error, after escaping", 
     const [first, second, action, args] = text.split(" / ");
     expect(first).toBe(JSON.stringify(json.message));
     expect(second).toBe(first);
-    expect(action).toBe(JSON.stringify(json.suggested_action)); // the library's own action, quoted
+    expect(action).toBe(JSON.stringify(json.tool_suggested_action)); // the tool's own suggestion, quoted
     const variable = variablePart(stop.message, { message: 2, action: 1 }) + (args ?? "").length;
     expect(variable).toBeLessThanOrEqual(200);
 

@@ -49,7 +49,9 @@ describe("a non-recoverable QUOTA_EXCEEDED error", () => {
       error_code: "QUOTA_EXCEEDED",
       message: "Monthly quota of 10000 characters exceeded",
       recoverable: false,
-      suggested_action: ACTION,
+      // The library's own instruction for the stop; the tool's suggestion kept apart, as data.
+      suggested_action: "Do not call 'translate' again for this task; tell the user what failed.",
+      tool_suggested_action: ACTION,
     });
     expect(message.response_metadata).toMatchObject({ retry_reflect: { status: "failed", reason: "not_recoverable" } });
     expect(calls()).toBe(1);
@@ -68,7 +70,7 @@ describe("a non-recoverable QUOTA_EXCEEDED error", () => {
     }));
     const message = result.messages[2] as ToolMessage;
     expect(message.status).toBe("error");
-    expect(message.artifact).toMatchObject({ error_code: "QUOTA_EXCEEDED", recoverable: false, suggested_action: ACTION });
+    expect(message.artifact).toMatchObject({ error_code: "QUOTA_EXCEEDED", recoverable: false, tool_suggested_action: ACTION });
     expect(calls()).toBe(1);
   });
 });

@@ -65,18 +65,19 @@ export function compose(
   let quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(promptError);
   let details = error.details === undefined ? undefined : detailsJson(error.details);
   const messageTimes = 1 + (samePromptError ? uses.error : 0);
-  const actionTimes = 1 + uses.suggested_action;
   // The library's own texts (a refusal's, a default action, a circuit's) are part of the fixed template.
   const ownMessage = own || isOwnText(error.message, toolName);
   const ownPromptError = samePromptError ? ownMessage : own || isOwnText(promptError, toolName);
   const ownAction = own || isOwnText(error.suggestedAction, toolName);
+  // `{suggested_action}` shows the tool's own suggestion where it has one (quoted, as data), else the library's.
+  const actionTimes = 1 + (quotedToolAction === undefined ? uses.suggested_action : 0);
   const needs = [
     ownMessage ? 0 : (quotedMessage.length - 2) * messageTimes,
     samePromptError || ownPromptError ? 0 : (quotedPromptError.length - 2) * uses.error,
     ownAction ? 0 : (quotedAction.length - 2) * actionTimes,
     details?.length ?? 0,
     args.length * uses.args,
-    quotedToolAction === undefined ? 0 : quotedToolAction.length - 2,
+    quotedToolAction === undefined ? 0 : (quotedToolAction.length - 2) * (1 + uses.suggested_action),
   ] as const;
   let reserved = codeCost(error.code) + codeCost(promptCode) * uses.error_code;
   let shown = error;
@@ -96,7 +97,8 @@ export function compose(
       (given[index] as number) < needs[index] ? cutEscaped(text, Math.floor((given[index] as number) / times)) : text;
     const message = fit(error.message, 0, messageTimes);
     const suggestedAction = fit(error.suggestedAction, 2, actionTimes);
-    const toolSuggestedAction = error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 5, 1);
+    const toolSuggestedAction =
+      error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 5, 1 + uses.suggested_action);
     const fittedDetails =
       details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[3] as number);
     shown = createToolError({
@@ -117,7 +119,12 @@ export function compose(
     details = fittedDetails === undefined ? undefined : detailsJson(fittedDetails);
     shownArgs = (given[4] as number) < needs[4] ? cutText(args, Math.floor((given[4] as number) / uses.args)) : args;
   }
-  const text = render({ error: quotedPromptError, suggested_action: quotedAction, error_code: shownCode, args: shownArgs });
+  const text = render({
+    error: quotedPromptError,
+    suggested_action: quotedToolAction ?? quotedAction,
+    error_code: shownCode,
+    args: shownArgs,
+  });
   const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, maxRetries, quotedToolAction);
   return { text, message: `${text}\n\n${json}`, error: shown };
 }
