@@ -46,8 +46,8 @@ export function checkEffect(option: string, value: unknown): ToolEffect {
 
 /**
  * The forms an adapter's `scope` / `namespace` option takes: `"function"`, a function of the call
- * (LangChain, where the call says its thread and run); `"string or function"`, also one fixed
- * non-empty string (AI SDK, MCP).
+ * only; `"string or function"`, also one fixed non-empty string (every adapter: Part 3's
+ * `string | (call) => string`).
  */
 export type ScopeOptionForms = "function" | "string or function";
 
@@ -137,7 +137,8 @@ export interface AnnotatedToolOptions<Ask> {
   /**
    * Whose writes these are: a stored write result is replayed only to a call of the same namespace
    * (pass the conversation, request or tenant id: tools wrapped once may serve every user). A
-   * string, or a function of the call (asked only for a `write`). @default the scope
+   * string, or a function of the call (asked only for a `write`).
+   * @default the `scope` option's scope; without one, the call's run's where the host tells it (the AI SDK: from the step's messages), else the call's own: never the wrapper's, so that one wrapper shared by every user replays nothing across users
    */
   readonly namespace?: string | Ask;
   /**
