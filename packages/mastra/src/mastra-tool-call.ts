@@ -66,24 +66,34 @@ export class MastraToolCall extends BoundToolCall<(call: ToolCallInput) => strin
     // again unless the context is the very object its builder validated it for: so the host's own
     // context goes in, lent the attempt's signal and context for that step (a copy lost the mark:
     // a transforming schema then failed its second validation).
-    const result = lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) =>
-      execute.call(tool, args, lent),
-    );
-    if (watch === undefined) return result;
+    const lend = () =>
+      lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) => execute.call(tool, args, lent));
+    if (watch === undefined) return lend();
+    let result: unknown;
+    try {
+      result = lend();
+    } catch (error) {
+      this.endWatch(watch);
+      throw error;
+    }
     // A call that suspended (a confirmation asked inside `execute`) ends as control flow, whatever it returned or threw.
     return Promise.resolve(result).then(
       (value) => {
-        watch.end();
-        this.suspended = watch.suspended;
-        if (watch.suspended) throw new ToolSuspension(value);
+        if (this.endWatch(watch)) throw new ToolSuspension(value);
         return value;
       },
       (error: unknown) => {
-        watch.end();
-        this.suspended = watch.suspended;
+        this.endWatch(watch);
         throw error;
       },
     );
+  }
+
+  /** Ends the attempt's watch: whether the tool suspended the call (remembered for `readThrown`). */
+  private endWatch(watch: SuspendWatch): boolean {
+    watch.end();
+    this.suspended = watch.suspended;
+    return watch.suspended;
   }
 
   /** A suspension (and anything thrown once the tool suspended, such as Mastra's eager-execution bail-out) passes through, untouched and uncounted. */
