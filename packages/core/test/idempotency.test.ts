@@ -289,6 +289,14 @@ describe("InMemoryIdempotencyStore: lease renewal and its byte cap", () => {
     expect(store.begin("k-0", "fp", 1000).status).toBe("acquired");
   });
 
+  it("counts a result with characters outside Latin-1 at two bytes a character, as memory holds it", () => {
+    const store = new InMemoryIdempotencyStore({ maxBytes: 10_000 });
+    const begun = store.begin("cjk", "fp", 1000);
+    if (begun.status !== "acquired") throw new Error("expected to acquire");
+    store.complete("cjk", begun.token, "漢".repeat(1000), 60_000); // 1002 characters of JSON
+    expect(store.bytes).toBe(256 + 2 * 1002);
+  });
+
   it("does not keep a single result larger than maxBytes, and says the key is completed for the holder", () => {
     const store = new InMemoryIdempotencyStore({ maxBytes: 1000 });
     const begun = store.begin("big", "fp", 1000);

@@ -29,7 +29,8 @@ describe("a write with an idempotency key", () => {
     const sent: Array<{ to: string; key: unknown }> = [];
     const { client } = await mailServer(sent, { left: 0 });
     const clock = createFakeClock();
-    const tools = withRetryReflect(client, { clock });
+    // One conversation: a client shared by every user replays nothing across calls unless told whose they are.
+    const tools = withRetryReflect(client, { clock }, { namespace: "conversation-1" });
     const params = { name: "send_email", arguments: { to: "ana@example.com", body: "Hi", idempotency_key: "mail-1" } };
 
     const first = await drive(clock, tools.callTool(params));

@@ -29,8 +29,8 @@ export interface InMemoryIdempotencyStoreOptions {
    */
   readonly maxEntries?: number;
   /**
-   * Most bytes of completed results kept, counted as each result's JSON text plus 256 bytes per
-   * record: the least recently used results make room for new ones, so a long-lived process keeps
+   * Most bytes of completed results kept, counted as each result's JSON text (two bytes a character
+   * when it holds one outside Latin-1) plus 256 bytes per record: the least recently used results make room for new ones, so a long-lived process keeps
    * at most about this much (a result that has no JSON text counts the 256 bytes only). Locks are
    * not counted. A single result larger than this is not kept at all (`complete` answers `true`,
    * the result is returned to its caller, a retry runs the write again). The guard already skips
@@ -185,10 +185,14 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** A character outside Latin-1: a string holding one takes two bytes per character in memory. */
+const WIDE = /[\u0100-\uffff]/;
+
 /**
- * What a stored result counts against `maxBytes`: its JSON text's length (one byte per character:
- * the size of the text a shared store would keep) plus the record's own overhead. A value with no
- * JSON text (a cycle, a BigInt, a getter that throws) counts the overhead only.
+ * What a stored result counts against `maxBytes`: its JSON text's length in memory (a byte per
+ * character, two when the text holds a character outside Latin-1, as JavaScript engines keep such
+ * strings) plus the record's own overhead. A value with no JSON text (a cycle, a BigInt, a getter
+ * that throws) counts the overhead only.
  */
 function approximateBytes(value: unknown): number {
   let json: string | undefined;
@@ -197,5 +201,6 @@ function approximateBytes(value: unknown): number {
   } catch {
     json = undefined;
   }
-  return RECORD_OVERHEAD_BYTES + (json?.length ?? 0);
+  if (json === undefined) return RECORD_OVERHEAD_BYTES;
+  return RECORD_OVERHEAD_BYTES + (WIDE.test(json) ? json.length * 2 : json.length);
 }
