@@ -154,7 +154,8 @@ export function applyDecision(
           ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION })
           : error;
       // The wait the model is told is the one the gate keeps (a server's Retry-After, capped).
-      if (shown.retryAfterMs !== undefined && shown.retryAfterMs !== decision.delayMs) shown = withText(shown, { retryAfterMs: decision.delayMs });
+      if (shown.retryAfterMs !== undefined && shown.retryAfterMs !== decision.delayMs)
+        shown = withText(shown, { retryAfterMs: decision.delayMs });
       return reflectOutcome(
         engine,
         run,
