@@ -15,12 +15,24 @@ interface Sleeper {
   readonly at: number;
   readonly seq: number;
   readonly fire: () => void;
+  /** Aborted before it was due: left in the heap, skipped when it comes to the top. */
+  cancelled: boolean;
 }
 
+/** Whether `a` is due before `b`: the earlier time, then the earlier sleep. */
+const before = (a: Sleeper, b: Sleeper) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
+/**
+ * The sleeps pending, in a binary heap by (time due, order of the sleep): a fleet of 1,000 agents
+ * keeps thousands pending (each agent's deadline, each tool call's time limit), and the driver asks
+ * for the next one on every turn. A cancelled sleep stays in the heap, marked, until it reaches the
+ * top.
+ */
 export class VirtualClock implements Clock {
   private time = 0;
   private seq = 0;
-  private readonly sleepers: Sleeper[] = [];
+  private readonly heap: Sleeper[] = [];
+  private live = 0;
 
   now = (): number => this.time;
 
@@ -29,33 +41,35 @@ export class VirtualClock implements Clock {
     if (!(ms > 0)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        this.remove(sleeper);
+        if (sleeper.cancelled) return;
+        sleeper.cancelled = true;
+        this.live--;
         reject(signal?.reason);
       };
       const sleeper: Sleeper = {
         at: this.time + ms,
         seq: this.seq++,
+        cancelled: false,
         fire: () => {
           signal?.removeEventListener("abort", onAbort);
           resolve();
         },
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.sleepers.push(sleeper);
+      this.push(sleeper);
+      this.live++;
     });
   };
 
   /** Sleeps not yet fired. */
   get pending(): number {
-    return this.sleepers.length;
+    return this.live;
   }
 
   /** The time of the next sleep due, or undefined. */
   nextDue(): number | undefined {
-    let best: Sleeper | undefined;
-    for (const sleeper of this.sleepers)
-      if (!best || sleeper.at < best.at || (sleeper.at === best.at && sleeper.seq < best.seq)) best = sleeper;
-    return best?.at;
+    this.dropCancelled();
+    return this.heap[0]?.at;
   }
 
   /** Moves to the next due sleep and fires every sleep due at that time, in order. */
@@ -63,8 +77,13 @@ export class VirtualClock implements Clock {
     const at = this.nextDue();
     if (at === undefined) return;
     this.time = Math.max(this.time, at);
-    const due = this.sleepers.filter((sleeper) => sleeper.at <= this.time).sort((a, b) => a.at - b.at || a.seq - b.seq);
-    for (const sleeper of due) this.remove(sleeper);
+    const due: Sleeper[] = [];
+    for (this.dropCancelled(); this.heap[0] !== undefined && this.heap[0].at <= this.time; this.dropCancelled()) {
+      const sleeper = this.pop();
+      sleeper.cancelled = true; // fired: an abort after this is too late
+      this.live--;
+      due.push(sleeper);
+    }
     for (const sleeper of due) sleeper.fire();
   }
 
@@ -73,9 +92,41 @@ export class VirtualClock implements Clock {
     this.time = Math.max(this.time, at);
   }
 
-  private remove(sleeper: Sleeper): void {
-    const index = this.sleepers.indexOf(sleeper);
-    if (index >= 0) this.sleepers.splice(index, 1);
+  private dropCancelled(): void {
+    while (this.heap[0]?.cancelled) this.pop();
+  }
+
+  private push(sleeper: Sleeper): void {
+    const heap = this.heap;
+    heap.push(sleeper);
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!before(sleeper, heap[parent] as Sleeper)) break;
+      heap[index] = heap[parent] as Sleeper;
+      index = parent;
+    }
+    heap[index] = sleeper;
+  }
+
+  private pop(): Sleeper {
+    const heap = this.heap;
+    const top = heap[0] as Sleeper;
+    const last = heap.pop() as Sleeper;
+    if (heap.length > 0) {
+      let index = 0;
+      for (;;) {
+        const left = 2 * index + 1;
+        if (left >= heap.length) break;
+        const right = left + 1;
+        const child = right < heap.length && before(heap[right] as Sleeper, heap[left] as Sleeper) ? right : left;
+        if (!before(heap[child] as Sleeper, last)) break;
+        heap[index] = heap[child] as Sleeper;
+        index = child;
+      }
+      heap[index] = last;
+    }
+    return top;
   }
 }
 
