@@ -31,7 +31,6 @@ export const CUES = {
     /timed? ?out\b|did not answer within/i,
     /\b429\b|too many requests|rate.?limit/i,
     /ECONNRESET|socket hang up|connection reset/i,
-    /temporar(?:y|ily)/i,
     /overloaded/i,
     /in progress/i,
   ],
