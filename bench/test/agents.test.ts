@@ -6,6 +6,7 @@ import { ToolInputParsingException } from "@langchain/core/tools";
 import { createFakeClock, seededRandom } from "@retry-reflect/core/testing";
 import { ToolInvocationError, ToolMessage } from "langchain";
 import { describe, expect, it } from "vitest";
+import { CANDIDATE_ROWS } from "../src/agents/candidates.js";
 import { CELLS, type Cell, CURVE_CELLS, INTENSITIES } from "../src/agents/cells.js";
 import { collectFailureTexts } from "../src/agents/collect-texts.js";
 import {
@@ -13,14 +14,15 @@ import {
   CONTESTANTS,
   carefulToolRetry,
   familyOf,
-  PEERS_WITH_TIMEOUTS,
-  retryLaterText,
+  INFORMATION,
+  plainToolTimeout,
   toolTimeout,
 } from "../src/agents/contestants.js";
 import { renderCurvesSvg } from "../src/agents/curves.js";
 import { DEADLINE_MS, runAgentEpisode } from "../src/agents/episode.js";
+import { cellVerdicts, comparableCells, overall } from "../src/agents/goals.js";
 import { MODEL_PROFILE, withOverrides } from "../src/agents/model-profile.js";
-import { overall, renderReport, renderSvg, verdicts } from "../src/agents/report.js";
+import { renderReport, renderSvg } from "../src/agents/report.js";
 import { type GridOptions, runShard, type Summary, summarise, type TaskRecord } from "../src/agents/run-grid.js";
 import { CUES, perceive, readable } from "../src/agents/simulated-model.js";
 import { leadOf, sweepPoints, sweepSummary } from "../src/agents/sweep.js";
@@ -37,13 +39,15 @@ async function adkText(error: Error): Promise<string> {
   return String(message.content);
 }
 
-const options: GridOptions = { seed: 1, tasks: 3, trials: 2, cells: CELLS, contestants: CONTESTANTS };
+/** The peers, the defaults, and the peers as they come (information rows). */
+const ROWS = [...CONTESTANTS, ...INFORMATION];
+const options: GridOptions = { seed: 1, tasks: 3, trials: 2, cells: CELLS, contestants: ROWS };
 
 async function grid(): Promise<Summary[]> {
   const records: TaskRecord[] = [];
   await runShard(options, 0, 1, (record) => records.push(record));
   return CELLS.flatMap((cell) =>
-    CONTESTANTS.map((contestant) =>
+    ROWS.map((contestant) =>
       summarise(
         cell.name,
         contestant.name,
@@ -54,7 +58,7 @@ async function grid(): Promise<Summary[]> {
 }
 
 const contestant = (name: string) => {
-  const found = CONTESTANTS.find((entry) => entry.name === name);
+  const found = [...ROWS, ...CANDIDATE_ROWS].find((entry) => entry.name === name);
   if (found === undefined) throw new Error(`no contestant ${name}`);
   return found;
 };
@@ -68,56 +72,66 @@ const find = (summaries: readonly Summary[], cell: string, contestant: string) =
 describe("the agent-outcome benchmark (a slice)", () => {
   it("runs every cell for every contestant and the outcomes follow the mechanisms", { timeout: 120_000 }, async () => {
     const summaries = await grid();
-    expect(summaries).toHaveLength(CELLS.length * CONTESTANTS.length);
+    expect(summaries).toHaveLength(CELLS.length * ROWS.length);
     for (const summary of summaries)
       expect(summary.episodes, `${summary.cell} / ${summary.contestant}`).toBe(options.tasks * options.trials);
 
     // No faults: the plain agent and ours finish every task.
-    expect(find(summaries, "baseline", "no middleware").success).toBe(1);
+    expect(find(summaries, "baseline", "no middleware + 10 s tool timeout").success).toBe(1);
     expect(find(summaries, "baseline", "retry-reflect").success).toBe(1);
     // A lost write reply: the others send the email again; the guard (a key forwarded to the service) does not.
-    expect(find(summaries, "lost-write-response", "no middleware").duplicates).toBeGreaterThan(0);
-    expect(find(summaries, "lost-write-response", "toolRetryMiddleware").duplicates).toBeGreaterThan(0);
+    expect(find(summaries, "lost-write-response", "no middleware + 10 s tool timeout").duplicates).toBeGreaterThan(0);
+    expect(find(summaries, "lost-write-response", "toolRetryMiddleware (careful) + 10 s tool timeout").duplicates).toBeGreaterThan(0);
     expect(find(summaries, "lost-write-response", "retry-reflect").duplicates).toBe(0);
     expect(find(summaries, "lost-write-response", "retry-reflect").success).toBe(1);
     // Nobody can tell a plausible wrong answer from a right one.
-    for (const contestant of CONTESTANTS) expect(find(summaries, "implicit-permanent", contestant.name).success).toBe(0);
+    for (const row of ROWS) expect(find(summaries, "implicit-permanent", row.name).success).toBe(0);
+    // The peers' 10 s tool timeout cuts off a tool that answers after 20–50 s; the same peer without it waits.
+    expect(find(summaries, "slow-but-fine", "toolRetryMiddleware (careful) + 10 s tool timeout").success).toBe(0);
+    expect(find(summaries, "slow-but-fine", "toolRetryMiddleware (careful)").success).toBe(1);
+    // A give-up has its time: in down-for-good every episode gave up, and the time is the episodes' own.
+    const dead = find(summaries, "down-for-good", "retry-reflect");
+    expect(dead.outcomes["gave-up"]).toBe(dead.episodes);
+    expect(dead.giveUpSeconds).toBeCloseTo(dead.virtualSeconds, 10);
+    expect(dead.giveUpSecondsP95).toBe(dead.virtualSecondsP95);
+    expect(find(summaries, "baseline", "retry-reflect").giveUpSeconds).toBeUndefined();
 
-    const markdown = renderReport(options, summaries, {
-      seed: 1,
-      tasks: 3,
-      trials: 2,
-      workers: 1,
-      seconds: 1,
-      node: "v0",
-      date: "2026-12-01",
+    const bench = { cells: CELLS, contestants: ROWS, runs: [{ seed: 1, summaries, loads: [] }] };
+    const markdown = renderReport({
+      ...bench,
+      run: { seeds: [1], tasks: 3, trials: 2, workers: 1, seconds: 1, node: "v0", date: "2026-12-01" },
     });
     for (const cell of CELLS) expect(markdown).toContain(`### ${cell.name}: ${cell.description}`);
-    // The feature demo (a lost write reply) is named, and the overall means come without it first, then with it.
-    const comparisons = CELLS.filter((cell) => cell.featureDemo === undefined);
+    // The feature demo (a lost write reply) is named, and left out of the overall means.
+    const comparisons = comparableCells(CELLS);
     expect(comparisons.map((cell) => cell.name)).not.toContain("lost-write-response");
-    expect(markdown).toContain(`## Overall without the feature demo (${comparisons.length} cells, each weighs the same)`);
-    expect(markdown.indexOf("## Overall without the feature demo")).toBeLessThan(markdown.indexOf(`## Overall, all ${CELLS.length} cells`));
-    const without = overall(options, summaries, comparisons).find((summary) => summary.contestant === "toolRetryMiddleware");
-    const mean = comparisons.reduce((sum, cell) => sum + find(summaries, cell.name, "toolRetryMiddleware").success, 0) / comparisons.length;
+    expect(comparisons).toHaveLength(12);
+    expect(markdown).toContain(`## Overall (the ${comparisons.length} cells that compare, each weighs the same)`);
+    const peer = "toolRetryMiddleware (careful) + 10 s tool timeout";
+    const without = overall(ROWS, summaries, comparisons).find((summary) => summary.contestant === peer);
+    const mean = comparisons.reduce((sum, cell) => sum + find(summaries, cell.name, peer).success, 0) / comparisons.length;
     expect(without?.success).toBeCloseTo(mean, 10);
-    expect(verdicts(options, summaries)).toHaveLength(CELLS.length);
-    // The first screen states the lead (or the loss) without and with the feature demo, against the best peer.
-    const ours = overall(options, summaries, comparisons).find((row) => row.contestant === "retry-reflect")?.success ?? 0;
-    const peers = overall(options, summaries, comparisons).filter((row) => !row.contestant.startsWith("retry-reflect"));
+    expect(cellVerdicts(bench, CELLS)).toHaveLength(CELLS.length);
+    // The first screen states the lead against the best peer (never an information row), then the goal checks.
+    const ours = overall(ROWS, summaries, comparisons).find((row) => row.contestant === "retry-reflect")?.success ?? 0;
+    const peers = overall(ROWS, summaries, comparisons).filter((row) =>
+      CONTESTANTS.some((entry) => entry.role === "peer" && entry.name === row.contestant),
+    );
+    expect(peers).toHaveLength(3);
     const best = Math.max(...peers.map((row) => row.success));
     const gap = (ours - best) * 100;
-    expect(markdown).toContain(`without the feature demo, ${gap >= 0 ? "a lead" : "a loss"} of ${Math.abs(gap).toFixed(1)} points`);
-    expect(markdown.indexOf("**The lead.**")).toBeLessThan(markdown.indexOf("## Overall without the feature demo"));
+    expect(markdown).toContain(`seed 1: it ${gap >= 0 ? "leads" : "trails"} by ${Math.abs(gap).toFixed(1)} points`);
+    expect(markdown.indexOf("**The lead.**")).toBeLessThan(markdown.indexOf("## Done when (issue 51)"));
+    expect(markdown.indexOf("## Done when (issue 51)")).toBeLessThan(markdown.indexOf("## Overall"));
     // Crashes are scored apart: ADK-style's raise in the down-for-good cell is a crash, not a give-up.
     const adkDown = find(summaries, "down-for-good", "ADK-style reflect-and-retry");
     expect(adkDown.outcomes.crashed).toBeGreaterThan(0);
     expect(markdown).toContain(
-      `ADK-style reflect-and-retry ${(adkDown.success * 100).toFixed(1)} % → ${((adkDown.success + adkDown.outcomes.crashed / adkDown.episodes) * 100).toFixed(1)} %`,
+      `ADK-style reflect-and-retry, seed 1: ${(adkDown.success * 100).toFixed(1)} % → ${((adkDown.success + adkDown.outcomes.crashed / adkDown.episodes) * 100).toFixed(1)} %`,
     );
-    const svg = renderSvg(options, summaries);
+    const svg = renderSvg(bench);
     expect(svg.startsWith("<svg")).toBe(true);
-    for (const contestant of CONTESTANTS) expect(svg).toContain(contestant.name);
+    for (const row of ROWS) expect(svg).toContain(row.name);
   });
 
   it("ends a hang nothing cuts off at the user's deadline, and an attempt timeout retries it", { timeout: 60_000 }, async () => {
@@ -125,7 +139,7 @@ describe("the agent-outcome benchmark (a slice)", () => {
     const task = makeTask(1, "lookup", seededRandom(2));
     const plain = await runAgentEpisode(firstCallHangs, contestant("no middleware"), task, 5);
     expect(plain).toMatchObject({ success: false, outcome: "deadline", virtualMs: DEADLINE_MS });
-    const ours = await runAgentEpisode(firstCallHangs, contestant("retry-reflect + timeouts"), task, 5);
+    const ours = await runAgentEpisode(firstCallHangs, contestant("retry-reflect (attemptTimeoutMs: 10_000)"), task, 5);
     expect(ours).toMatchObject({ success: true, outcome: "answered", toolExecutions: 2 });
     expect(ours.virtualMs).toBeLessThan(15_000);
   });
@@ -184,6 +198,43 @@ describe("the agent-outcome benchmark (a slice)", () => {
     expect(clock.pendingSleeps()).toBe(0);
   });
 
+  it("the plain agent's tool timeout writes every failure as the tool node does without middleware, the timeout too", async () => {
+    const clock = createFakeClock();
+    const middleware = plainToolTimeout(clock, 10_000) as unknown as {
+      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<ToolMessage>;
+    };
+    const toolCall = { id: "call_1", name: "get_weather", args: { city: "paris" } };
+    const hung = middleware.wrapToolCall({ toolCall }, () => new Promise(() => {}));
+    await clock.advance(10_000);
+    const timedOut = await hung;
+    expect(timedOut.content).toBe("Error: Timed out: the tool 'get_weather' did not answer within 10000 ms\n Please fix your mistakes.");
+    expect(timedOut.status).toBe("error");
+    expect(perceive(String(timedOut.content))).toBe("transient");
+    const failed = await middleware.wrapToolCall({ toolCall }, async () => {
+      throw new Error("503 Service Unavailable");
+    });
+    expect(failed.content).toBe("Error: 503 Service Unavailable\n Please fix your mistakes.");
+    const invalid = new ToolInvocationError(
+      new ToolInputParsingException('Invalid option: expected one of "paris"|"london" at city'),
+      toolCall,
+    );
+    const schema = await middleware.wrapToolCall({ toolCall }, async () => {
+      throw invalid;
+    });
+    expect(schema.content).toBe(invalid.message);
+    expect(clock.pendingSleeps()).toBe(0);
+  });
+
+  it("the plain agent with a tool timeout runs the same episodes as without it where no call lasts 10 s", { timeout: 60_000 }, async () => {
+    const cells = CELLS.filter((cell) => ["explicit-transient", "invalid-arguments", "rate-limit"].includes(cell.name));
+    const run = async (name: string) => {
+      const records: TaskRecord[] = [];
+      await runShard({ seed: 1, tasks: 3, trials: 2, cells, contestants: [contestant(name)] }, 0, 1, (record) => records.push(record));
+      return records.map((record) => record.results);
+    };
+    expect(await run("no middleware + 10 s tool timeout")).toEqual(await run("no middleware"));
+  });
+
   it("is reproducible from its seed", { timeout: 60_000 }, async () => {
     const cell = CELLS.find((entry) => entry.name === "explicit-transient");
     if (cell === undefined) throw new Error("no explicit-transient cell");
@@ -194,7 +245,7 @@ describe("the agent-outcome benchmark (a slice)", () => {
   });
 
   it("gives a cell the same episodes whether it runs alone (--cells) or in the whole grid", { timeout: 60_000 }, async () => {
-    const contestants = CONTESTANTS.filter((contestant) => contestant.name === "retry-reflect + timeouts");
+    const contestants = CONTESTANTS.filter((contestant) => contestant.name === "retry-reflect");
     const collect = async (cells: GridOptions["cells"]) => {
       const records: TaskRecord[] = [];
       await runShard({ seed: 3, tasks: 2, trials: 2, cells, contestants }, 0, 1, (record) => records.push(record));
@@ -269,7 +320,7 @@ describe("the agent-outcome benchmark (a slice)", () => {
   it("no perception cue matches the texts of one contestant family only (run over each contestant's actual texts)", {
     timeout: 120_000,
   }, async () => {
-    const texts = await collectFailureTexts(CELLS, [...CONTESTANTS, ...PEERS_WITH_TIMEOUTS], 6);
+    const texts = await collectFailureTexts(CELLS, ROWS, 6);
     const families = new Map<string, string[]>();
     for (const [name, own] of texts) families.set(familyOf(name), [...(families.get(familyOf(name)) ?? []), ...[...own].map(readable)]);
     // Every family hands the model failure texts in this slice of the grid (else the check would be empty).
@@ -314,19 +365,24 @@ describe("the agent-outcome benchmark (a slice)", () => {
 
     // leadOf: retry-reflect against the best peer (never its own variants), without and with the feature demo.
     const cells = CELLS.filter((cell) => ["baseline", "lost-write-response"].includes(cell.name));
-    const names = ["toolRetryMiddleware", "retry-reflect", "retry-reflect + timeouts"];
+    const peer = "toolRetryMiddleware (careful) + 10 s tool timeout";
+    const candidateName = "retry-reflect (attemptTimeoutMs: 10_000)";
+    const names = [peer, "retry-reflect", candidateName, "no middleware"];
     const grid: GridOptions = { seed: 1, tasks: 1, trials: 1, cells, contestants: names.map(contestant) };
     const row = (cell: string, name: string, success: number) => ({ ...summarise(cell, name, []), success });
     const summaries = [
-      row("baseline", "toolRetryMiddleware", 0.9),
+      row("baseline", peer, 0.9),
       row("baseline", "retry-reflect", 0.8),
-      row("baseline", "retry-reflect + timeouts", 1),
-      row("lost-write-response", "toolRetryMiddleware", 0),
+      row("baseline", candidateName, 1),
+      row("baseline", "no middleware", 1),
+      row("lost-write-response", peer, 0),
       row("lost-write-response", "retry-reflect", 1),
-      row("lost-write-response", "retry-reflect + timeouts", 1),
+      row("lost-write-response", candidateName, 1),
+      row("lost-write-response", "no middleware", 1),
     ];
+    // Neither a candidate nor an information row is a peer.
     const base = leadOf(grid, summaries, { path: "", value: 0, base: 0 });
-    expect(base).toMatchObject({ ours: 0.8, best: 0.9, bestPeer: "toolRetryMiddleware", oursAll: 0.9, bestAll: 0.45 });
+    expect(base).toMatchObject({ ours: 0.8, best: 0.9, bestPeer: peer, oursAll: 0.9, bestAll: 0.45 });
     const worse = leadOf(
       grid,
       summaries.map((entry) => (entry.contestant === "retry-reflect" && entry.cell === "baseline" ? { ...entry, success: 0.5 } : entry)),
@@ -339,36 +395,6 @@ describe("the agent-outcome benchmark (a slice)", () => {
     const summary = sweepSummary({ tasks: 1, trials: 1, seed: 1, seconds: 1, results: [base, worse] });
     expect(summary.min).toBe(worse);
     expect(summary.line).toContain("from -40.0 points (least favourable: slipRate=0.28 (committed 0.03)");
-  });
-
-  it("the candidate may-work-again text rewrites only a transient exhaustion and an open circuit, text and suggested action alike", async () => {
-    const middleware = retryLaterText() as unknown as {
-      wrapToolCall: (request: unknown, handler: () => Promise<unknown>) => Promise<ToolMessage>;
-    };
-    const failed = (code: string, last?: string) =>
-      new ToolMessage({
-        content: `The tool 'get_weather' failed 4 times. Do not call 'get_weather' again for this task.\n\n${JSON.stringify({ error_code: code, message: "Service Unavailable", recoverable: false, suggested_action: "Do not call it again.", ...(last ? { details: { last_error_code: last } } : {}) })}`,
-        tool_call_id: "call_1",
-        name: "get_weather",
-        status: "error",
-      });
-    const request = { toolCall: { id: "call_1", name: "get_weather", args: { city: "paris" } } };
-    for (const [code, last] of [
-      ["RETRIES_EXHAUSTED", "TRANSIENT"],
-      ["CIRCUIT_OPEN", undefined],
-    ] as const) {
-      const out = await middleware.wrapToolCall(request, async () => failed(code, last));
-      const text = String(out.content);
-      expect(perceive(text), code).toBe("transient");
-      expect(JSON.parse(text.slice(text.lastIndexOf("\n\n") + 2)).suggested_action).toContain("Call 'get_weather' again");
-    }
-    for (const [code, last] of [
-      ["RETRIES_EXHAUSTED", "UNAUTHORIZED"],
-      ["TOOL_FAILED", undefined],
-    ] as const) {
-      const message = failed(code, last);
-      expect(await middleware.wrapToolCall(request, async () => message)).toBe(message);
-    }
   });
 
   it("the curves run every intensity of both faults, and plot a line per contestant", () => {

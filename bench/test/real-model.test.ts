@@ -5,7 +5,7 @@ import { type Clock, isWatchdog } from "@retry-reflect/core";
 import { seededRandom } from "@retry-reflect/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cell } from "../src/agents/cells.js";
-import { CONTESTANTS } from "../src/agents/contestants.js";
+import { CONTESTANTS, INFORMATION } from "../src/agents/contestants.js";
 import { runAgentEpisode } from "../src/agents/episode.js";
 import { judgeAnswer, realModel } from "../src/agents/real-model.js";
 import { makeTask } from "../src/agents/world.js";
@@ -34,7 +34,7 @@ function instantClock(): Clock {
 }
 
 const contestant = (name: string) => {
-  const found = CONTESTANTS.find((entry) => entry.name === name);
+  const found = [...CONTESTANTS, ...INFORMATION].find((entry) => entry.name === name);
   if (found === undefined) throw new Error(`no contestant ${name}`);
   return found;
 };

@@ -24,6 +24,8 @@ export interface Cell {
    * shows the overall means with and without these cells).
    */
   readonly featureDemo?: string;
+  /** get_weather is down (503) for this long from the start, then fine: a point of the outage sweep. */
+  readonly outageSeconds?: number;
 }
 
 /** The slow-but-fine cell's range of get_weather's whole execution (ms) and how many even steps it is spread over. */
@@ -43,6 +45,19 @@ export function slowSpread(fromMs: number, toMs: number, steps: number, latencyM
     delayMs: fromMs + (index + 0.5) * width - latencyMs,
     probability: 1 / (steps - index),
   }));
+}
+
+/** The outage cell of the grid lasts this long; the sweep's other durations are cells of their own. */
+export const GRID_OUTAGE_SECONDS = 12;
+
+/** get_weather down (503) for the first `seconds`, then fine: the grid's outage, or a point of the sweep (`outage@3s`). */
+function outage(seconds: number, name = `outage@${seconds}s`): Cell {
+  return {
+    name,
+    description: `get_weather is down (503) for the first ${seconds} s, then comes back`,
+    faults: { get_weather: [{ kind: "transient", during: { until: seconds * 1000 } }] },
+    outageSeconds: seconds,
+  };
 }
 
 export const CELLS: readonly Cell[] = [
@@ -109,12 +124,22 @@ export const CELLS: readonly Cell[] = [
     faults: { get_weather: [{ kind: "transient" }] },
     unsolvable: true,
   },
-  {
-    name: "outage",
-    description: "get_weather is down (503) for the first 12 s, then comes back",
-    faults: { get_weather: [{ kind: "transient", during: { until: 12_000 } }] },
-  },
+  outage(GRID_OUTAGE_SECONDS, "outage"),
 ];
+
+/** The outage durations of the sweep (s): the grid's 12 s outage is one of them. */
+export const OUTAGE_SWEEP_SECONDS: readonly number[] = [3, 6, 12, 20, 30, 60];
+
+/**
+ * The outage sweep's cells, shortest first: the grid's own `outage` cell at 12 s (the same
+ * episodes), and `outage@<n>s` for the others. Only the grid's cell is one of the 12 that compare.
+ */
+export const OUTAGE_CELLS: readonly Cell[] = OUTAGE_SWEEP_SECONDS.map((seconds) =>
+  seconds === GRID_OUTAGE_SECONDS ? (CELLS.find((cell) => cell.name === "outage") as Cell) : outage(seconds),
+);
+
+/** The outage sweep's cells that are not in the grid. */
+export const OUTAGE_ONLY_CELLS: readonly Cell[] = OUTAGE_CELLS.filter((cell) => !CELLS.includes(cell));
 
 /** The fault intensities of the curves (`--curves`): 0, 0.1, …, 0.9. */
 export const INTENSITIES: readonly number[] = Array.from({ length: 10 }, (_, index) => index / 10);

@@ -10,7 +10,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { InjectedFault, seededRandom } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import type { Cell } from "./cells.js";
-import { BUDGET_CANDIDATES, CONTESTANTS, type Contestant } from "./contestants.js";
+import type { Contestant } from "./contestants.js";
 import { DEADLINE_MS, type EpisodeResult, RECURSION_LIMIT, scoreEpisode } from "./episode.js";
 import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
 import { hashName, mix, type Summary, summarise, type TaskRecord } from "./run-grid.js";
@@ -175,18 +175,6 @@ export function withAgents(spec: LoadSpec, agents: number): LoadSpec {
   return agents === spec.agents ? spec : { ...spec, agents, arrivalMs: Math.round((spec.arrivalMs * agents) / spec.agents) };
 }
 
-/**
- * The contestants of the load section: the grid's, but for the two retry-reflect rows that differ
- * from its defaults only where nothing happens here (an attempt timeout that a 0.3 s call never
- * meets, the write's key), then the budget's candidates.
- */
-export const LOAD_CONTESTANTS: readonly Contestant[] = [
-  ...CONTESTANTS.filter(
-    (contestant) => contestant.name !== "retry-reflect + timeouts" && contestant.name !== "retry-reflect, nothing declared",
-  ),
-  ...BUDGET_CANDIDATES,
-];
-
 /** The section as a cell of the grid's kind: no injected faults (the service fails by its load), every task kind. */
 export function loadCell(spec: LoadSpec): Cell {
   return { name: spec.name, description: spec.description };
@@ -194,6 +182,7 @@ export function loadCell(spec: LoadSpec): Cell {
 
 /** What one fleet did: each agent's episode, and the service's counts. */
 export interface FleetRecord {
+  readonly seed: number;
   readonly load: string;
   readonly contestant: string;
   readonly trial: number;
@@ -273,6 +262,7 @@ export async function runFleet(
   const results = await runTogether(clock, random, limit, () => Promise.all(times.map((_, index) => agent(index))));
   if (results === undefined) throw new Error(`${spec.name}: the fleet of ${contestant.name} did not finish by ${limit} ms of virtual time`);
   return {
+    seed,
     load: spec.name,
     contestant: contestant.name,
     trial,
@@ -284,28 +274,6 @@ export async function runFleet(
     meanLoad: service.meanLoad,
     spanMs: clock.now() - Math.min(...times),
   };
-}
-
-/** The fleets in a fixed order (contestant, then trial); shard `index` of `count` runs every count-th one. */
-export function loadUnits(spec: LoadSpec, contestants: readonly Contestant[]): Array<{ contestant: Contestant; trial: number }> {
-  return contestants.flatMap((contestant) => Array.from({ length: spec.trials }, (_, trial) => ({ contestant, trial })));
-}
-
-/** Runs shard `index` of `count` of the section's fleets. */
-export async function runLoadShard(
-  spec: LoadSpec,
-  contestants: readonly Contestant[],
-  seed: number,
-  index: number,
-  count: number,
-  onRecord: (record: FleetRecord) => void,
-  profile?: ModelProfile,
-): Promise<void> {
-  const all = loadUnits(spec, contestants);
-  for (let unit = index; unit < all.length; unit += count) {
-    const { contestant, trial } = all[unit] as (typeof all)[number];
-    onRecord(await runFleet(spec, contestant, seed, trial, profile === undefined ? {} : { profile }));
-  }
 }
 
 /** One contestant's fleets, summarised: the grid's summary (by agent) and the service's figures. */
@@ -330,7 +298,9 @@ export interface LoadSummary {
 export function summariseLoad(spec: LoadSpec, contestant: string, fleets: readonly FleetRecord[]): LoadSummary {
   const mine = fleets.filter((fleet) => fleet.load === spec.name && fleet.contestant === contestant).sort((a, b) => a.trial - b.trial);
   const agents = Math.max(0, ...mine.map((fleet) => fleet.results.length));
+  const seed = mine[0]?.seed ?? 0;
   const records: TaskRecord[] = Array.from({ length: agents }, (_, task) => ({
+    seed,
     cell: spec.name,
     contestant,
     task,
@@ -341,7 +311,7 @@ export function summariseLoad(spec: LoadSpec, contestant: string, fleets: readon
   const executions = sum((fleet) => fleet.executions);
   const episodes = sum((fleet) => fleet.results.length);
   return {
-    summary: summarise(spec.name, contestant, records),
+    summary: summarise(spec.name, contestant, records, seed),
     fleets: mine.length,
     calls,
     executions,
@@ -354,11 +324,11 @@ export function summariseLoad(spec: LoadSpec, contestant: string, fleets: readon
   };
 }
 
-/** The load section of one run: its fleet, and each contestant's summary (agents.json's `load`). */
+/** The load section of one seed: its fleet, and each contestant's summary (agents.json's `loads`). */
 export interface LoadRun {
   readonly spec: LoadSpec;
   readonly seed: number;
-  readonly workers: number;
+  /** The fleets' time, summed over the processes that ran them (s). */
   readonly seconds: number;
   readonly summaries: readonly LoadSummary[];
 }

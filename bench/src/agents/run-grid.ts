@@ -1,8 +1,8 @@
 // The grid: every cell × contestant × task × trial, in shards, aggregated per cell and contestant.
 
 import { seededRandom } from "@retry-reflect/core/testing";
-import { CELLS, type Cell } from "./cells.js";
-import { CONTESTANTS, type Contestant, EXHAUSTION_CANDIDATES, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES } from "./contestants.js";
+import type { Cell } from "./cells.js";
+import type { Contestant } from "./contestants.js";
 import { type EpisodeResult, type Outcome, runAgentEpisode } from "./episode.js";
 import type { ModelProfile } from "./model-profile.js";
 import type { RealModelChoice } from "./real-model.js";
@@ -22,6 +22,7 @@ export interface GridOptions {
 
 /** One task's trials: what a shard sends back. */
 export interface TaskRecord {
+  readonly seed: number;
   readonly cell: string;
   readonly contestant: string;
   readonly task: number;
@@ -61,7 +62,23 @@ export function units(options: GridOptions): Array<{ cell: Cell; contestant: Con
   return list;
 }
 
-/** Runs shard `index` of `count`, with the simulated model or, given `model`, a real one. */
+/** One unit of the grid: task `task` of `cell`, its trials, for `contestant`, on `seed`. */
+export async function runUnit(
+  unit: { readonly seed: number; readonly cell: Cell; readonly contestant: Contestant; readonly task: number; readonly trials: number },
+  options: { readonly model?: RealModelChoice; readonly profile?: ModelProfile } = {},
+): Promise<TaskRecord> {
+  const { seed, cell, contestant, task, trials } = unit;
+  const cellSeed = hashName(cell.name);
+  const kinds = cell.kinds ?? TASK_KINDS;
+  const taskSpec = makeTask(task, kinds[task % kinds.length] ?? "lookup", seededRandom(mix(seed, cellSeed, task)));
+  const results: EpisodeResult[] = [];
+  // The same seed per (cell, task, trial) for every contestant: the same faults, the same model draws, as far as the calls match.
+  for (let trial = 0; trial < trials; trial++)
+    results.push(await runAgentEpisode(cell, contestant, taskSpec, mix(seed, cellSeed, task, trial, 7), options));
+  return { seed, cell: cell.name, contestant: contestant.name, task, results };
+}
+
+/** Runs shard `index` of `count` in this process, with the simulated model or, given `model`, a real one. */
 export async function runShard(
   options: GridOptions,
   index: number,
@@ -72,22 +89,14 @@ export async function runShard(
   const all = units(options);
   for (let unit = index; unit < all.length; unit += count) {
     const { cell, contestant, task } = all[unit] as (typeof all)[number];
-    const cellSeed = hashName(cell.name);
-    const kinds = cell.kinds ?? TASK_KINDS;
-    const taskSpec = makeTask(task, kinds[task % kinds.length] ?? "lookup", seededRandom(mix(options.seed, cellSeed, task)));
-    const results: EpisodeResult[] = [];
-    // The same seed per (cell, task, trial) for every contestant: the same faults, the same model draws, as far as the calls match.
-    for (let trial = 0; trial < options.trials; trial++)
-      results.push(
-        await runAgentEpisode(cell, contestant, taskSpec, mix(options.seed, cellSeed, task, trial, 7), { model, profile: options.profile }),
-      );
-    onRecord({ cell: cell.name, contestant: contestant.name, task, results });
+    onRecord(await runUnit({ seed: options.seed, cell, contestant, task, trials: options.trials }, { model, profile: options.profile }));
   }
 }
 
 export const OUTCOMES: readonly Outcome[] = ["answered", "wrong-answer", "gave-up", "crashed", "deadline", "step-limit"];
 
 export interface Summary {
+  readonly seed: number;
   readonly cell: string;
   readonly contestant: string;
   readonly episodes: number;
@@ -102,6 +111,12 @@ export interface Summary {
   readonly duplicatesPer1000: number;
   readonly virtualSeconds: number;
   readonly virtualSecondsP95: number;
+  /**
+   * The virtual time at which the agent answered that it could not (the episodes that ended
+   * "gave-up"), mean and p95, in seconds; absent when none did.
+   */
+  readonly giveUpSeconds?: number;
+  readonly giveUpSecondsP95?: number;
   readonly outcomes: Readonly<Record<Outcome, number>>;
   /** Each task's share of successful trials, by task number (what the paired comparison reads). */
   readonly perTask: readonly number[];
@@ -116,7 +131,13 @@ function choose(n: number, k: number): number {
 
 export const PASS_K = [1, 4, 8] as const;
 
-export function summarise(cell: string, contestant: string, unordered: readonly TaskRecord[]): Summary {
+/** The p95 of `values` (the value at or under which 95 % of them fall), 0 for none. */
+export function p95(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0;
+}
+
+export function summarise(cell: string, contestant: string, unordered: readonly TaskRecord[], seed = unordered[0]?.seed ?? 0): Summary {
   const records = [...unordered].sort((a, b) => a.task - b.task);
   const episodes = records.flatMap((record) => record.results);
   const mean = (pick: (result: EpisodeResult) => number) =>
@@ -135,8 +156,9 @@ export function summarise(cell: string, contestant: string, unordered: readonly 
     OUTCOMES.map((outcome) => [outcome, episodes.filter((result) => result.outcome === outcome).length]),
   ) as Record<Outcome, number>;
   const duplicates = episodes.reduce((sum, result) => sum + result.duplicates, 0);
-  const times = episodes.map((result) => result.virtualMs).sort((a, b) => a - b);
+  const gaveUp = episodes.filter((result) => result.outcome === "gave-up").map((result) => result.virtualMs);
   return {
+    seed,
     cell,
     contestant,
     episodes: episodes.length,
@@ -148,10 +170,11 @@ export function summarise(cell: string, contestant: string, unordered: readonly 
     duplicates,
     duplicatesPer1000: (duplicates * 1000) / Math.max(1, episodes.length),
     virtualSeconds: mean((result) => result.virtualMs) / 1000,
-    virtualSecondsP95: (times[Math.min(times.length - 1, Math.floor(times.length * 0.95))] ?? 0) / 1000,
+    virtualSecondsP95: p95(episodes.map((result) => result.virtualMs)) / 1000,
+    ...(gaveUp.length === 0
+      ? {}
+      : { giveUpSeconds: gaveUp.reduce((sum, ms) => sum + ms, 0) / gaveUp.length / 1000, giveUpSecondsP95: p95(gaveUp) / 1000 }),
     outcomes,
     perTask: records.map((record) => record.results.filter((result) => result.success).length / Math.max(1, record.results.length)),
   };
 }
-
-export { CELLS, CONTESTANTS, EXHAUSTION_CANDIDATES, PEERS_WITH_TIMEOUTS, TIMEOUT_CANDIDATES };

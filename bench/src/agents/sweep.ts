@@ -3,8 +3,8 @@
 // default), and retry-reflect's lead over the best peer measured at each. The report quotes the
 // range and the least favourable point.
 import type { Cell } from "./cells.js";
+import { againstBestPeer } from "./goals.js";
 import { MODEL_PROFILE, type ModelProfile } from "./model-profile.js";
-import { againstBestPeer } from "./report.js";
 import type { GridOptions, Summary } from "./run-grid.js";
 
 export interface SweepPoint {
@@ -26,6 +26,8 @@ export interface SweepResult extends SweepPoint {
 }
 
 export interface Sweep {
+  /** The contestants at every point (absent in a sweep written before they were recorded). */
+  readonly contestants?: readonly string[];
   readonly tasks: number;
   readonly trials: number;
   readonly seed: number;
@@ -70,7 +72,7 @@ export function sweepPoints(profile: ModelProfile = MODEL_PROFILE): SweepPoint[]
 export function leadOf(options: GridOptions, summaries: readonly Summary[], point: SweepPoint): SweepResult {
   const comparisons: Cell[] = options.cells.filter((cell) => cell.featureDemo === undefined);
   const pick = (cells: readonly Cell[]) => {
-    const pair = againstBestPeer(options, summaries, cells);
+    const pair = againstBestPeer(options.contestants, summaries, cells);
     if (pair === undefined) throw new Error("the sweep needs retry-reflect and at least one peer in every cell");
     return { ours: pair.ours.success, best: pair.best };
   };

@@ -12,6 +12,7 @@ import { runShard, summarise, type TaskRecord } from "./run-grid.js";
 
 const variant = (name: string, options: Partial<RetryReflectOptions>): Contestant => ({
   name,
+  role: "candidate",
   description: name,
   middleware: (clock) => [retryReflectMiddleware(RetryReflectPlugin.create({ clock, ...options }))],
 });

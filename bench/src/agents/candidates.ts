@@ -1,0 +1,154 @@
+// Candidates: retry-reflect with some options beside its defaults, each in the cells where it is
+// meant to be measured. To try a default before changing the core, add an entry to CANDIDATES:
+//
+//   { family: "patience", options: { maxRetries: 6 }, cells: ["explicit-transient", "outage@6s"], why: "…" }
+//
+// and run `npm run bench:agents -- --candidates=patience` (or name the family in DEFAULT_RUN, so
+// that `npm run bench:agents` runs it). The row is "retry-reflect (maxRetries: 6)"; the report puts
+// it beside the defaults' row in every cell it ran in (paired over the same tasks), never among
+// the peers. Each candidate costs one row in each of its cells: keep the default run's few.
+
+import type { RetryReflectOptions } from "@retry-reflect/core";
+import { type Contestant, ours, oursOnReplicas } from "./contestants.js";
+
+export interface CandidateSpec {
+  /** Its family: `--candidates=<family>` runs every candidate of it. */
+  readonly family: string;
+  /** The options beside the core's defaults (a plugin per episode, one per process in a fleet). */
+  readonly options: Partial<RetryReflectOptions>;
+  /** The row's name; default: `retry-reflect (<the options as written>)`. */
+  readonly name?: string;
+  /** The cells it runs in, by name: the grid's, the outage sweep's (`outage@6s`), the load sections'. */
+  readonly cells: readonly string[];
+  /** What it measures (the report's list of contestants). */
+  readonly why: string;
+  /** In a fleet, the agents dealt in turn to this many plugins (replicas of one service), over one shared breaker store or each on its own. */
+  readonly replicas?: { readonly count: number; readonly shared: boolean };
+}
+
+/** The families `npm run bench:agents` runs (others run with `--candidates=<family>`). */
+export const DEFAULT_RUN: readonly string[] = ["nothing-declared"];
+
+/** The load sections, by name (load.ts), for a candidate's cells. */
+const LOAD_SECTIONS = ["degraded-under-load", "degraded-under-load-collapse"] as const;
+
+/** The core README's recipe for many agents on one service (issue 26): a failure-rate breaker, a small budget floor, a minute's spread. */
+const FLEET_RECIPE: Partial<RetryReflectOptions> = {
+  circuitBreakerFailureRate: 0.9,
+  retryBudget: { minPerSecond: 0.1 },
+  maxBackoffMs: 60_000,
+};
+
+export const CANDIDATES: readonly CandidateSpec[] = [
+  {
+    family: "nothing-declared",
+    name: "retry-reflect, nothing declared",
+    options: { toolEffects: { send_email: "read" } },
+    cells: ["baseline", "lost-write-response"],
+    why: 'the defaults with send_email\'s declaration undone (`toolEffects: { send_email: "read" }` wins over its metadata; "read" is the core\'s default effect): what a user who declares nothing gets, where the declaration shows (the write tasks\' key request, the lost write reply)',
+  },
+  // The attempt time limit (DESIGN Part 3): where an attempt can last long enough for it to act.
+  ...[0, 10_000, 30_000, 60_000].map(
+    (ms): CandidateSpec => ({
+      family: "attempt-timeout",
+      options: { attemptTimeoutMs: ms },
+      cells: ["hang", "slow-but-fine"],
+      why: `one attempt's time limit at ${ms === 0 ? "none" : `${ms / 1000} s`}, where an attempt can last that long (a hung call, a slow one that answers)`,
+    }),
+  ),
+  // What follows a transient exhaustion (issue 24), measured under the former defaults.
+  ...[
+    { maxRetries: 6, circuitBreakerThreshold: 8 },
+    { exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000 },
+  ].map(
+    (options): CandidateSpec => ({
+      family: "exhaustion",
+      options,
+      cells: ["explicit-transient", "outage", "down-for-good"],
+      why: "a longer budget in place, or a shorter refusal and circuit reset, where what follows a transient exhaustion decides the task",
+    }),
+  ),
+  // Many agents on one service (issue 26): a budget, the fleet recipe, and that recipe over 4 replicas.
+  {
+    family: "budget",
+    options: { retryBudget: {} },
+    cells: LOAD_SECTIONS,
+    why: "the retry budget at its defaults (in any 10 s, in-place retries ≤ 10 % of the calls + 10)",
+  },
+  {
+    family: "budget",
+    options: FLEET_RECIPE,
+    cells: LOAD_SECTIONS,
+    why: "the core README's recipe for a fleet: a breaker on a 90 % failure rate, a budget floor small beside a fleet's calls, a spent budget's waits spread over up to a minute",
+  },
+  ...[true, false].map(
+    (shared): CandidateSpec => ({
+      family: "budget",
+      name: `retry-reflect (${formatOptions(FLEET_RECIPE)}, 4 replicas${shared ? " sharing a breaker store" : ", nothing shared"})`,
+      options: FLEET_RECIPE,
+      cells: LOAD_SECTIONS,
+      replicas: { count: 4, shared },
+      why: `the recipe split over 4 plugins (replicas of one service, the agents dealt in turn)${shared ? " over one shared breaker store (the in-memory FleetStore in place of Redis): the failure rate and the budget are the fleet's" : ", each with its own circuits and budget"}`,
+    }),
+  ),
+];
+
+/** A value as it is written in TypeScript: `10_000`, `"read"`, `{ minPerSecond: 0.1 }`, `[30_000, 60_000]`. */
+function formatValue(value: unknown): string {
+  if (typeof value === "number")
+    return Number.isInteger(value) && Math.abs(value) >= 1000 ? value.toLocaleString("en-US").replace(/,/g, "_") : String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(formatValue).join(", ")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    return entries.length === 0 ? "{}" : `{ ${formatOptions(value as Record<string, unknown>)} }`;
+  }
+  return String(value);
+}
+
+/** Options as written in TypeScript, without the braces: `maxRetries: 6, retryBudget: { minPerSecond: 0.1 }`. */
+export function formatOptions(options: Readonly<Record<string, unknown>>): string {
+  return Object.entries(options)
+    .map(([key, value]) => `${key}: ${formatValue(value)}`)
+    .join(", ");
+}
+
+/** The row of a candidate: retry-reflect with its options, in its cells only. */
+export function candidate(spec: CandidateSpec): Contestant {
+  return {
+    name: spec.name ?? `retry-reflect (${formatOptions(spec.options)})`,
+    role: "candidate",
+    description: `${spec.why}; run in ${spec.cells.join(", ")} (family \`${spec.family}\`)`,
+    cells: spec.cells,
+    ...(spec.replicas === undefined ? ours(spec.options) : oursOnReplicas(spec.options, spec.replicas.count, spec.replicas.shared)),
+  };
+}
+
+/** Every candidate's row, in CANDIDATES' order. */
+export const CANDIDATE_ROWS: readonly Contestant[] = CANDIDATES.map(candidate);
+
+/** The candidates `--candidates` names: `none`, `all`, families and row names, comma-separated; undefined: DEFAULT_RUN's families. */
+export function pickCandidates(raw: string | undefined): Contestant[] {
+  if (raw === undefined) return CANDIDATE_ROWS.filter((_, index) => DEFAULT_RUN.includes(CANDIDATES[index]?.family ?? ""));
+  const wanted = raw.trim();
+  if (wanted === "none" || wanted === "") return [];
+  if (wanted === "all") return [...CANDIDATE_ROWS];
+  // Row names may hold commas: the longest run of pieces that is a family or a name wins.
+  const pieces = wanted.split(",");
+  const known = (text: string) => CANDIDATES.some((spec) => spec.family === text) || CANDIDATE_ROWS.some((row) => row.name === text);
+  const picked = new Set<Contestant>();
+  for (let start = 0; start < pieces.length; ) {
+    let end = pieces.length;
+    while (end > start + 1 && !known(pieces.slice(start, end).join(",").trim())) end--;
+    const text = pieces.slice(start, end).join(",").trim();
+    if (!known(text)) {
+      const families = [...new Set(CANDIDATES.map((spec) => spec.family))];
+      throw new Error(`--candidates: unknown ${JSON.stringify(text)} (none, all, a family: ${families.join(", ")}; or a row's name)`);
+    }
+    CANDIDATE_ROWS.forEach((row, index) => {
+      if (row.name === text || CANDIDATES[index]?.family === text) picked.add(row);
+    });
+    start = end;
+  }
+  return CANDIDATE_ROWS.filter((row) => picked.has(row));
+}
