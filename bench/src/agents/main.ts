@@ -218,6 +218,7 @@ async function main(): Promise<void> {
     ? pick("contestants", [], ALL_CONTESTANTS)
     : [...CONTESTANTS, ...pickCandidates(args.get("candidates"))];
   const profile = args.get("profile");
+  profileOf(profile); // refuses what is not a number of the profile, before any process starts
 
   // The fleets first (the longest jobs), then the grid's tasks, so that the processes end together.
   const jobs: Job[] = [];
