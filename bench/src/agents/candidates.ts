@@ -6,10 +6,14 @@
 // and run `npm run bench:agents -- --candidates=patience` (or name the family in DEFAULT_RUN, so
 // that `npm run bench:agents` runs it). The row is "retry-reflect (maxRetries: 6)"; the report puts
 // it beside the defaults' row in every cell it ran in (paired over the same tasks), never among
-// the peers. Each candidate costs one row in each of its cells: keep the default run's few.
+// the peers; with `cells: EVERYWHERE` it also gets a row in the overall table. Each candidate
+// costs one row in each of its cells (a fleet of 1,000 agents per load section and seed): keep the
+// default run's few, and at most two in a load section.
 
 import type { RetryReflectOptions } from "@retry-reflect/core";
+import { CELLS, OUTAGE_ONLY_CELLS } from "./cells.js";
 import { type Contestant, ours, oursOnReplicas } from "./contestants.js";
+import { LOADS } from "./load.js";
 
 export interface CandidateSpec {
   /** Its family: `--candidates=<family>` runs every candidate of it. */
@@ -29,8 +33,12 @@ export interface CandidateSpec {
 /** The families `npm run bench:agents` runs (others run with `--candidates=<family>`). */
 export const DEFAULT_RUN: readonly string[] = ["nothing-declared"];
 
-/** The load sections, by name (load.ts), for a candidate's cells. */
-const LOAD_SECTIONS = ["degraded-under-load", "degraded-under-load-collapse"] as const;
+/** Cells by name, for a candidate's `cells`: the grid's 13, the outage sweep's other durations, the load sections. */
+export const GRID_CELLS: readonly string[] = CELLS.map((cell) => cell.name);
+export const OUTAGE_SWEEP_CELLS: readonly string[] = OUTAGE_ONLY_CELLS.map((cell) => cell.name);
+export const LOAD_SECTIONS: readonly string[] = LOADS.map((spec) => spec.name);
+/** Everywhere the defaults run: a candidate there gets a row in the overall table too. */
+export const EVERYWHERE: readonly string[] = [...GRID_CELLS, ...OUTAGE_SWEEP_CELLS, ...LOAD_SECTIONS];
 
 /** The core README's recipe for many agents on one service (issue 26): a failure-rate breaker, a small budget floor, a minute's spread. */
 const FLEET_RECIPE: Partial<RetryReflectOptions> = {
