@@ -72,25 +72,28 @@ describe.each(adapters)("--adapter %s", (adapter, engine) => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 
-  it("plays the seven offline scenarios from the CLI as LangChain does: the same dialogue, log lines and summary", async () => {
+  it("plays the eight offline scenarios from the CLI as LangChain does: the same dialogue, log lines and summary", async () => {
     const [reference, run] = await Promise.all([langchainRun, cliRun(["--adapter", adapter, "--fast"])]);
     expect(run.code).toBe(0);
     expect(run.err).toEqual([]);
-    expect(run.out.at(-1)).toBe("All 7 scenarios ended as expected.");
+    expect(run.out.at(-1)).toBe("All 8 scenarios ended as expected.");
     expect(run.out.join("\n")).toContain(`(--adapter ${adapter})`);
-    expect(run.out.join("\n")).not.toContain("Scenario 8"); // LangChain's replicas only
+    expect(run.out.join("\n")).toContain("Scenario 8 · Outage: a tool is down for 10 s, comes back, and the agent finishes");
+    expect(run.out.join("\n")).not.toContain("Scenario 9"); // LangChain's replicas only
     // What the user, the model and the tools say, and the plugin's log lines, line for line.
     expect(dialogue(run.out)).toEqual(dialogue(reference.out));
     expect(dialogue(run.out).length).toBeGreaterThan(60);
     expect(summaryRows(run.out)).toEqual(summaryRows(reference.out));
-    expect(summaryRows(run.out)).toHaveLength(7);
+    expect(summaryRows(run.out)).toHaveLength(8);
+    // The outage scenario through this adapter: 5 retries in place within the patience, then the answer.
+    expect(summaryRows(run.out).at(-1)).toMatch(/^8 {2}10 s outage +6 +2 +5 +0 +0 +0 +0 +✓ /);
   });
 
   it("plays a scenario chosen with --scenario", async () => {
     const run = await cliRun(["--adapter", adapter, "--fast", "--scenario", "4"]);
     expect(run.code).toBe(0);
     expect(summaryRows(run.out)).toEqual([
-      "4  lost email response  2           4            1         0            0                    2           ✓ 1 email sent, 2 duplicates prevented",
+      "4  lost email response  2           4            1         0            0          0                    2           ✓ 1 email sent, 2 duplicates prevented",
     ]);
     expect(run.out.at(-1)).toBe("The 1 scenario ended as expected.");
   });
@@ -116,16 +119,16 @@ describe("--adapter usage", () => {
     );
   });
 
-  it("exits 2 for scenario 8, --engine or --model with an adapter other than langchain", async () => {
-    const scenario = cli(["--adapter", "mcp", "--scenario", "8"]);
+  it("exits 2 for scenario 9, --engine or --model with an adapter other than langchain", async () => {
+    const scenario = cli(["--adapter", "mcp", "--scenario", "9"]);
     expect(await scenario.done).toBe(2);
     expect(scenario.err).toEqual([
-      "demo: --scenario 8: two replicas share one Redis, so it needs REDIS_URL (e.g. REDIS_URL=redis://localhost:6379; start one with docker compose -f packages/redis/compose.yaml up -d, or redis-server)",
+      "demo: --scenario 9: two replicas share one Redis, so it needs REDIS_URL (e.g. REDIS_URL=redis://localhost:6379; start one with docker compose -f packages/redis/compose.yaml up -d, or redis-server)",
     ]);
-    expect(() => parseArgs(["--adapter", "openai-agents", "--scenario", "8"], { REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(
-      "--scenario 8: --adapter openai-agents plays scenarios 1-7; scenario 8 (two replicas share one Redis) needs --adapter langchain",
+    expect(() => parseArgs(["--adapter", "openai-agents", "--scenario", "9"], { REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(
+      "--scenario 9: --adapter openai-agents plays scenarios 1-8; scenario 9 (two replicas share one Redis) needs --adapter langchain",
     );
-    expect(parseArgs(["--adapter", "mastra", "--scenario", "3,7"], {}).scenarios).toEqual([3, 7]);
+    expect(parseArgs(["--adapter", "mastra", "--scenario", "3,8"], {}).scenarios).toEqual([3, 8]);
     expect(() => parseArgs(["--adapter", "ai-sdk", "--engine", "core"], {})).toThrow("--engine core: only with --adapter langchain");
     expect(() => parseArgs(["--adapter", "ai-sdk", "--model", "openai:gpt-4o-mini"], {})).toThrow("--model: only with --adapter langchain");
     expect(() => parseArgs(["--adapter", "mastra", "--engine", "agent"], {})).toThrow("--engine agent: only with --adapter langchain");

@@ -20,9 +20,10 @@ describe("parseArgs", () => {
     expect(parseArgs(["--scenario", "4", "--scenario=1,6"], {}).scenarios).toEqual([4, 1, 6]);
   });
 
-  it("rejects a scenario outside 1-7 and unknown options", () => {
-    expect(parseArgs(["--scenario", "7"], {}).scenarios).toEqual([7]);
-    expect(() => parseArgs(["--scenario", "8"], {})).toThrow(CliError);
+  it("rejects a scenario outside 1-8 and unknown options", () => {
+    expect(parseArgs(["--scenario", "8"], {}).scenarios).toEqual([8]);
+    expect(() => parseArgs(["--scenario", "9"], {})).toThrow(CliError);
+    expect(() => parseArgs(["--scenario", "10"], {})).toThrow('--scenario: expected 1 to 8, got "10"');
     expect(() => parseArgs(["--scenario"], {})).toThrow("--scenario needs a number");
     expect(() => parseArgs(["--verbose"], {})).toThrow('unknown option "--verbose"');
   });
@@ -60,7 +61,7 @@ describe("runCli", () => {
   it("exits 2 on a usage error, with the reason on stderr", async () => {
     const run = cli(["--scenario", "0"]);
     expect(await run.done).toBe(2);
-    expect(run.err).toEqual(['demo: --scenario: expected 1 to 7, got "0"']);
+    expect(run.err).toEqual(['demo: --scenario: expected 1 to 8, got "0"']);
     expect(run.out).toEqual([]);
   });
 
@@ -78,6 +79,23 @@ describe("runCli", () => {
     expect(text).not.toContain("Scenario 1 ·");
     expect(text).toContain("The 1 scenario ended as expected.");
     expect(text).not.toContain("\u001b[");
+  });
+
+  it("plays scenario 8 on real time in far less than its 11.5 s of backoff: its waits are simulated, and it says so", async () => {
+    const started = performance.now();
+    const run = cli(["--scenario", "8"]);
+    expect(await run.done).toBe(0);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const text = run.out.join("\n");
+    expect(text).toContain("Waits: real time.");
+    expect(text).toContain("   Its waits are simulated on virtual time, as with --fast (the rest of the demo waits in real time),");
+    expect(text).toContain("attempt=5 max=3 backoff_ms=4000");
+    expect(text).toContain("(the shipping API came back; attempt 6 answered 11.5 s after the call started:");
+    expect(text).toContain("The 1 scenario ended as expected.");
+    // With --fast the whole demo is on virtual time: no note of its own.
+    const fast = cli(["--fast", "--scenario", "8"]);
+    expect(await fast.done).toBe(0);
+    expect(fast.out.join("\n")).not.toContain("Its waits are simulated");
   });
 
   it("uses colours on a terminal unless NO_COLOR is set", async () => {

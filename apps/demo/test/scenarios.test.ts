@@ -14,7 +14,7 @@ const engines: [string, TurnEngine][] = [
   ["core plugin.execute loop", coreEngine],
 ];
 
-describe.each(engines)("the seven scenarios through %s", (_label, engine) => {
+describe.each(engines)("the eight offline scenarios through %s", (_label, engine) => {
   let result: DemoResult;
   let lines: string[];
   let clock: VirtualClock;
@@ -34,8 +34,8 @@ describe.each(engines)("the seven scenarios through %s", (_label, engine) => {
     const problems = result.results.flatMap((entry) => entry.verdict.problems.map((problem) => `${entry.scenario.id}: ${problem}`));
     expect(problems).toEqual([]);
     expect(result.ok).toBe(true);
-    expect(result.results.map((entry) => entry.scenario.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(lines).toContain("All 7 scenarios ended as expected.");
+    expect(result.results.map((entry) => entry.scenario.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(lines).toContain("All 8 scenarios ended as expected.");
     expect(lines.some((line) => line.includes("SCRIPTED (no LLM)"))).toBe(true);
   });
 
@@ -76,18 +76,61 @@ describe.each(engines)("the seven scenarios through %s", (_label, engine) => {
     expect(stats.finalAnswer).toBe("42 orders came in today.");
   });
 
-  it("3: opens the breaker after 5 failures, fails fast, and the half-open probe closes it", () => {
+  it("3: opens the breaker after 5 failures, turns a call away with the wait, and a call that waits for recovery is the probe that closes it", () => {
     const { stats } = scenario(3);
     expect(stats.breakerTransitions).toEqual(["open", "half-open", "closed"]);
     const opened = stats.events.find((event) => event.type === "circuit_opened");
     expect(opened?.fields).toEqual({ tool_name: "broken_api", failures: 5, reset_ms: 2000 });
-    // Run 2's failure opens the breaker and ends that call at once; run 3's call fails fast.
+    // Run 3 meets the fresh open circuit (2000 ms left, more than its patience of 1000 ms): turned away at once, told the wait.
     expect(stats.callsRejected).toBe(1);
+    expect(stats.events.find((event) => event.type === "call_rejected")?.fields).toEqual({ tool_name: "broken_api", retry_after_ms: 2000 });
+    // Run 4 meets it 500 ms before its probe is due, within its patience: it waits, is the probe, and closes the circuit.
+    expect(stats.waitsForRecovery).toBe(1);
+    expect(stats.events.find((event) => event.type === "waiting_for_recovery")?.fields).toEqual({ tool_name: "broken_api", wait_ms: 500 });
     // 4 attempts in run 1, the 5th failure in run 2, nothing while open, the probe in run 4.
     expect(stats.executionsByTool.broken_api).toBe(6);
     expect(stats.modelCalls).toBe(8);
-    expect(clock.sleeps).toContain(2000);
+    expect(stats.retriesInPlace).toBe(3);
+    // Runs 1, 2 and 3 end with the temporary text and its wait; no text says "do not call".
+    expect([stats.temporary, stats.reflections]).toEqual([3, 0]);
+    const errors = stats.toolResults.filter((entry) => entry.status === "error").map((entry) => entry.content);
+    expect(errors).toHaveLength(3);
+    for (const [index, wait] of [4, 2, 2].entries()) {
+      expect(errors[index]).toContain(`is temporarily unavailable: `);
+      expect(errors[index]).toContain(`It may work again in about ${wait} s: call it again then with the same arguments`);
+      expect(errors[index]).toContain('"recoverable":true');
+      expect(errors[index]).toContain(`"retry_after_ms":${wait * 1000}`);
+      expect(errors[index]).not.toMatch(/do not call/i);
+    }
+    expect(errors[2]).toContain('"error_code":"CIRCUIT_OPEN"');
+    expect(clock.sleeps).toEqual(expect.arrayContaining([1500, 500]));
     expect(stats.finalAnswer).toBe("The east warehouse has 128 items.");
+    const expected = [
+      "[User]: And now? Any luck with the east warehouse?",
+      '[Model]: *calls broken_api({"warehouse":"east"})*',
+      "    WARN retry_reflect: call rejected, circuit open tool_name=broken_api retry_after_ms=2000",
+      "   (the circuit stays open for another 2000 ms, longer than the call's patience (1000 ms):",
+      "    turned away at once, without running the tool; the model is told when it may work again, not to stop)",
+      `[Plugin injects]: The tool 'broken_api' is temporarily unavailable: "The circuit breaker of 'broken_api' is open after repeated failures.". It may work again in about 2 s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.`,
+      '                  {"error_code":"CIRCUIT_OPEN","message":"The circuit breaker of \'broken_api\' is open after repeated failures.","recoverable":true,"suggested_action":"Call \'broken_api\' again with the same arguments after retry_after_ms, or continue without it and tell the user it is unavailable for now.","attempt":1,"max_retries":3,"retry_after_ms":2000}',
+      "[Model]: The inventory API is temporarily unavailable (The circuit breaker of 'broken_api' is open after repeated failures); it may work again in about 2 s. Please ask me again then.",
+      "   The on-call engineer repairs the inventory API (the breaker is still open).",
+      "   The user asks again 1500 ms later: the circuit then lets its probe through in about 500 ms, within the call's patience.",
+      "   — agent run scenario-3-run-4 —",
+      "[User]: The inventory team says it is fixed. How many items are in the east warehouse?",
+      '[Model]: *calls broken_api({"warehouse":"east"})*',
+      "    INFO retry_reflect: waiting for recovery tool_name=broken_api wait_ms=500",
+      "   (the circuit lets its probe through in 500 ms, within the call's patience (1000 ms): the call waits",
+      "    for it instead of failing fast, and is the probe)",
+      "    INFO retry_reflect: circuit breaker half-open tool_name=broken_api",
+      "    INFO retry_reflect: circuit breaker closed tool_name=broken_api",
+      "   (the probe succeeded: the circuit is closed, and the call that waited for it gets the answer)",
+      '[Tool Success]: {"items":128,"warehouse":"east"}',
+      "[Model]: The east warehouse has 128 items.",
+    ];
+    const start = lines.indexOf(expected[0] as string);
+    expect(start, "scenario 3's third user line").toBeGreaterThan(0);
+    expect(lines.slice(start, start + expected.length)).toEqual(expected);
   });
 
   it("4: sends exactly one email although its first response is lost and the user asks again", () => {
@@ -172,20 +215,71 @@ describe.each(engines)("the seven scenarios through %s", (_label, engine) => {
     expect(stats.finalAnswer).toContain("1284 orders");
   });
 
+  it("8: a tool down for 10 s comes back: retried in place within the patience, with the defaults, and the agent finishes", () => {
+    const expected = [
+      "[User]: Where is my order 1042?",
+      '[Model]: *calls track_order({"order_id":"1042"})*',
+      "[Tool Error]: HTTP 503: Service Unavailable: the shipping API is being redeployed",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=track_order attempt=1 max=3 backoff_ms=500 error="HTTP 503: Service Unavailable: the shipping API is being redeployed" error_code=TRANSIENT mode=in_place',
+      "[Tool Error]: HTTP 503: Service Unavailable: the shipping API is being redeployed",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=track_order attempt=2 max=3 backoff_ms=1000 error="HTTP 503: Service Unavailable: the shipping API is being redeployed" error_code=TRANSIENT mode=in_place',
+      "[Tool Error]: HTTP 503: Service Unavailable: the shipping API is being redeployed",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=track_order attempt=3 max=3 backoff_ms=2000 error="HTTP 503: Service Unavailable: the shipping API is being redeployed" error_code=TRANSIENT mode=in_place',
+      "[Tool Error]: HTTP 503: Service Unavailable: the shipping API is being redeployed",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=track_order attempt=4 max=3 backoff_ms=4000 error="HTTP 503: Service Unavailable: the shipping API is being redeployed" error_code=TRANSIENT mode=in_place',
+      "   (retry 4 in place, past maxRetries=3: the next attempt starts 7.5 s after the call did,",
+      "    within its patience of 15 s; the model is not asked)",
+      "[Tool Error]: HTTP 503: Service Unavailable: the shipping API is being redeployed",
+      '    WARN retry_reflect: tool call failed, retrying tool_name=track_order attempt=5 max=3 backoff_ms=4000 error="HTTP 503: Service Unavailable: the shipping API is being redeployed" error_code=TRANSIENT mode=in_place',
+      "   (retry 5 in place, past maxRetries=3: the next attempt starts 11.5 s after the call did (its backoff capped at maxBackoffMs),",
+      "    within its patience of 15 s; the model is not asked)",
+      "    INFO retry_reflect: retry succeeded tool_name=track_order attempt=6",
+      "   (the shipping API came back; attempt 6 answered 11.5 s after the call started:",
+      "    the model gets the result, and was never told to stop)",
+      '[Tool Success]: {"order_id":"1042","status":"in transit","carrier":"DHL","eta":"2025-04-09"}',
+      "[Model]: Your order 1042 is in transit with DHL; it should arrive on 2025-04-09.",
+    ];
+    const start = lines.indexOf(expected[0] as string);
+    expect(start, "scenario 8's user line").toBeGreaterThan(0);
+    // These lines, in this order and nothing in between: no text tells the model to stop or to wait.
+    expect(lines.slice(start, start + expected.length)).toEqual(expected);
+    const { stats } = scenario(8);
+    expect(stats.events.filter((event) => event.type === "retry").map((event) => [event.fields.backoff_ms, event.fields.mode])).toEqual([
+      [500, "in_place"],
+      [1000, "in_place"],
+      [2000, "in_place"],
+      [4000, "in_place"],
+      [4000, "in_place"],
+    ]);
+    expect([stats.toolExecutions, stats.modelCalls, stats.retriesInPlace, stats.reflections, stats.temporary]).toEqual([6, 2, 5, 0, 0]);
+    // The default threshold (10) is above the attempts of one patient call: the breaker never opened.
+    expect(stats.breakerTransitions).toEqual([]);
+    expect(stats.toolResults).toEqual([
+      {
+        toolName: "track_order",
+        status: "success",
+        content: '{"order_id":"1042","status":"in transit","carrier":"DHL","eta":"2025-04-09"}',
+      },
+    ]);
+    expect(clock.sleeps).toEqual(expect.arrayContaining([500, 1000, 2000, 4000, 4000]));
+    expect(stats.finalAnswer).toBe("Your order 1042 is in transit with DHL; it should arrive on 2025-04-09.");
+  });
+
   it("prints the summary table with the counts of each scenario", () => {
     const header = lines.findIndex((line) => line.startsWith("#  scenario"));
     expect(header).toBeGreaterThan(0);
-    const rows = lines.slice(header + 2, header + 9).map((line) => line.split(/\s{2,}/));
-    expect(rows.map((row) => row.slice(0, 8))).toEqual([
-      ["1", "reflection (kelvin)", "2", "3", "0", "1", "0", "0"],
-      ["2", "transient, in place", "4", "2", "3", "0", "0", "0"],
-      ["3", "circuit breaker", "6", "8", "3", "0", "3 (open→half-open→closed)", "0"],
-      ["4", "lost email response", "2", "4", "1", "0", "0", "2"],
-      ["5", "QUOTA_EXCEEDED", "1", "2", "0", "0", "0", "0"],
-      ["6", "excluded exit_loop", "2", "2", "0", "0", "0", "0"],
-      ["7", "hung tool, timeout", "2", "2", "1", "0", "0", "0"],
+    const rows = lines.slice(header + 2, header + 10).map((line) => line.split(/\s{2,}/));
+    expect(rows.map((row) => row.slice(0, 9))).toEqual([
+      ["1", "reflection (kelvin)", "2", "3", "0", "1", "0", "0", "0"],
+      ["2", "transient, in place", "4", "2", "3", "0", "0", "0", "0"],
+      ["3", "circuit breaker", "6", "8", "3", "0", "3", "3 (open→half-open→closed)", "0"],
+      ["4", "lost email response", "2", "4", "1", "0", "0", "0", "2"],
+      ["5", "QUOTA_EXCEEDED", "1", "2", "0", "0", "0", "0", "0"],
+      ["6", "excluded exit_loop", "2", "2", "0", "0", "0", "0", "0"],
+      ["7", "hung tool, timeout", "2", "2", "1", "0", "0", "0", "0"],
+      ["8", "10 s outage", "6", "2", "5", "0", "0", "0", "0"],
     ]);
-    expect(rows.every((row) => row[8]?.startsWith("✓"))).toBe(true);
+    expect(rows.every((row) => row[9]?.startsWith("✓"))).toBe(true);
   });
 });
 

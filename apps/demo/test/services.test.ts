@@ -3,6 +3,7 @@ import { startEmailService } from "../src/services/email-service.js";
 import { startFlakyApiService } from "../src/services/flaky-api-service.js";
 import type { HttpService } from "../src/services/http-service.js";
 import { startReportService } from "../src/services/report-service.js";
+import { startShippingService } from "../src/services/shipping-service.js";
 import { startWeatherService } from "../src/services/weather-service.js";
 import { HttpError } from "../src/tools/http-error.js";
 import { ensureOk, requestJson } from "../src/tools/request-json.js";
@@ -21,6 +22,23 @@ describe("weather service", () => {
     expect(() => ensureOk(kelvin)).toThrow("Invalid units. Supported: celsius, fahrenheit");
     const celsius = await requestJson(`${weather.url}/weather?city=NYC&units=celsius`);
     expect(ensureOk(celsius)).toEqual({ temperature: 22, condition: "sunny" });
+  });
+});
+
+describe("shipping service", () => {
+  it("is down (503) for its outage from the first request, by the clock it is given, then answers the tracking", async () => {
+    let now = 1_000;
+    const shipping = await startShippingService(10_000, () => now);
+    running.push(shipping);
+    const track = () => requestJson(`${shipping.url}/orders/1042/tracking`);
+    const down = await track();
+    expect(down.status).toBe(503);
+    expect(() => ensureOk(down)).toThrow("HTTP 503: Service Unavailable: the shipping API is being redeployed");
+    now = 10_999;
+    expect((await track()).status).toBe(503);
+    now = 11_000;
+    expect(ensureOk(await track())).toEqual({ order_id: "1042", status: "in transit", carrier: "DHL", eta: "2025-04-09" });
+    expect(shipping.stats).toEqual({ requests: 3, failures: 2, downSince: 1_000 });
   });
 });
 

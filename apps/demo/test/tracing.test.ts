@@ -18,7 +18,7 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    const run = cli(["--fast", "--scenario", "1,3,6,7", "--jaeger", receiver.endpoint]);
+    const run = cli(["--fast", "--scenario", "1,3,6,7,8", "--jaeger", receiver.endpoint]);
     code = await run.done;
     out = run.out;
   });
@@ -68,12 +68,24 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
   });
 
   it("shows the breaker's life in scenario 3's spans", () => {
-    const events = named("execute_tool broken_api").flatMap((span) => span.events.map((event) => event.name));
+    const spans = named("execute_tool broken_api");
+    expect(spans).toHaveLength(4);
+    const events = spans.flatMap((span) => span.events.map((event) => event.name));
     expect(events.filter((name) => name === "circuit breaker opened")).toHaveLength(1);
     expect(events.filter((name) => name === "call rejected, circuit open")).toHaveLength(1);
-    // The breaker turns half-open when the probe is let through: its events are on the probe's span.
+    // The call turned away ends as temporary (reflect), not as a stop.
+    const rejected = spans.find((span) => span.events.some((event) => event.name === "call rejected, circuit open"));
+    expect(rejected?.attributes["retry_reflect.outcome"]).toBe("reflect");
+    // The last call waits for the probe, is the probe, and closes the circuit: all on its span, in order.
+    const probe = spans.at(-1);
+    expect(probe?.events.map((event) => event.name)).toEqual([
+      "waiting for recovery",
+      "circuit breaker half-open",
+      "circuit breaker closed",
+    ]);
+    expect(probe?.events[0]?.attributes).toMatchObject({ "retry_reflect.wait_ms": 500 });
+    expect(probe?.attributes["retry_reflect.outcome"]).toBe("success");
     expect(events.filter((name) => name === "circuit breaker half-open")).toHaveLength(1);
-    expect(events.indexOf("circuit breaker half-open")).toBeLessThan(events.indexOf("circuit breaker closed"));
   });
 
   it("opens no span for the excluded exit_loop", () => {
@@ -86,6 +98,16 @@ describe("traces exported with OTLP/HTTP to a loopback receiver", () => {
     expect(spans).toHaveLength(1);
     expect(spans[0]?.events.map((event) => event.name)).toEqual(["attempt timed out", "tool call failed, retrying", "retry succeeded"]);
     expect(spans[0]?.events[0]?.attributes).toMatchObject({ "retry_reflect.attempt": 1, "retry_reflect.timeout_ms": 1000 });
+    expect(spans[0]?.attributes["retry_reflect.outcome"]).toBe("success");
+  });
+
+  it("puts scenario 8's outage, its five retries in place and the success, on the one track_order span", () => {
+    const spans = named("execute_tool track_order");
+    expect(spans).toHaveLength(1);
+    expect(spans[0]?.events.map((event) => event.name)).toEqual([...Array(5).fill("tool call failed, retrying"), "retry succeeded"]);
+    expect(spans[0]?.events.slice(0, 5).map((event) => event.attributes["retry_reflect.backoff_ms"])).toEqual([
+      500, 1000, 2000, 4000, 4000,
+    ]);
     expect(spans[0]?.attributes["retry_reflect.outcome"]).toBe("success");
   });
 });

@@ -2,7 +2,7 @@
 // and of ai 7.0.173 (`ai-v7`, which needs Node >= 22: skipped on Node 20), with a mock model, the
 // tools of `createMCPClient().tools()` connected to real `McpServer`s of `@modelcontextprotocol/sdk`
 // (1.32.2) over its in-memory transport. What the model is shown, in six cases: a reflection, a 503
-// retried in place, an open circuit (failing fast, then hidden), a write replayed across two runs
+// retried in place, an open circuit (turned away at once, then hidden), a write replayed across two runs
 // sharing a store, an approval, and an abort during a backoff.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { InMemoryIdempotencyStore, RetryReflectPlugin } from "@retry-reflect/core";
@@ -129,13 +129,15 @@ for (const runner of runners)
       ]);
     });
 
-    it("once the circuit opens, a call fails fast without reaching the server, and availableTools hides the tool from the next turn", async () => {
+    it("once the circuit opens, another run's call is turned away at once without reaching the server, and availableTools hides the tool from the next turn", async () => {
       const clock = createFakeClock();
       const state = backend();
       const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 });
-      const tools = withRetryReflect(await mcpTools(state), plugin);
-      const run = (model: ReturnType<typeof scriptedModel>, activeTools: boolean) =>
-        drive(
+      const raw = await mcpTools(state);
+      // Each run wraps the tools: a scope of its own (the circuits are the plugin's, shared).
+      const run = (model: ReturnType<typeof scriptedModel>, activeTools: boolean) => {
+        const tools = withRetryReflect(raw, plugin);
+        return drive(
           clock,
           ai.generateText({
             model,
@@ -145,25 +147,37 @@ for (const runner of runners)
             prompt: "find order 42",
           }),
         );
+      };
 
-      // Without hiding: two failures open the circuit, and a third call is refused without reaching the server.
+      // Two failures open the circuit for 60 s, beyond the call's patience: the model is told the tool is temporarily unavailable.
       const first = scriptedModel(
         callTools({ name: "lookup", input: { id: "1" }, id: "c1" }),
         callTools({ name: "lookup", input: { id: "2" }, id: "c2" }),
-        callTools({ name: "lookup", input: { id: "3" }, id: "c3" }),
         reply("The order service is down."),
       );
       await run(first, false);
       expect(state.lookups).toBe(2);
       expect(plugin.circuitState("lookup")).toBe("open");
-      const refused = errorText(toolOutputsSeen(first.doGenerateCalls[3])[0]);
+      const opened = errorText(toolOutputsSeen(first.doGenerateCalls[2]).find((part) => part.toolCallId === "c2"));
+      expect(opened).toMatch(/The tool 'lookup' is temporarily unavailable.*about 60 s/);
+      expect(opened).toContain('"retry_after_ms":60000');
+
+      // Without hiding, the next run's call is refused at once without reaching the server.
+      const second = scriptedModel(callTools({ name: "lookup", input: { id: "3" }, id: "d1" }), reply("Still down."));
+      const before = clock.now();
+      await run(second, false);
+      expect(state.lookups).toBe(2);
+      expect(clock.now()).toBe(before); // no wait: the probe is 60 s away, beyond the call's patience
+      const refused = errorText(toolOutputsSeen(second.doGenerateCalls[1])[0]);
       expect(refused).toContain('"error_code":"CIRCUIT_OPEN"');
-      expect(refused).toContain("Do not call it again for now (it may work again in about 60 s)");
+      expect(refused).toContain('"recoverable":true');
+      expect(refused).toMatch(/temporarily unavailable.*about 60 s: call it again then with the same arguments/);
+      expect(refused).not.toMatch(/do not call/i);
 
       // With availableTools in prepareStep, the next run is not offered the tool while its circuit is open.
-      const second = scriptedModel(callTools({ name: "search", input: { query: "order 42" }, id: "d1" }), reply("From the docs."));
-      await run(second, true);
-      expect(toolsOffered(second.doGenerateCalls[0])).toEqual(["send_email", "search"]);
+      const third = scriptedModel(callTools({ name: "search", input: { query: "order 42" }, id: "e1" }), reply("From the docs."));
+      await run(third, true);
+      expect(toolsOffered(third.doGenerateCalls[0])).toEqual(["send_email", "search"]);
       expect(state.lookups).toBe(2);
     });
 

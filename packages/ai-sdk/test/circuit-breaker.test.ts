@@ -50,9 +50,12 @@ describe("the circuit breaker and availableTools", () => {
     expect(plugin.circuitState("broken_api")).toBe("open");
     expect(toolsOffered(first.doGenerateCalls[0])).toEqual(["broken_api", "local_cache"]);
     expect(toolsOffered(first.doGenerateCalls[1])).toEqual(["broken_api", "local_cache"]);
-    // The second failure opened the circuit: the model is told so, and the tool is no longer offered.
+    // The second failure opened the circuit for 60 s: the model is told the tool is temporarily
+    // unavailable until then, and the tool is no longer offered.
     const [opened] = toolOutputsSeen(first.doGenerateCalls[2]);
-    expect(errorText(opened)).toContain('"error_code":"CIRCUIT_OPEN"');
+    expect(errorText(opened)).toMatch(/The tool 'broken_api' is temporarily unavailable.*about 60 s/);
+    expect(errorText(opened)).toContain('"recoverable":true');
+    expect(errorText(opened)).toContain('"retry_after_ms":60000');
     expect(toolsOffered(first.doGenerateCalls[2])).toEqual(["local_cache"]);
     expect(toolsOffered(first.doGenerateCalls[3])).toEqual(["local_cache"]);
 

@@ -43,9 +43,10 @@ describe("a transient failure", () => {
     expect(recorder.events.at(-1)).toMatchObject({ type: "retry_succeeded", fields: { attempt: 3 } });
   });
 
-  it("reaches the model as a stop once retries are exhausted", async () => {
+  it("reaches the model as temporary once the call's patience is spent, and as a stop once the tool has failed for giveUpMs", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1 });
+    const recorder = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder] }); // patience 15 s, give-up 20 s
     let runs = 0;
     const flaky = tool({
       inputSchema: z.object({}),
@@ -54,14 +55,29 @@ describe("a transient failure", () => {
         throw Object.assign(new Error("connect ECONNREFUSED 10.0.0.1:443"), { code: "ECONNREFUSED" });
       },
     });
-    const model = scriptedModel(callTools({ name: "flaky", input: {}, id: "c1" }), reply("It is down."));
+    const model = scriptedModel(
+      callTools({ name: "flaky", input: {}, id: "c1" }),
+      callTools({ name: "flaky", input: {}, id: "c2" }),
+      reply("It is down."),
+    );
     await drive(clock, generateText({ model, tools: withRetryReflect({ flaky }, plugin), stopWhen: stepCountIs(5), prompt: "go" }));
 
-    expect(runs).toBe(2);
-    const [seen] = toolOutputsSeen(model.doGenerateCalls[1]);
-    expect(seen?.output).toMatchObject({ type: "error-text" });
-    const text = errorText(seen);
-    expect(text).toContain("Do not call 'flaky' again for this task.");
-    expect(text).toContain('"error_code":"RETRIES_EXHAUSTED"');
+    // c1: retried in place at 0.5, 1.5, 3.5, 7.5 and 11.5 s; the next attempt would start past the patience.
+    const [first] = toolOutputsSeen(model.doGenerateCalls[1]);
+    expect(first?.output).toMatchObject({ type: "error-text" });
+    const temporary = errorText(first);
+    expect(temporary).toContain("The tool 'flaky' is temporarily unavailable");
+    expect(temporary).toContain("It may work again in about 4 s");
+    expect(temporary).not.toContain("Do not call");
+    expect(temporary).toContain('"error_code":"TRANSIENT","message":"connect ECONNREFUSED 10.0.0.1:443","recoverable":true');
+    expect(temporary).toContain('"retry_after_ms":4000');
+    // c2 runs when the wait told has passed, and is the stop once the tool has failed for 20 s.
+    const [second] = toolOutputsSeen(model.doGenerateCalls[2]).filter((part) => part.toolCallId === "c2");
+    const stop = errorText(second);
+    expect(stop).toContain("Do not call 'flaky' again for this task.");
+    expect(stop).toContain('"error_code":"RETRIES_EXHAUSTED"');
+    expect(runs).toBe(9);
+    expect(clock.now()).toBe(23_500);
+    expect(recorder.events.find((event) => event.type === "waiting_before_retry")?.fields).toEqual({ tool_name: "flaky", wait_ms: 4_000 });
   });
 });

@@ -53,7 +53,8 @@ describe("the wrapped ToolSet", () => {
 
   it("wrapping a wrapped ToolSet again wraps the originals: retry layers never stack", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1 });
+    // No patience: a transient failure gets exactly `maxRetries` in-place retries.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, patienceMs: 0 });
     let runs = 0;
     const flaky = tool({
       inputSchema: z.object({}),

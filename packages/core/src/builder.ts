@@ -177,9 +177,21 @@ export class RetryReflectPluginBuilder {
   circuitOpenPrompt(value: string) {
     return this.with("circuitOpenPrompt", value);
   }
-  /** @see RetryReflectOptions.attemptTimeoutMs (default 60_000, met within a second; 0: no limit) */
-  attemptTimeoutMs(value: number) {
+  /** @see RetryReflectOptions.attemptTimeoutMs (default [30_000, 60_000]; 0: no limit) */
+  attemptTimeoutMs(value: number | readonly number[]) {
     return this.with("attemptTimeoutMs", value);
+  }
+  /** @see RetryReflectOptions.patienceMs (default 15_000) */
+  patienceMs(value: number) {
+    return this.with("patienceMs", value);
+  }
+  /** @see RetryReflectOptions.giveUpMs (default 20_000) */
+  giveUpMs(value: number) {
+    return this.with("giveUpMs", value);
+  }
+  /** @see RetryReflectOptions.waitForRecovery (default true) */
+  waitForRecovery(value: boolean) {
+    return this.with("waitForRecovery", value);
   }
   /** @see RetryReflectOptions.shouldRetry */
   shouldRetry(value: NonNullable<RetryReflectOptions["shouldRetry"]>) {

@@ -9,6 +9,8 @@ describe("attempt numbers start at 1 on every path", () => {
     const plugin = RetryReflectPlugin.create({
       clock,
       maxRetries: 2,
+      // No patience: the call makes exactly its maxRetries in-place retries (the floor), then hands over.
+      patienceMs: 0,
       classifyError: (_error, context) => {
         seen.push(context.attempt);
         return new ToolError({ code: "UPSTREAM", message: "upstream failed", recoverable: true, kind: "transient" });
@@ -18,7 +20,8 @@ describe("attempt numbers start at 1 on every path", () => {
       throw new Error("boom");
     });
     await clock.runAll();
-    expect((await outcome).status).toBe("failed");
+    // Transient, past the patience: told as temporary (no longer a stop).
+    expect((await outcome).status).toBe("reflect");
     expect(seen).toEqual([1, 2, 3]);
   });
 

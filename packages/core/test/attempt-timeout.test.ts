@@ -68,9 +68,10 @@ describe("a hung tool with attemptTimeoutMs", () => {
     expect(clock.pendingSleeps()).toBe(0);
   });
 
-  it("ends even when the tool ignores its signal: every attempt times out, then the budget is spent and the model is told to stop", async () => {
+  it("ends even when the tool ignores its signal: every attempt times out, then the give-up time passes and the model is told to stop", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 500, maxRetries: 2, initialBackoffMs: 100 });
+    // The tool has failed for giveUpMs (since its first failure, at 500 ms) by the third timeout.
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 500, maxRetries: 2, initialBackoffMs: 100, giveUpMs: 1_000 });
     let runs = 0;
     const outcome = await within(
       clock,
@@ -148,13 +149,19 @@ describe("a hung tool with attemptTimeoutMs", () => {
 
   it("applies per tool: only the tool with the limit is cut off", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, tools: { generate_report: { attemptTimeoutMs: 1_000 } } });
+    // No retry in place (no patience, no floor): the cut-off report is handed to the model at once, as temporary.
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 0,
+      patienceMs: 0,
+      tools: { generate_report: { attemptTimeoutMs: 1_000 } },
+    });
     const report = plugin.execute({ toolName: "generate_report", args: {} }, () => new Promise(() => {}));
     let searchDone = false;
     const search = plugin.execute({ toolName: "search", args: {} }, () => clock.sleep(5_000).then(() => "slow but fine"));
     search.then(() => (searchDone = true));
     await clock.advance(1_000);
-    await expect(report).resolves.toMatchObject({ status: "failed", reason: "exhausted" });
+    await expect(report).resolves.toMatchObject({ status: "reflect", error: { code: "TIMEOUT", recoverable: true } });
     expect(searchDone).toBe(false);
     await clock.advance(4_000);
     await expect(search).resolves.toMatchObject({ status: "success", value: "slow but fine" });

@@ -106,10 +106,12 @@ describe("direct calls by adapters (@retry-reflect/core/adapter)", () => {
     expect(canCallDirectly(plugin, "get_weather")).toBe(true); // another tool's failure changes nothing here
     plugin.resetScope("run");
     expect(canCallDirectly(plugin, "api_call")).toBe(true);
-    // Observers are told of a direct call too: they change nothing here; per-attempt limits do.
+    // Observers are told of a direct call too: they change nothing here; nor does an attempt limit
+    // (the direct attempt keeps it); a concurrency slot to take does.
     expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onCallEnd() {} }] }), "get_weather")).toBe(true);
     expect(canCallDirectly(RetryReflectPlugin.create({ observers: [{ onEvent() {} }] }), "get_weather")).toBe(true);
-    expect(canCallDirectly(RetryReflectPlugin.create({ attemptTimeoutMs: 1000 }), "get_weather")).toBe(false);
+    expect(canCallDirectly(RetryReflectPlugin.create({ attemptTimeoutMs: 1000 }), "get_weather")).toBe(true);
+    expect(canCallDirectly(RetryReflectPlugin.create({ maxConcurrent: 2 }), "get_weather")).toBe(false);
     expect(canCallDirectly(RetryReflectPlugin.create({ circuitBreakerKey: () => "shared" }), "get_weather")).toBe(false);
   });
 

@@ -15,7 +15,9 @@ describe("the circuit registry at its cap", () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({
       clock,
+      // One attempt per call (no in-place retry within a patience): each tenant fails exactly once.
       maxRetries: 0,
+      patienceMs: 0,
       circuitBreakerThreshold: 1,
       circuitBreakerResetMs: 60_000,
       maxCircuitBreakers: 10,
@@ -35,7 +37,7 @@ describe("the circuit registry at its cap", () => {
       ran = true;
       return "should not run";
     });
-    expect(refused.status === "failed" && refused.error.code).toBe("CIRCUIT_OPEN");
+    expect(refused).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", retryAfterMs: 60_000 } });
     expect(ran).toBe(false);
   });
 

@@ -15,7 +15,7 @@ import {
   RetryReflectPlugin,
 } from "../src/index.js";
 import { CircuitBreaker } from "../src/primitives.js";
-import { createFakeClock, type FakeClock } from "../src/testing.js";
+import { createFakeClock, drive, type FakeClock } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 
 // `circuitBreakerStore`: the plugin over a shared store whose `acquire`/`record` may be async. A
@@ -170,16 +170,20 @@ describe("circuitBreakerStore: the plugin over a shared, async store", () => {
   });
 
   it("opens at the threshold through the store's answer, emits circuit_opened once, and rejects the next call without running it", async () => {
-    const { store, call, events, runs, plugin } = setup();
+    const { store, call, events, runs, plugin } = setup({ circuitBreakerThreshold: 5 });
     for (let i = 0; i < 4; i++) expect((await call("search", "fail")).status).toBe("reflect");
-    // The store's answer to the 5th says it opened the circuit: the model is told the tool is down.
-    expect(await call("search", "fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    // The store's answer to the 5th says it opened the circuit: the model is told the tool is down for the open time.
+    expect(await call("search", "fail")).toMatchObject({
+      status: "reflect",
+      error: { code: "TOOL_FAILED", recoverable: true, retryAfterMs: 60_000 },
+    });
     const opened = events.filter((event) => event.type === "circuit_opened");
     expect(opened).toHaveLength(1);
     expect(opened[0]?.fields).toMatchObject({ tool_name: "search", failures: 5, reset_ms: 60_000 });
     const before = runs();
+    // 60 s open, past the call's patience: turned away at once, as temporary.
     const rejected = await call("search", "ok");
-    expect(rejected).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(rejected).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", recoverable: true, retryAfterMs: 60_000 } });
     expect(runs()).toBe(before);
     expect(plugin.circuits.state("search")).toBe("open");
     expect(store.io).toBe(5); // one record per failure; the rejection came from the local view
@@ -210,15 +214,60 @@ describe("circuitBreakerStore: the plugin over a shared, async store", () => {
   });
 
   it("a store that throws on acquire while the local view holds the circuit open: the call is rejected, not run", async () => {
-    const { clock, store, call, events, runs } = setup({ circuitBreakerThreshold: 1, circuitBreakerResetMs: 1000 });
+    // Fail fast (no wait for recovery): the rejection itself is what is looked at.
+    const { clock, store, call, events, runs } = setup({ circuitBreakerThreshold: 1, circuitBreakerResetMs: 1000, waitForRecovery: false });
     await call("search", "fail");
     await clock.advance(500);
     store.fail.acquire = "throw";
     const before = runs();
     // The admission check reads the local view first: rejected without asking the store.
-    expect(await call("search", "ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("search", "ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", retryAfterMs: 500 } });
     expect(runs()).toBe(before);
     expect(events.some((event) => event.type === "store_error")).toBe(false);
+  });
+
+  it("waits for recovery fleet-wide: two processes' calls meet the open circuit, one probe among them, all run once it succeeds", async () => {
+    const clock = createFakeClock();
+    const store = new FakeRemoteStore(clock);
+    const options = { clock, circuitBreakerStore: store, circuitBreakerThreshold: 1, circuitBreakerResetMs: 5_000 };
+    const eventsOf: RetryReflectEvent[][] = [[], []];
+    const [a, b] = eventsOf.map((events) =>
+      RetryReflectPlugin.create({ ...options, observers: [{ onEvent: (event) => events.push(event) }] }),
+    ) as [RetryReflectPlugin, RetryReflectPlugin];
+    await a.execute({ toolName: "search", args: {}, scope: "opener" }, () => {
+      throw new Error("upstream exploded");
+    });
+    expect(store.state("search")).toBe("open");
+    // The probe is held until released; each process's call records when it ran.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    const tool = (name: string) => async () => {
+      ran.push(name);
+      if (ran.length === 1) await held;
+      return name;
+    };
+    // B has never seen the circuit: the store's answer turns it away; A's local view does.
+    const callB = b.execute({ toolName: "search", args: {}, scope: "run-b" }, tool("b"));
+    const callA = a.execute({ toolName: "search", args: {}, scope: "run-a" }, tool("a"));
+    await clock.advance(0);
+    for (const events of eventsOf) {
+      expect(events.filter((event) => event.type === "waiting_for_recovery").map((event) => event.fields)).toEqual([
+        { tool_name: "search", wait_ms: 5_000 },
+      ]);
+    }
+    await clock.advance(5_000);
+    expect(ran).toHaveLength(1); // one probe, fleet-wide
+    await clock.advance(3_000);
+    expect(ran).toHaveLength(1); // the other waits for the probe's result
+    release();
+    const outcomes = await Promise.all([drive(clock, callA), drive(clock, callB)]);
+    expect(outcomes).toMatchObject([
+      { status: "success", value: "a" },
+      { status: "success", value: "b" },
+    ]);
+    expect(ran).toHaveLength(2);
+    expect(store.state("search")).toBe("closed");
   });
 
   for (const mode of ["throw", "reject"] as const) {
@@ -294,7 +343,10 @@ describe("circuitBreakerStore: options", () => {
 // the failure that brings its window to the rate opens the fleet's circuit in the store. Two
 // plugins over one store stand for two processes.
 describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
+  // Calls meeting the open circuit are turned away at once (no wait for recovery): these tests look
+  // at who is turned away and who probes; waiting over a store is tested above.
   const RATE: RetryReflectOptions = {
+    waitForRecovery: false,
     circuitBreakerFailureRate: 0.5,
     circuitBreakerMinimumCalls: 10,
     circuitBreakerWindowMs: 10_000,
@@ -338,7 +390,7 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     for (let i = 0; i < 5; i++) expect((await call("ok")).status).toBe("success");
     for (let i = 0; i < 4; i++) await call("fail");
     expect(store.io).toBe(0); // 4 failures in 9 calls: under the minimum, nothing told
-    expect(await call("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("fail")).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 1000 } });
     expect(store.io).toBe(1);
     expect(opened()).toEqual([expect.objectContaining({ tool_name: "search", failures: 5, reset_ms: 1000 })]);
     expect(store.state("search")).toBe("open");
@@ -352,11 +404,12 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     const b = processOn(store, clock);
     for (let i = 0; i < 10; i++) await a.call("fail");
     expect(a.opened()).toHaveLength(1);
-    expect(await b.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await b.call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } });
     expect(b.runs()).toBe(0);
     await clock.advance(1000);
     const [first, second] = await Promise.all([a.call("ok"), b.call("ok")]);
-    expect([first.status, second.status].sort()).toEqual(["failed", "success"]); // one probe; the other call rejected while it runs
+    expect([first.status, second.status].sort()).toEqual(["reflect", "success"]); // one probe; the other call rejected while it runs
+    expect([first, second].find((outcome) => outcome.status === "reflect")).toMatchObject({ error: { code: "CIRCUIT_OPEN" } });
     expect(store.state("search")).toBe("closed");
     expect((await a.call("ok")).status).toBe("success");
     expect((await b.call("ok")).status).toBe("success");
@@ -369,7 +422,7 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     const b = processOn(store, clock);
     for (let i = 0; i < 9; i++) await b.call("fail"); // 9 failures: under the minimum of 10 calls
     for (let i = 0; i < 10; i++) await a.call("fail");
-    expect(await b.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" }); // B learns of the opening
+    expect(await b.call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } }); // B learns of the opening
     await clock.advance(1000);
     expect((await a.call("ok")).status).toBe("success"); // the probe closes the circuit
     const io = store.io;
@@ -401,7 +454,7 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     ]);
     expect(a.opened()).toEqual([expect.objectContaining({ failures: 10 })]);
     const runs = a.runs();
-    expect(await a.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await a.call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } });
     expect(a.runs()).toBe(runs);
     expect(store.state("search")).toBe("closed"); // the store never heard of it
   });
@@ -428,7 +481,7 @@ describe("circuitBreakerStore with circuitBreakerFailureRate", () => {
     expect(b.opened()).toEqual([expect.objectContaining({ tool_name: "search", failures: expect.any(Number) })]);
     const [fields] = b.opened();
     expect((fields?.failures as number) >= 20).toBe(true);
-    expect(await a.call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await a.call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } });
   });
 
   it("with shareBudget, a healthy tool shares nothing; after an opening and the probe's close, two failures open nothing", async () => {

@@ -1,19 +1,29 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
+import { type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { CircuitBreaker, type CircuitTransition } from "../src/primitives.js";
-import { createFakeClock } from "../src/testing.js";
+import { createFakeClock, drive } from "../src/testing.js";
 import { structuredErrorJson } from "../src/texts/model-texts.js";
 
 const broken = () => {
   throw new Error("upstream exploded");
 };
 
+/** Only the definitive stops tell the model not to call the tool again. */
+const STOP = /\b(?:do not|don't)\b[^.\n]*\bagain\b/i;
+
 describe("circuit breaker inside the plugin", () => {
-  function setup() {
+  function setup(options: RetryReflectOptions = {}) {
     const clock = createFakeClock();
     const events: RetryReflectEvent[] = [];
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, observers: [{ onEvent: (event) => events.push(event) }] });
+    // The scenario's threshold (the default, 10, sits above the attempts of one patient call).
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 0,
+      circuitBreakerThreshold: 5,
+      observers: [{ onEvent: (event) => events.push(event) }],
+      ...options,
+    });
     let calls = 0;
     const tool = () => {
       calls++;
@@ -23,7 +33,7 @@ describe("circuit breaker inside the plugin", () => {
     return { clock, events, plugin, call, calls: () => calls };
   }
 
-  it("opens at exactly 5 consecutive failures and then fails fast without calling the tool", async () => {
+  it("opens at exactly 5 consecutive failures and then turns calls away at once, without calling the tool, as temporary", async () => {
     const { plugin, call, calls, events } = setup();
     for (let run = 1; run <= 4; run++) {
       await call(`run-${run}`);
@@ -34,13 +44,15 @@ describe("circuit breaker inside the plugin", () => {
     expect(events.filter((event) => event.type === "circuit_opened").map((event) => event.fields)).toEqual([
       { tool_name: "broken_api", failures: 5, reset_ms: 60_000 },
     ]);
+    // The open time (60 s) is past the call's patience (15 s): no wait, the temporary text with the open time.
     const rejected = await call("run-6");
     expect(calls()).toBe(5);
-    expect(rejected.status).toBe("failed");
-    if (rejected.status !== "failed") return;
-    expect(rejected.reason).toBe("circuit_open");
-    expect(rejected.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: false, retry_after_ms: 60_000 });
-    expect(rejected.message).toContain("Do not call it again for now");
+    expect(rejected.status).toBe("reflect");
+    if (rejected.status !== "reflect") return;
+    expect(rejected.error.toJSON()).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: true, retry_after_ms: 60_000 });
+    expect(rejected.message).toContain("temporarily unavailable");
+    expect(rejected.message).toContain("in about 60 s");
+    expect(rejected.message).not.toMatch(STOP);
     expect(JSON.parse(rejected.message.split("\n\n")[1] ?? "{}")).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 60_000 });
     expect(events.at(-1)?.type).toBe("call_rejected");
     expect(events.at(-1)?.fields).toEqual({ tool_name: "broken_api", retry_after_ms: 60_000 });
@@ -64,47 +76,79 @@ describe("circuit breaker inside the plugin", () => {
   });
 
   it("a failed probe re-opens it and restarts the timer", async () => {
-    const { plugin, call, clock } = setup();
+    const { plugin, call, clock, events, calls } = setup();
     for (let run = 0; run < 5; run++) await call(`run-${run}`);
     await clock.advance(60_000);
     await call("probe");
     expect(plugin.circuitState("broken_api")).toBe("open");
     await clock.advance(59_999);
     expect(plugin.circuitState("broken_api")).toBe("open");
-    const rejected = await call("again");
-    expect(rejected.status === "failed" && rejected.error.retryAfterMs).toBe(1);
+    expect(plugin.circuits.retryAfterMs("broken_api")).toBe(1);
+    // Due within the call's patience: the call waits the 1 ms for the circuit, then is its probe.
+    const again = call("again");
+    await clock.advance(0);
+    expect(events.filter((event) => event.type === "waiting_for_recovery").map((event) => event.fields)).toEqual([
+      { tool_name: "broken_api", wait_ms: 1 },
+    ]);
+    expect(calls()).toBe(6);
     await clock.advance(1);
-    expect(plugin.circuitState("broken_api")).toBe("half-open");
+    expect(calls()).toBe(7);
+    await again;
+    expect(events.filter((event) => event.type.startsWith("circuit_")).map((event) => event.type)).toEqual([
+      "circuit_opened",
+      "circuit_half_opened",
+      "circuit_opened",
+      "circuit_half_opened",
+      "circuit_opened",
+    ]);
   });
 
-  it("admits exactly one probe among 1000 concurrent calls at half-open; the others fail fast", async () => {
-    const { plugin, call, clock } = setup();
-    for (let run = 0; run < 5; run++) await call(`run-${run}`);
-    await clock.advance(60_000);
-    let runs = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const outcomes = Array.from({ length: 1000 }, (_, index) =>
-      plugin.execute({ toolName: "broken_api", args: {}, scope: `s${index}` }, async () => {
-        runs++;
-        await gate;
-        return "recovered";
-      }),
+  for (const waitForRecovery of [true, false]) {
+    it(
+      waitForRecovery
+        ? "admits exactly one probe among 1000 concurrent calls at half-open; the others wait for its result and run once it succeeds"
+        : "admits exactly one probe among 1000 concurrent calls at half-open; without waitForRecovery the others are turned away at once, as temporary",
+      async () => {
+        const { plugin: probing, call, clock } = setup({ waitForRecovery });
+        for (let run = 0; run < 5; run++) await call(`run-${run}`);
+        await clock.advance(60_000);
+        expect(probing.circuitState("broken_api")).toBe("half-open");
+        let runs = 0;
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const outcomes = Array.from({ length: 1000 }, (_, index) =>
+          probing.execute({ toolName: "broken_api", args: {}, scope: `s${index}` }, async () => {
+            runs++;
+            if (runs === 1) await gate;
+            return "recovered";
+          }),
+        );
+        await clock.advance(0);
+        expect(runs).toBe(1); // the probe; the others do not run while it does
+        release();
+        const settled = await Promise.all(outcomes);
+        expect(probing.circuitState("broken_api")).toBe("closed");
+        if (waitForRecovery) {
+          expect(runs).toBe(1000);
+          expect(settled.every((outcome) => outcome.status === "success")).toBe(true);
+          return;
+        }
+        expect(runs).toBe(1);
+        expect(settled.filter((outcome) => outcome.status === "success")).toHaveLength(1);
+        const rejected = settled.filter((outcome) => outcome.status === "reflect");
+        expect(rejected).toHaveLength(999);
+        expect(
+          rejected.every(
+            (outcome) =>
+              outcome.status === "reflect" &&
+              outcome.error.code === "CIRCUIT_OPEN" &&
+              outcome.error.recoverable &&
+              (outcome.error.retryAfterMs ?? 0) > 0,
+          ),
+        ).toBe(true);
+      },
     );
-    await clock.advance(0);
-    release();
-    const settled = await Promise.all(outcomes);
-    expect(runs).toBe(1);
-    expect(settled.filter((outcome) => outcome.status === "success")).toHaveLength(1);
-    const rejected = settled.filter((outcome) => outcome.status === "failed");
-    expect(rejected).toHaveLength(999);
-    expect(
-      rejected.every(
-        (outcome) => outcome.status === "failed" && outcome.reason === "circuit_open" && (outcome.error.retryAfterMs ?? 0) > 0,
-      ),
-    ).toBe(true);
-    expect(plugin.circuitState("broken_api")).toBe("closed");
-  });
+  }
 
   it("does not count INVALID_ARGUMENTS failures by default", async () => {
     const clock = createFakeClock();
@@ -118,7 +162,7 @@ describe("circuit breaker inside the plugin", () => {
     }
     expect(plugin.circuitState("t")).toBe("closed");
     const counting = RetryReflectPlugin.create({ clock, maxRetries: 100, circuitBreakerCountsInvalidArguments: true });
-    for (let index = 0; index < 5; index++) {
+    for (let index = 0; index < 10; index++) {
       await counting.execute({ toolName: "t", args: {}, scope: `s${index}` }, () => {
         throw new ToolError({ code: "INVALID_ARGUMENTS", message: "bad", recoverable: true });
       });
@@ -266,35 +310,117 @@ describe("CircuitBreaker", () => {
 });
 
 describe("the failure that opens the circuit", () => {
-  it("stops the call at once instead of retrying into an open circuit", async () => {
+  function flaky(resetMs: number, upAt = Number.POSITIVE_INFINITY) {
     const clock = createFakeClock();
     const events: RetryReflectEvent[] = [];
     const plugin = RetryReflectPlugin.create({
       clock,
       circuitBreakerThreshold: 2,
+      circuitBreakerResetMs: resetMs,
       observers: [{ onEvent: (event) => events.push(event) }],
     });
     let calls = 0;
-    const outcome = plugin.execute({ toolName: "flaky", args: {} }, () => {
+    const tool = () => {
       calls++;
-      throw Object.assign(new Error("down"), { status: 503 });
-    });
+      if (clock.now() < upAt) throw Object.assign(new Error("down"), { status: 503 });
+      return "back";
+    };
+    return { clock, events, plugin, tool, calls: () => calls };
+  }
+
+  it("does not retry into an open circuit whose open time is past the patience: the temporary text, with the open time", async () => {
+    const { clock, events, plugin, tool, calls } = flaky(60_000);
+    const outcome = plugin.execute({ toolName: "flaky", args: {} }, tool);
     await clock.runAll();
     const result = await outcome;
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
     expect(clock.sleeps).toEqual([500]);
-    expect(result.status === "failed" && result.reason).toBe("circuit_open");
-    expect(result.status === "failed" && result.error.toJSON()).toMatchObject({
-      error_code: "CIRCUIT_OPEN",
-      retry_after_ms: 60_000,
-      details: { last_error_code: "TRANSIENT", last_error: "down" },
+    expect(plugin.circuitState("flaky")).toBe("open");
+    expect(result.status).toBe("reflect");
+    if (result.status !== "reflect") return;
+    expect(result.error.toJSON()).toMatchObject({ error_code: "TRANSIENT", message: "down", recoverable: true, retry_after_ms: 60_000 });
+    expect(result.prompt).toMatch(/temporarily unavailable: "down".*in about 60 s/);
+    expect(result.prompt).not.toMatch(STOP);
+    expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened", "retry"]);
+    expect(events.at(-1)?.fields).toMatchObject({ mode: "reflect", backoff_ms: 60_000 });
+    // The library keeps the wait it told: the model's next call, 1 s later, waits out the open time, then is the probe.
+    await clock.advance(1_000);
+    let ran = false;
+    const again = plugin.execute({ toolName: "flaky", args: {} }, () => {
+      ran = true;
+      return "back";
     });
-    expect(events.map((event) => event.type)).toEqual(["retry", "circuit_opened"]);
+    await clock.advance(58_999);
+    expect(ran).toBe(false);
+    expect(await drive(clock, again)).toMatchObject({ status: "success", value: "back" });
+    expect(clock.now()).toBe(60_500);
+    expect(plugin.circuitState("flaky")).toBe("closed");
+  });
+
+  it("waits in place for a circuit due to close within the patience, and is its probe", async () => {
+    const { clock, events, plugin, tool, calls } = flaky(5_000, 3_000);
+    const result = await drive(clock, plugin.execute({ toolName: "flaky", args: {} }, tool));
+    expect(result).toMatchObject({ status: "success", value: "back" });
+    expect(calls()).toBe(3);
+    expect(clock.sleeps).toEqual([500, 5_000]); // the backoff, then the circuit's open time
+    expect(clock.now()).toBe(5_500);
+    expect(plugin.circuitState("flaky")).toBe("closed");
+    expect(events.map((event) => event.type)).toEqual([
+      "retry",
+      "circuit_opened",
+      "retry",
+      "circuit_half_opened",
+      "circuit_closed",
+      "retry_succeeded",
+    ]);
+  });
+});
+
+describe("waiting for recovery: the calls waiting when the probe starts", () => {
+  // A call that met the open circuit within its patience waits for the probe's result, whatever
+  // the probe's lease (circuitBreakerResetMs, 60 s by default): it is not turned away when another
+  // waiting call becomes the probe (DESIGN.md Part 4: "when it succeeds the waiting calls run").
+  it("with the defaults, the calls waiting for the circuit run once the probe succeeds", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
+    await plugin.execute({ toolName: "t", args: {}, scope: "opener" }, broken);
+    expect(plugin.circuits.retryAfterMs("t")).toBe(60_000);
+    await clock.advance(50_000); // 10 s left: within the calls' patience (15 s)
+    let runs = 0;
+    const tool = async () => {
+      if (++runs === 1) await clock.sleep(1_000); // the probe takes 1 s
+      return "ok";
+    };
+    const calls = ["a", "b"].map((scope) => plugin.execute({ toolName: "t", args: {}, scope }, tool));
+    const outcomes = await Promise.all(calls.map((call) => drive(clock, call)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["success", "success"]);
+    expect(runs).toBe(2);
+    expect(clock.now()).toBe(61_000);
+  });
+});
+
+describe("the failure that opens the circuit, told as temporary", () => {
+  // DESIGN.md Part 4: "suggested_action is always the library's own action for the decision". A
+  // TOOL_FAILED failure that opens the circuit (60 s, past the patience) is told as temporary: its
+  // structured error asks for the same call later too, not for corrected arguments.
+  it("says the same thing in its text and in its suggested_action", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
+    const outcome = await plugin.execute({ toolName: "t", args: {}, scope: "s" }, broken);
+    expect(plugin.circuitState("t")).toBe("open");
+    expect(outcome.status).toBe("reflect");
+    if (outcome.status !== "reflect") return;
+    expect(outcome.prompt).toContain("call it again then with the same arguments");
+    expect(outcome.error.retryAfterMs).toBe(60_000);
+    expect(outcome.error.suggestedAction).not.toMatch(/corrected arguments/);
+    expect(outcome.error.suggestedAction).toBe(
+      "Call 't' again with the same arguments after retry_after_ms, or continue without it and tell the user it is unavailable for now.",
+    );
   });
 });
 
 describe("the rejection message", () => {
-  it("is the stop instruction and the structured error, byte for byte, for any tool name", async () => {
+  it("is the temporary text and the structured error, byte for byte, for any tool name", async () => {
     for (const toolName of ["broken_api", `we'ird "tool" \\ name\n`]) {
       const clock = createFakeClock();
       const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1, maxRetries: 2 });
@@ -303,18 +429,20 @@ describe("the rejection message", () => {
       });
       await clock.advance(1500);
       const rejected = await plugin.execute({ toolName, args: {}, scope: "other" }, () => "never");
-      expect(rejected.status).toBe("failed");
-      if (rejected.status !== "failed") return;
+      expect(rejected.status).toBe("reflect");
+      if (rejected.status !== "reflect") return;
       const [text, json] = rejected.message.split("\n\n");
+      const message = `The circuit breaker of '${toolName}' is open after repeated failures.`;
       expect(text).toBe(
-        `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about 59 s); continue without it or tell the user.`,
+        `The tool '${toolName}' is temporarily unavailable: ${JSON.stringify(message)}. It may work again in about 59 s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.`,
       );
+      expect(rejected.prompt).toBe(text);
       expect(json).toBe(structuredErrorJson(rejected.error, 1, 2));
       expect(JSON.parse(json ?? "")).toEqual({
         error_code: "CIRCUIT_OPEN",
-        message: `The circuit breaker of '${toolName}' is open after repeated failures.`,
-        recoverable: false,
-        suggested_action: `Do not call '${toolName}' again for now; continue without it or tell the user it is unavailable.`,
+        message,
+        recoverable: true,
+        suggested_action: `Call '${toolName}' again with the same arguments after retry_after_ms, or continue without it and tell the user it is unavailable for now.`,
         attempt: 1,
         max_retries: 2,
         retry_after_ms: 58_500,
@@ -348,8 +476,8 @@ describe("circuitBreakerKey", () => {
     let ran = false;
     const rejected = await plugin.execute({ toolName: "get_prices", args: { host: "erp" }, scope: "c" }, () => (ran = true));
     expect(ran).toBe(false);
-    expect(rejected.status === "failed" && rejected.reason).toBe("circuit_open");
-    expect(rejected.status === "failed" && rejected.message).toContain("The tool 'get_prices' is temporarily unavailable");
+    expect(rejected.status === "reflect" && rejected.error.code).toBe("CIRCUIT_OPEN");
+    expect(rejected.status === "reflect" && rejected.message).toContain("The tool 'get_prices' is temporarily unavailable");
     // Another host is unaffected.
     expect((await plugin.execute({ toolName: "get_orders", args: { host: "crm" }, scope: "d" }, () => "ok")).status).toBe("success");
     expect(keys).toEqual(["erp", "erp", "erp", "crm"]); // called once per call

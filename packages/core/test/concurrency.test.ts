@@ -65,14 +65,19 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
     expect(runs).toBe(8);
   });
 
-  it("no in-place retry starts after the budget is spent by parallel transient failures", async () => {
+  // Transient failures do not spend the model's corrections: the scope's stop comes with the give-up
+  // time (here 3 s), and then it holds for every call of the scope. No retry budget: it would turn
+  // most of these in-place retries away (retry-budget.test.ts looks at that).
+  it("no in-place retry starts after a parallel call gave up (the give-up time) and spent the scope's budget", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 100 });
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 100, giveUpMs: 3_000, retryBudget: false });
     const held = gate();
     const attemptsSeen: number[] = [];
+    const runsAt: number[] = [];
     const calls = Array.from({ length: 8 }, () =>
       plugin.execute({ toolName: "list_orders", args: {}, scope: "run-1" }, async (_args, context) => {
         attemptsSeen.push(context.attempt);
+        runsAt.push(clock.now());
         await held.promise;
         throw unavailable();
       }),
@@ -81,18 +86,27 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
     held.open();
     await clock.runAll();
     const outcomes = await Promise.all(calls);
-    // Every tool run happened before the budget was spent; the three in-place retries found it spent.
-    expect(attemptsSeen).toHaveLength(8);
+    // The 8 first attempts at 0, then in-place retries (one at a time: the row is full) until the
+    // failure at 4 s, past the give-up time: it spent the budget; the retries due after it did not run.
+    expect(runsAt).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 500, 1_000, 2_000, 4_000]);
+    expect(attemptsSeen).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 9, 10, 11, 12]);
     expect(outcomes.every((outcome) => outcome.status === "failed" && outcome.reason === "exhausted")).toBe(true);
-    // Failures 4..8 spent the budget; the three calls that were to retry in place report the scope's count.
-    expect(outcomes.map((outcome) => outcome.attempt).sort()).toEqual([4, 5, 6, 7, 8, 8, 8, 8]);
-    expect(clock.sleeps).toEqual([500, 1000, 2000]);
+    // Every call reports the scope's count.
+    expect(outcomes.map((outcome) => outcome.attempt)).toEqual([12, 12, 12, 12, 12, 12, 12, 12]);
+    expect(clock.now()).toBe(6_000); // the last in-place wait ended, and found the budget spent
   });
 
   it("1,000 parallel failing calls in one scope: the budget holds exactly", async () => {
     for (const kind of ["invalid", "transient"] as const) {
       const clock = createFakeClock();
-      const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 10_000 });
+      // A transient row stops at the give-up time (3 s here); no retry budget (see above).
+      const plugin = RetryReflectPlugin.create({
+        clock,
+        maxRetries: 3,
+        circuitBreakerThreshold: 10_000,
+        giveUpMs: 3_000,
+        retryBudget: false,
+      });
       const held = gate();
       let runs = 0;
       const calls = Array.from({ length: 1000 }, (_, index) =>
@@ -106,7 +120,10 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
       held.open();
       await clock.runAll();
       const outcomes = await Promise.all(calls);
-      expect(runs).toBe(1000);
+      // Transient: the 1,000 first attempts, then in-place retries one at a time (the row is full)
+      // until the failure past the give-up time (at 4 s): 500 ms, 1 s, 2 s and 4 s.
+      const expectedRuns = kind === "invalid" ? 1000 : 1004;
+      expect(runs).toBe(expectedRuns);
       if (kind === "invalid") {
         // Each failure took the next number; the first three were reflected, the rest exhausted.
         expect(outcomes.map((outcome) => outcome.attempt).sort((a, b) => a - b)).toEqual(
@@ -120,18 +137,17 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
         ).toEqual([1, 2, 3]);
         expect(outcomes.filter((outcome) => outcome.status === "failed" && outcome.reason === "exhausted")).toHaveLength(997);
       } else {
-        // The three in-place retries waited, found the budget spent, and did not run.
-        expect(clock.sleeps).toEqual([500, 1000, 2000]);
+        // Every call was stopped by the give-up (its own failure, or the budget it spent): the in-place retries due after it did not run.
         expect(outcomes.every((outcome) => outcome.status === "failed" && outcome.reason === "exhausted")).toBe(true);
-        expect(Math.max(...outcomes.map((outcome) => outcome.attempt))).toBe(1000);
+        expect(Math.max(...outcomes.map((outcome) => outcome.attempt))).toBe(1004);
       }
       const after = await plugin.execute({ toolName: "search", args: { q: "x" }, scope: "run-1" }, () => {
         runs++;
         return [];
       });
       expect(after.status === "failed" && after.reason).toBe("exhausted");
-      expect(after.attempt).toBe(1000);
-      expect(runs).toBe(1000);
+      expect(after.attempt).toBe(expectedRuns);
+      expect(runs).toBe(expectedRuns);
     }
   });
 
@@ -166,7 +182,7 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
     expect(runs).toBe(2);
   });
 
-  it("a call waiting at the backoff gate is rejected when the circuit opened while it waited", async () => {
+  it("a call waiting at the backoff gate is turned away when the circuit opened while it waited (its open time past the patience)", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 2 });
     let runs = 0;
@@ -184,10 +200,10 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
       runs++;
       throw new Error("upstream exploded");
     });
-    expect(other.status === "failed" && other.reason).toBe("circuit_open");
+    expect(other).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 60_000 } });
     await clock.runAll();
     const outcome = await waiting;
-    expect(outcome.status === "failed" && outcome.reason).toBe("circuit_open");
+    expect(outcome).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", recoverable: true, retryAfterMs: 59_510 } });
     expect(runs).toBe(2);
   });
 

@@ -56,33 +56,53 @@ describe("transient failures are retried in place", () => {
     expect(clock.sleeps).toEqual([2000, 5000]);
   });
 
-  it("stops after maxRetries in-place retries with an exhausted message", async () => {
+  it("retries in place within the patience, then tells the failure as temporary, then stops once the give-up time has passed", async () => {
     const clock = createFakeClock();
     const { events, observer } = recorder();
     const plugin = RetryReflectPlugin.create({ clock, observers: [observer] });
     let calls = 0;
-    const outcome = plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, () => {
+    const refused = () => {
       calls++;
       throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" });
-    });
+    };
+    const outcome = plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, refused);
     await clock.runAll();
     const result = await outcome;
-    expect(calls).toBe(4);
-    expect(clock.sleeps).toEqual([500, 1000, 2000]);
-    expect(result.status).toBe("failed");
-    if (result.status !== "failed") return;
-    expect(result.reason).toBe("exhausted");
-    expect(result.message).toMatch(
-      /^The tool 'api_call' failed 4 times; the last error was: "connect ECONNREFUSED 127.0.0.1:9". Do not call 'api_call' again for this task. Tell the user what failed./,
+    // In place while the next attempt starts within patienceMs (15 s) of the call's start: at 0,
+    // 0.5, 1.5, 3.5, 7.5 and 11.5 s; the next, 4 s later (maxBackoffMs), would start past it.
+    expect(calls).toBe(6);
+    expect(clock.sleeps).toEqual([500, 1000, 2000, 4000, 4000]);
+    expect(clock.now()).toBe(11_500);
+    expect(result.status).toBe("reflect");
+    if (result.status !== "reflect") return;
+    expect(result.prompt).toBe(
+      `The tool 'api_call' is temporarily unavailable: "connect ECONNREFUSED 127.0.0.1:9". It may work again in about 4 s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.`,
     );
-    expect(result.error.toJSON()).toMatchObject({
+    expect(result.error.toJSON()).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 4_000 });
+    expect(events.at(-1)?.fields).toMatchObject({ tool_name: "api_call", attempt: 6, backoff_ms: 4_000, mode: "reflect" });
+
+    // The model calls again (the gate holds it until the wait it was told): the tool keeps failing;
+    // once it has failed for giveUpMs (20 s) in this scope, the stop is definitive.
+    await clock.advance(1_000);
+    const second = plugin.execute({ toolName: "api_call", args: {}, scope: "run" }, refused);
+    await clock.runAll();
+    const stopped = await second;
+    expect(stopped.status).toBe("failed");
+    if (stopped.status !== "failed") return;
+    expect(clock.now()).toBe(23_500); // attempts at 15.5, 19.5 and 23.5 s: failing for 23.5 s
+    expect(calls).toBe(9);
+    expect(stopped.reason).toBe("exhausted");
+    expect(stopped.message).toMatch(
+      /^The tool 'api_call' failed 9 times; the last error was: "connect ECONNREFUSED 127.0.0.1:9". Do not call 'api_call' again for this task. Tell the user what failed./,
+    );
+    expect(stopped.error.toJSON()).toMatchObject({
       error_code: "RETRIES_EXHAUSTED",
       recoverable: false,
       details: { last_error_code: "TRANSIENT" },
     });
     expect(events.at(-1)?.fields).toEqual({
       tool_name: "api_call",
-      attempts: 4,
+      attempts: 9,
       error: "connect ECONNREFUSED 127.0.0.1:9",
       retry_after_ms: 60_000, // exhaustedResetMs: the tool runs again in this scope after it
     });
@@ -93,14 +113,23 @@ describe("transient failures are retried in place", () => {
       return "never";
     });
     expect(again.status === "failed" && again.reason).toBe("exhausted");
-    expect(calls).toBe(4);
+    expect(calls).toBe(9);
     // Another task starts afresh.
     expect((await plugin.execute({ toolName: "api_call", args: {}, scope: "other" }, () => "fine")).status).toBe("success");
   });
 
-  it("throws RetriesExhaustedError when onExhausted is 'throw'", async () => {
+  it("throws RetriesExhaustedError when onExhausted is 'throw' (the definitive stop only, not a temporary failure)", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, onExhausted: "throw" });
+    // A temporary failure (past the patience, before the give-up time) is returned to the model, not thrown.
+    const patient = RetryReflectPlugin.create({ clock, maxRetries: 1, patienceMs: 0, onExhausted: "throw" });
+    const temporary = patient.execute({ toolName: "api_call", args: {} }, () => {
+      throw httpError(502);
+    });
+    await clock.runAll();
+    expect(await temporary).toMatchObject({ status: "reflect", error: { code: "TRANSIENT", recoverable: true } });
+
+    // The tool has failed for giveUpMs by its second attempt: the stop throws.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, giveUpMs: 500, onExhausted: "throw" });
     const outcome = plugin.execute({ toolName: "api_call", args: {} }, () => {
       throw httpError(502);
     });
@@ -113,9 +142,10 @@ describe("transient failures are retried in place", () => {
 });
 
 describe("reflection and the shared attempt budget", () => {
-  it("shares one budget between reflections and in-place retries, reset by a success", async () => {
+  it("maxRetries bounds the model's corrections in the row (transient failures spend none), reset by a success", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 2 });
+    // No patience: a transient failure gets its maxRetries in-place retries, then goes to the model.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 2, patienceMs: 0 });
     const call = (fail: unknown) => {
       const promise = plugin.execute({ toolName: "t", args: {}, scope: "run" }, () => {
         if (fail) throw fail;
@@ -124,10 +154,14 @@ describe("reflection and the shared attempt budget", () => {
       void clock.runAll();
       return promise;
     };
-    expect((await call(new Error("Invalid date: must be YYYY-MM-DD"))).status).toBe("reflect"); // attempt 1
-    const second = await call(httpError(503)); // attempt 2 fails transient, attempt 3 in place fails too
-    expect(second.status === "failed" && second.reason).toBe("exhausted");
-    expect(second.attempt).toBe(3);
+    expect((await call(new Error("Invalid date: must be YYYY-MM-DD"))).status).toBe("reflect"); // attempt 1, correction 1
+    const transient = await call(httpError(503)); // attempts 2, 3 and 4 (in place): temporary, no correction spent
+    expect(transient).toMatchObject({ status: "reflect", attempt: 4, error: { code: "TRANSIENT" } });
+    expect((await call(new Error("Invalid date: must be YYYY-MM-DD"))).status).toBe("reflect"); // attempt 5, correction 2
+    const spent = await call(new Error("Invalid date: must be YYYY-MM-DD")); // correction 3: more than maxRetries
+    expect(spent.status === "failed" && spent.reason).toBe("exhausted");
+    expect(spent.attempt).toBe(6);
+    expect(clock.now()).toBeLessThan(20_000); // the give-up time has not passed: the corrections stopped it
 
     const fresh = RetryReflectPlugin.create({ clock, maxRetries: 2 });
     const freshCall = (fail: unknown) => {

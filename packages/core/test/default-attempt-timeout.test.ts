@@ -2,22 +2,25 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, recordEvents } from "../src/testing.js";
 
-// The default attempt limit (60 s, chosen with bench:agents): a hung tool no longer hangs the agent.
-// It costs no timer per call: one watchdog per plugin (on the clock), met within a tick (1 s), and
-// the tool's `context.signal` is made only if it reads it. `attemptTimeoutMs: 0` turns it off; a
-// value set is a precise limit (its own timer per attempt).
+// The default attempt limits (`[30_000, 60_000]`, chosen with bench:agents): the first attempt of a
+// tool's failing row in the scope is cut off at 30 s, every later one at 60 s, so a hung tool no
+// longer hangs the agent and a slow one still gets its time on the retry. The default is a
+// watchdog sleep on the plugin's clock (left out of the test clock's `sleeps`), met exactly; the
+// tool's `context.signal` is made only if it reads it. `attemptTimeoutMs: 0` turns it off; a value
+// set replaces it (a number: one limit for every attempt).
 
 const hangs = () => new Promise<never>(() => {});
 
 describe("the default attempt limit", () => {
-  it("is documented as 60 s", () => {
-    expect(DEFAULT_OPTIONS.attemptTimeoutMs).toBe(60_000);
+  it("is documented as 30 s for the first attempt, then 60 s", () => {
+    expect(DEFAULT_OPTIONS.attemptTimeoutMs).toEqual([30_000, 60_000]);
+    expect(RetryReflectPlugin.create().options.policy.attemptTimeoutsMs).toEqual([30_000, 60_000]);
   });
 
-  it("a hung read tool times out after 60 s, and the attempt is retried in place", async () => {
+  it("with the defaults, a hung read tool is cut off at 30 s, retried in place with 60 s, then stopped (it has failed past the give-up time)", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 1 });
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events] });
     let runs = 0;
     const outcome = plugin.execute({ toolName: "search", args: { q: "x" } }, () => {
       runs++;
@@ -27,19 +30,43 @@ describe("the default attempt limit", () => {
     void outcome.then(() => {
       settled = true;
     });
-    await clock.advance(59_999);
+    await clock.advance(29_999);
     expect(events.types()).toEqual([]); // never before the limit
     await clock.advance(1);
     expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
-    expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 60_000 });
+    expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 30_000 });
+    expect(events.events[1]?.fields).toMatchObject({ mode: "in_place", backoff_ms: 500 });
     expect(runs).toBe(1);
     await clock.advance(500); // the in-place retry's backoff
     expect(runs).toBe(2);
-    await clock.advance(61_000);
+    await clock.advance(59_999); // the second attempt's limit is 60 s
+    expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
+    await clock.advance(1);
+    expect(events.events[2]?.fields).toMatchObject({ tool_name: "search", attempt: 2, timeout_ms: 60_000 });
     expect(settled).toBe(true);
+    // The tool has been failing for 60.5 s (more than giveUpMs, 20 s): the definitive stop.
     const final = await outcome;
     expect(final.status === "failed" && final.error.code).toBe("RETRIES_EXHAUSTED");
     expect(final.status === "failed" && (final.error.cause as { code?: string }).code).toBe("TIMEOUT");
+  });
+
+  it("the limits follow the tool's failing row in the scope: the model's next call after a cut-off gets 60 s", async () => {
+    const clock = createFakeClock();
+    const events = recordEvents();
+    // No in-place retry: each attempt is a call of the model.
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0, patienceMs: 0 });
+    const first = plugin.execute({ toolName: "search", args: {}, scope: "run" }, hangs);
+    await clock.advance(30_000);
+    expect((await first).status).toBe("reflect");
+    const second = plugin.execute({ toolName: "search", args: {}, scope: "run" }, () => clock.sleep(45_000).then(() => "slow but fine"));
+    await clock.advance(500 + 45_000); // the gate, then the slow answer, within 60 s
+    expect(await second).toMatchObject({ status: "success", value: "slow but fine", attempt: 2 });
+    // Another scope's first attempt: 30 s again.
+    void plugin.execute({ toolName: "search", args: {}, scope: "other" }, hangs);
+    await clock.advance(30_000);
+    expect(events.events.filter((event) => event.type === "attempt_timed_out").map((event) => event.fields.timeout_ms)).toEqual([
+      30_000, 30_000,
+    ]);
   });
 
   it("the tool's context.signal, when it reads it, aborts at the limit with the TIMEOUT", async () => {
@@ -50,12 +77,13 @@ describe("the default attempt limit", () => {
       signal = context.signal;
       return hangs();
     });
-    await clock.advance(0);
+    await clock.advance(29_999);
     expect(signal?.aborted).toBe(false);
-    await clock.advance(61_000);
+    await clock.advance(1);
     expect(signal?.aborted).toBe(true);
     expect(((signal as AbortSignal).reason as { code?: string }).code).toBe("TIMEOUT");
-    expect((await outcome).status).toBe("failed");
+    // Past the call's patience, with no in-place retry left: told as temporary.
+    expect(await outcome).toMatchObject({ status: "reflect", error: { code: "TIMEOUT", recoverable: true } });
   });
 
   it("the caller's abort still reaches a tool's signal", async () => {
@@ -83,19 +111,33 @@ describe("the default attempt limit", () => {
     expect(await outcome).toMatchObject({ status: "success", value: "done" });
   });
 
-  it("a tool's own attemptTimeoutMs is precise and replaces the default for that tool only", async () => {
+  it("a tool's own attemptTimeoutMs (a number: every attempt) replaces the default for that tool only", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0, tools: { quick: { attemptTimeoutMs: 2_000 } } });
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      observers: [events],
+      maxRetries: 1,
+      patienceMs: 0,
+      tools: { quick: { attemptTimeoutMs: 2_000 } },
+    });
     void plugin.execute({ toolName: "quick", args: {} }, hangs);
     void plugin.execute({ toolName: "other", args: {} }, hangs);
-    await clock.advance(2_000);
-    expect(events.events.map((event) => [event.type, event.toolName])).toEqual([
-      ["attempt_timed_out", "quick"],
-      ["retries_exhausted", "quick"],
+    await clock.advance(2_000 + 500 + 2_000); // cut off, the in-place retry's backoff, cut off again
+    const timedOut = () =>
+      events.events.filter((event) => event.type === "attempt_timed_out").map((event) => [event.toolName, event.fields.timeout_ms]);
+    expect(timedOut()).toEqual([
+      ["quick", 2_000],
+      ["quick", 2_000],
     ]);
-    await clock.advance(59_000);
-    expect(events.events.map((event) => event.toolName)).toContain("other");
+    await clock.advance(30_000 - 4_501);
+    expect(timedOut()).toHaveLength(2);
+    await clock.advance(1);
+    expect(timedOut()).toEqual([
+      ["quick", 2_000],
+      ["quick", 2_000],
+      ["other", 30_000],
+    ]);
   });
 
   it("a write cut off at the default limit is not run twice: the same call later", async () => {
@@ -106,10 +148,10 @@ describe("the default attempt limit", () => {
       runs++;
       return hangs();
     });
-    await clock.advance(61_000);
+    await clock.advance(30_000);
     const outcome = await first;
     expect(outcome.status === "reflect" && outcome.error.code).toBe("TIMEOUT");
-    expect(outcome.status === "reflect" && outcome.prompt).toContain("Call it again with the same arguments");
+    expect(outcome.status === "reflect" && outcome.prompt).toContain("call it again then with the same arguments");
     expect(runs).toBe(1);
   });
 
@@ -138,10 +180,10 @@ describe("the default attempt limit", () => {
         expect(endedAt, String(index)).toBe(4_200); // when its tool answered, all at once at the end of the starts
         continue;
       }
-      expect(status, String(index)).toBe("failed");
+      expect(status, String(index)).toBe("reflect"); // past the patience, no in-place retry: temporary
       // Never early; late by at most this test's 100 ms steps.
-      expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(60_000);
-      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(60_100);
+      expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(30_000);
+      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(30_100);
     }
   });
 });

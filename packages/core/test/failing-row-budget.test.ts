@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { type ExecuteOutcome, RetryReflectPlugin } from "../src/index.js";
+import { type ExecuteOutcome, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 // A failing row reserves its budget (issue 22): while a tool has failed in a scope since its last
@@ -46,9 +46,9 @@ function heldTool() {
 }
 
 /** A plugin whose tool `geocode` has a failing row of one reflected failure in scope `s`; its gate opens at 100 ms. */
-async function failingRow(maxRetries: number) {
+async function failingRow(maxRetries: number, options: RetryReflectOptions = {}) {
   const clock = createFakeClock();
-  const plugin = RetryReflectPlugin.create({ clock, maxRetries, initialBackoffMs: 100, circuitBreakerThreshold: 10_000 });
+  const plugin = RetryReflectPlugin.create({ clock, maxRetries, initialBackoffMs: 100, circuitBreakerThreshold: 10_000, ...options });
   const first = await plugin.execute({ toolName: "geocode", args: { city: "Nwe Yrok" }, scope: "s" }, () => {
     throw invalid();
   });
@@ -112,21 +112,39 @@ describe("a failing row reserves its budget", () => {
     }
   }
 
-  it("in-place retries of transient failures take their places in the row too", async () => {
-    const { clock, plugin } = await failingRow(3);
+  // Transient failures do not spend the model's corrections (`maxRetries`), but they are failures
+  // of the row: once it is full, its calls' attempts (first ones and in-place retries) go one at a
+  // time, and none is stopped by their count. (No retry budget: it would turn the in-place retries
+  // of this one scope away, which retry-budget.test.ts looks at.)
+  it("in-place retries of transient failures take their places in the row too: once it is full, one attempt at a time, none exhausted", async () => {
+    const { clock, plugin } = await failingRow(3, { retryBudget: false });
     const tool = heldTool();
     const calls = Array.from({ length: 8 }, (_, index) =>
       plugin.execute({ toolName: "geocode", args: { city: "New York", index }, scope: "s" }, tool.fn),
     );
     await clock.advance(100);
     expect(tool.running()).toBe(3);
-    for (let settled = 0; settled < 3; settled++) {
-      tool.settleOldest("unavailable"); // retried in place after its backoff, if the row has room
-      await clock.runAll();
+    // Each attempt fails transiently: from the row's 4th failure (maxRetries + 1) on, one attempt runs at a time.
+    const runningAfter: number[] = [];
+    for (let failure = 0; failure < 8; failure++) {
+      tool.settleOldest("unavailable");
+      await clock.advance(0);
+      runningAfter.push(tool.running());
     }
-    const outcomes = await Promise.all(calls);
-    expect(tool.runs()).toBe(3); // 1 + 3 = maxRetries + 1 runs in the row; the retries found it spent
-    expect(outcomes.every(isExhausted)).toBe(true);
+    expect(runningAfter).toEqual([2, 1, 1, 1, 1, 1, 1, 0]);
+    expect(tool.runs()).toBe(8); // every call has run once; each now waits to retry in place
+    // The tool is back: every call's next attempt succeeds (no call was stopped by the count).
+    const outcomes: ExecuteOutcome<unknown>[] = [];
+    void Promise.all(calls).then((all) => outcomes.push(...all));
+    for (let step = 0; step < 1_000 && outcomes.length === 0; step++) {
+      if (tool.running() > 0) {
+        tool.settleOldest("ok");
+        await clock.advance(0);
+      } else await clock.advance(100);
+    }
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(8).fill("success"));
+    expect(tool.runs()).toBe(16);
+    expect(tool.mostRunning()).toBe(3);
   });
 
   it("a success among the calls in flight ends the row: the waiting calls run, all at once", async () => {

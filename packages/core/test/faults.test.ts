@@ -7,7 +7,7 @@ import {
   type RetryReflectObserver,
   RetryReflectPlugin,
 } from "../src/index.js";
-import { createFakeClock } from "../src/testing.js";
+import { createFakeClock, drive } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -60,7 +60,11 @@ describe("observers can never break a call or the process", () => {
         return "ok";
       });
       if (index % 50 === 0) await clock.advance(2);
-      const outcome = await pending;
+      // Its waits (in-place retries, the gate, a wait for the circuit's recovery) run on the clock.
+      let settled = false;
+      void pending.then(() => (settled = true));
+      await clock.advance(0);
+      const outcome = settled ? await pending : await drive(clock, pending);
       statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1);
     }
     await settleEventLoop();
@@ -400,7 +404,7 @@ describe("bounded registries count reads and rejections as use", () => {
     expect(plugin.circuitState("payments")).toBe("open");
     for (let index = 0; index < 20; index++) {
       const rejected = await plugin.execute({ toolName: "payments", args: {}, scope: `r${index}` }, broken);
-      expect(rejected.status === "failed" && rejected.reason).toBe("circuit_open");
+      expect(rejected.status === "reflect" && rejected.error.code).toBe("CIRCUIT_OPEN");
       await plugin.execute({ toolName: `other-${index}`, args: {}, scope: `o${index}` }, () => {
         throw new Error("upstream exploded");
       });
@@ -442,9 +446,11 @@ describe("RETRIES_EXHAUSTED keeps the last failure as its cause", () => {
     return chain;
   }
 
+  // The tool keeps failing transiently: the stop comes with the give-up time (here 500 ms: the
+  // failure of the in-place retry, 500 ms after the first).
   it("on the outcome, and on a later call stopped by the spent budget", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1 });
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, giveUpMs: 500 });
     const outcome = plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => {
       throw lastFailure;
     });
@@ -458,12 +464,15 @@ describe("RETRIES_EXHAUSTED keeps the last failure as its cause", () => {
 
   it("on RetriesExhaustedError", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, onExhausted: "throw" });
-    const error = await plugin
-      .execute({ toolName: "t", args: {} }, () => {
-        throw lastFailure;
-      })
-      .catch((thrown: unknown) => thrown);
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, giveUpMs: 500, onExhausted: "throw" });
+    const error = await drive(
+      clock,
+      plugin
+        .execute({ toolName: "t", args: {} }, () => {
+          throw lastFailure;
+        })
+        .catch((thrown: unknown) => thrown),
+    );
     expect(error).toBeInstanceOf(RetriesExhaustedError);
     expect(causes(error)).toContain(lastFailure);
   });

@@ -167,7 +167,11 @@ function checkMessage(outcome: Exclude<ExecuteOutcome<unknown>, { status: "succe
   const quoted = JSON.stringify(json.message);
 
   let expected: string | undefined;
-  if (outcome.status === "reflect") {
+  if (outcome.status === "reflect" && outcome.error.kind === "transient") {
+    // A transient failure past the patience: the temporary text, with the wait the library keeps.
+    const waitS = Math.max(1, Math.ceil((json.retry_after_ms as number) / 1000));
+    expected = `The tool '${tool}' is temporarily unavailable: ${quoted}. It may work again in about ${waitS} s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.`;
+  } else if (outcome.status === "reflect") {
     expected = `The tool '${tool}' failed with: ${quoted}. Analyze what went wrong and provide corrected arguments.`;
   } else if (outcome.reason === "exhausted") {
     const times = outcome.attempt === 1 ? "time" : "times";

@@ -133,7 +133,13 @@ describe("idempotency guard for write tools", () => {
   it("a live holder in another process renews its lease with the default store: a write slower than leaseMs is not run twice", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
-    const options = { clock, toolEffects: { send_email: "write" as const }, idempotency: { store, leaseMs: 10_000 } };
+    // A limit above the write's 45 s: the holder is live (not cut off) while it runs.
+    const options = {
+      clock,
+      attemptTimeoutMs: 60_000,
+      toolEffects: { send_email: "write" as const },
+      idempotency: { store, leaseMs: 10_000 },
+    };
     const processA = RetryReflectPlugin.create(options);
     const processB = RetryReflectPlugin.create(options);
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
@@ -329,9 +335,10 @@ describe("what observers see of a write", () => {
 });
 
 describe("joining a call in flight", () => {
-  it("with the defaults, two parallel same-key writes whose tool takes 45 s run once (longer than the 30 s lease)", async () => {
+  it("with the default lease, two parallel same-key writes whose tool takes 45 s run once (longer than the 30 s lease)", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" } });
+    // A limit above the write's 45 s (the default first limit, 30 s, would cut it off: see below).
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 60_000, toolEffects: { send_email: "write" } });
     const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
     let runs = 0;
     const slowSend = async () => {
@@ -345,6 +352,37 @@ describe("joining a call in flight", () => {
     await clock.advance(14_000);
     expect(await first).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: false });
     expect(await second).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: true });
+    expect(runs).toBe(1);
+  });
+
+  // BUG(51): with the defaults (a first attempt's limit of 30 s, a lease of 30 s), a keyed write
+  // whose tool takes 45 s is cut off at 30 s ("the operation may still complete"); its lease is no
+  // longer renewed once the attempt is cut off (the attempt loop stops the renewal when the attempt
+  // ends, although its tool still runs), so the lease, last renewed at 15 s, lapses at 45 s: the
+  // late result's `complete` fails ("the lease on the idempotency key was lost", a store_error)
+  // and the model's call as told ("call it again with the same arguments and key: if the
+  // operation completed, its result is returned; it never runs twice") runs the write a second
+  // time. Before #51 the default limit (60 s) never cut such a write off. Left failing for the lead.
+  it("with the defaults, a same-key write whose tool takes 45 s (cut off at 30 s) runs once: the calls meanwhile are refused, the calls after it replay its result", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, toolEffects: { send_email: "write" } });
+    const args = { to: "a@example.com", subject: "hi", idempotency_key: "k-1" };
+    let runs = 0;
+    const slowSend = async () => {
+      runs++;
+      await clock.sleep(45_000);
+      return { id: `msg-${runs}` };
+    };
+    const first = plugin.execute({ toolName: "send_email", args, scope: "run-1", namespace: "n" }, slowSend);
+    await clock.advance(30_000);
+    expect(await first).toMatchObject({ status: "reflect", error: { code: "TIMEOUT", recoverable: true } });
+    const meanwhile = plugin.execute({ toolName: "send_email", args, scope: "run-2", namespace: "n" }, slowSend);
+    await clock.advance(1_000);
+    expect(await meanwhile).toMatchObject({ status: "reflect", error: { code: "IN_PROGRESS" } });
+    await clock.advance(16_000); // the write ended at 45 s
+    const again = plugin.execute({ toolName: "send_email", args, scope: "run-1", namespace: "n" }, slowSend);
+    await clock.advance(60_000);
+    expect(await again).toMatchObject({ status: "success", value: { id: "msg-1" }, replayed: true });
     expect(runs).toBe(1);
   });
 

@@ -59,8 +59,9 @@ describe("maxConcurrent", () => {
 
   it("frees the slot when an attempt succeeds, fails, times out (even if the tool ignores its signal) or is aborted", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxConcurrent: 1, attemptTimeoutMs: 1_000, maxRetries: 0 });
-    // With maxRetries 0 a refusal ends the call at once (exhausted): the probe reports the failure under it.
+    // No in-place retry (maxRetries 0, no patience): a timed-out attempt ends its call at once, told as temporary.
+    const plugin = RetryReflectPlugin.create({ clock, maxConcurrent: 1, attemptTimeoutMs: 1_000, maxRetries: 0, patienceMs: 0 });
+    // The probe reports the failure under it (a refusal of the slot: OVERLOADED).
     let probes = 0;
     const probe = async () => {
       const outcome = await plugin.execute({ toolName: "t", args: { probe: true }, scope: `probe-${probes++}` }, () => "free");
@@ -89,7 +90,7 @@ describe("maxConcurrent", () => {
     await clock.advance(999);
     expect(await probe()).toBe("OVERLOADED");
     await clock.advance(1);
-    expect(codeOf(await hung)).toBe("RETRIES_EXHAUSTED");
+    expect(codeOf(await hung)).toBe("TIMEOUT");
     expect(await probe()).toBe("success");
 
     // abort

@@ -56,8 +56,8 @@ describe("defaults", () => {
     expect(options.maxRetries).toBe(3);
     expect(options.initialBackoffMs).toBe(500);
     expect(options.backoffMultiplier).toBe(2);
-    expect(options.maxBackoffMs).toBe(30_000);
-    expect(options.circuitBreakerThreshold).toBe(5);
+    expect(options.maxBackoffMs).toBe(4_000);
+    expect(options.circuitBreakerThreshold).toBe(10);
     expect(options.circuitBreakerResetMs).toBe(60_000);
     expect(options.circuitBreakerCountsInvalidArguments).toBe(false);
     expect(options.circuitBreakerKey).toBeUndefined();
@@ -86,6 +86,20 @@ describe("defaults", () => {
     expect(options.idempotency.requireKey).toBe(true);
     expect(options.idempotency.key).toBeUndefined();
     expect(options.idempotency.store).toBeInstanceOf(InMemoryIdempotencyStore);
+    // Agents finish when tools come back (DESIGN Part 4): patience, the give-up time, waiting for
+    // recovery, a growing attempt limit and a retry budget, on by default.
+    expect(options.attemptTimeoutsMs).toEqual([30_000, 60_000]);
+    expect(options.defaultLimit).toBe(true);
+    expect(options.patienceMs).toBe(15_000);
+    expect(options.giveUpMs).toBe(20_000);
+    expect(options.waitForRecovery).toBe(true);
+    expect(options.exhaustedResetMs).toBe(60_000);
+    expect(options.retryBudget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+    // The breaker's threshold sits above the attempts one patient call makes (0, 0.5, 1.5, 3.5, 7.5, 11.5 s: six).
+    expect(options.circuitBreakerThreshold).toBeGreaterThan(6);
+    // The plugin's policy is the same.
+    expect(options.policy).toMatchObject({ patienceMs: 15_000, giveUpMs: 20_000, waitForRecovery: true, maxBackoffMs: 4_000 });
+    expect(options.policy.attemptTimeoutsMs).toEqual([30_000, 60_000]);
   });
 
   it("are the same through create(), create({}) and an empty builder", () => {
@@ -126,7 +140,10 @@ type NumericOption =
   | "circuitBreakerResetMs"
   | "maxCircuitBreakers"
   | "maxAttemptCounters"
-  | "maxErrorLength";
+  | "maxErrorLength"
+  | "patienceMs"
+  | "giveUpMs"
+  | "attemptTimeoutMs";
 
 const NUMERIC: readonly NumericOption[] = [
   "maxRetries",
@@ -138,6 +155,9 @@ const NUMERIC: readonly NumericOption[] = [
   "maxCircuitBreakers",
   "maxAttemptCounters",
   "maxErrorLength",
+  "patienceMs",
+  "giveUpMs",
+  "attemptTimeoutMs",
 ];
 
 /** Bad values and how the error message must show them. */
@@ -191,6 +211,41 @@ describe("numeric options are validated", () => {
         expect(error.message).toContain(`received ${shown}`);
       }
     }
+  });
+
+  it("patienceMs and giveUpMs accept 0, and are set per tool too", () => {
+    const options = resolveOptions({ patienceMs: 0, giveUpMs: 0, tools: { slow: { patienceMs: 60_000, giveUpMs: 120_000 } } });
+    expect([options.patienceMs, options.giveUpMs]).toEqual([0, 0]);
+    expect(options.tools.get("slow")).toMatchObject({ patienceMs: 60_000, giveUpMs: 120_000 });
+    expect(invalidOption(() => resolveOptions({ tools: { slow: { patienceMs: -1 } } })).option).toBe("tools.slow.patienceMs");
+    expect(invalidOption(() => resolveOptions({ tools: { slow: { giveUpMs: Number.POSITIVE_INFINITY } } })).option).toBe(
+      "tools.slow.giveUpMs",
+    );
+  });
+
+  it("attemptTimeoutMs is a number (one limit for every attempt; 0: none) or a non-empty list of limits > 0 (one per attempt of the row, the last for every later one)", () => {
+    expect(resolveOptions({ attemptTimeoutMs: 5_000 }).attemptTimeoutsMs).toEqual([5_000]);
+    expect(resolveOptions({ attemptTimeoutMs: 0 }).attemptTimeoutsMs).toEqual([]);
+    expect(resolveOptions({ attemptTimeoutMs: [10_000, 20_000, 40_000] }).attemptTimeoutsMs).toEqual([10_000, 20_000, 40_000]);
+    // Set, it is no longer the default limit.
+    expect(resolveOptions({ attemptTimeoutMs: [30_000, 60_000] }).defaultLimit).toBe(false);
+    // Per tool: the tool's list replaces the plugin's.
+    const options = resolveOptions({ attemptTimeoutMs: 5_000, tools: { report: { attemptTimeoutMs: [60_000, 120_000] } } });
+    expect(options.tools.get("report")?.attemptTimeoutsMs).toEqual([60_000, 120_000]);
+    expect(options.attemptTimeoutsMs).toEqual([5_000]);
+    // The list is copied: changing the caller's array after create() changes nothing.
+    const limits = [1_000, 2_000];
+    const copied = resolveOptions({ attemptTimeoutMs: limits });
+    limits[0] = 99;
+    expect(copied.attemptTimeoutsMs).toEqual([1_000, 2_000]);
+    for (const bad of [[], [1_000, 0], [1_000, -1], [Number.NaN], [Number.POSITIVE_INFINITY], ["1000"], [null]]) {
+      const error = invalidOption(() => resolveOptions({ attemptTimeoutMs: bad as never }));
+      expect(error.option).toBe("attemptTimeoutMs");
+      expect(error.value).toEqual(bad);
+    }
+    expect(invalidOption(() => resolveOptions({ tools: { report: { attemptTimeoutMs: [0] } } })).option).toBe(
+      "tools.report.attemptTimeoutMs",
+    );
   });
 
   it("maxBackoffMs below initialBackoffMs is contradictory", () => {
@@ -303,6 +358,11 @@ describe("other options are validated", () => {
     expect(invalidOption(() => resolveOptions({ circuitBreakerCountsInvalidArguments: "yes" as never })).option).toBe(
       "circuitBreakerCountsInvalidArguments",
     );
+    for (const value of ["yes", 1, null]) {
+      expect(invalidOption(() => resolveOptions({ waitForRecovery: value as never })).option).toBe("waitForRecovery");
+    }
+    expect(invalidOption(() => resolveOptions({ tools: { t: { waitForRecovery: 0 as never } } })).option).toBe("tools.t.waitForRecovery");
+    expect(resolveOptions({ waitForRecovery: false }).waitForRecovery).toBe(false);
     expect(invalidOption(() => resolveOptions({ idempotency: { requireKey: 1 as never } })).option).toBe("idempotency.requireKey");
   });
 
@@ -406,7 +466,10 @@ describe("builder", () => {
       exhaustedPrompt: "{tool_name} is done: {error}",
       notRecoverablePrompt: "{tool_name} cannot: {error}",
       circuitOpenPrompt: "{tool_name} is down for {retry_after_s} s",
-      attemptTimeoutMs: 2_000,
+      attemptTimeoutMs: [2_000, 8_000],
+      patienceMs: 30_000,
+      giveUpMs: 45_000,
+      waitForRecovery: false,
       shouldRetry,
       isFailure,
       maxConcurrent: 3,
@@ -414,7 +477,7 @@ describe("builder", () => {
       repeatedCallLimit: 2,
       exhaustedResetMs: 120_000,
       retryBudget: { ratio: 0.2, windowMs: 5_000 },
-      tools: { search: { maxRetries: 5, attemptTimeoutMs: 500 } },
+      tools: { search: { maxRetries: 5, attemptTimeoutMs: 500, patienceMs: 1_000 } },
       // A failure-rate breaker is not for a shared store: the store has a test of its own.
     } as const satisfies Omit<Required<RetryReflectOptions>, "circuitBreakerStore">;
 
@@ -453,6 +516,9 @@ describe("builder", () => {
       .notRecoverablePrompt(fields.notRecoverablePrompt)
       .circuitOpenPrompt(fields.circuitOpenPrompt)
       .attemptTimeoutMs(fields.attemptTimeoutMs)
+      .patienceMs(fields.patienceMs)
+      .giveUpMs(fields.giveUpMs)
+      .waitForRecovery(fields.waitForRecovery)
       .shouldRetry(fields.shouldRetry)
       .isFailure(fields.isFailure)
       .maxConcurrent(fields.maxConcurrent)
@@ -505,7 +571,11 @@ describe("builder", () => {
     expect(options.exhaustedTemplate?.source).toBe(fields.exhaustedPrompt);
     expect(options.notRecoverableTemplate?.source).toBe(fields.notRecoverablePrompt);
     expect(options.circuitOpenTemplate?.source).toBe(fields.circuitOpenPrompt);
-    expect(options.attemptTimeoutMs).toBe(2_000);
+    expect(options.attemptTimeoutsMs).toEqual([2_000, 8_000]);
+    expect(options.defaultLimit).toBe(false);
+    expect(options.patienceMs).toBe(30_000);
+    expect(options.giveUpMs).toBe(45_000);
+    expect(options.waitForRecovery).toBe(false);
     expect(options.shouldRetry).toBe(shouldRetry);
     expect(options.isFailure).toBe(isFailure);
     expect(options.maxConcurrent).toBe(3);
@@ -515,10 +585,13 @@ describe("builder", () => {
     expect(options.retryBudget).toEqual({ ratio: 0.2, minPerSecond: 1, windowMs: 5_000 });
     const search = options.tools.get("search");
     expect(search?.maxRetries).toBe(5);
-    expect(search?.attemptTimeoutMs).toBe(500);
+    expect(search?.attemptTimeoutsMs).toEqual([500]);
+    expect(search?.patienceMs).toBe(1_000);
     // The rest of the tool's policy is the plugin's.
     expect(search?.initialBackoffMs).toBe(250);
     expect(search?.maxConcurrent).toBe(3);
+    expect(search?.giveUpMs).toBe(45_000);
+    expect(search?.waitForRecovery).toBe(false);
   });
 
   it("has one method per option, each setting the field of the same name", () => {
@@ -557,6 +630,9 @@ describe("builder", () => {
       notRecoverablePrompt: "y {error}",
       circuitOpenPrompt: "z {retry_after_s}",
       attemptTimeoutMs: 12,
+      patienceMs: 16,
+      giveUpMs: 17,
+      waitForRecovery: false,
       shouldRetry: () => false,
       isFailure: () => false,
       maxConcurrent: 13,

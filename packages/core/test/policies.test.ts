@@ -69,14 +69,16 @@ const PATHS: readonly [string, (events: RetryReflectEvent[]) => RetryReflectObse
 describe("per-tool policies: tools and .tool(name, policy)", () => {
   it("a tool's maxRetries and initialBackoffMs override the plugin's; other tools keep the plugin's", async () => {
     const clock = createFakeClock();
+    // No patience: a transient failure gets exactly maxRetries in-place retries, then is told as temporary.
     const plugin = RetryReflectPlugin.create({
       clock,
       maxRetries: 3,
       initialBackoffMs: 500,
+      patienceMs: 0,
       tools: { pay: { maxRetries: 1, initialBackoffMs: 100 } },
     });
     let payCalls = 0;
-    const pay = failed(
+    const pay = reflected(
       await settle(
         clock,
         plugin.execute({ toolName: "pay", args: {} }, () => {
@@ -85,13 +87,13 @@ describe("per-tool policies: tools and .tool(name, policy)", () => {
         }),
       ),
     );
-    expect(pay.reason).toBe("exhausted");
     expect(payCalls).toBe(2);
     expect(clock.sleeps).toEqual([100]);
-    expect(parts(pay.message).json).toMatchObject({ error_code: "RETRIES_EXHAUSTED", attempt: 2, max_retries: 1 });
+    // The wait told is the tool's next backoff (100 ms × 2).
+    expect(parts(pay.message).json).toMatchObject({ error_code: "TRANSIENT", attempt: 2, max_retries: 1, retry_after_ms: 200 });
 
     let searchCalls = 0;
-    const search = failed(
+    const search = reflected(
       await settle(
         clock,
         plugin.execute({ toolName: "search", args: {} }, () => {
@@ -100,7 +102,7 @@ describe("per-tool policies: tools and .tool(name, policy)", () => {
         }),
       ),
     );
-    expect(search.reason).toBe("exhausted");
+    expect(parts(search.message).json).toMatchObject({ error_code: "TRANSIENT", attempt: 4, max_retries: 3 });
     expect(searchCalls).toBe(4);
     expect(clock.sleeps).toEqual([100, 500, 1000, 2000]);
   });
@@ -162,6 +164,7 @@ describe("per-tool policies: tools and .tool(name, policy)", () => {
     const plugin = RetryReflectPlugin.builder()
       .clock(clock)
       .maxRetries(3)
+      .patienceMs(0) // exactly maxRetries in-place retries
       .tool("pay", { maxRetries: 5 })
       .tool("refund", { maxRetries: 2 })
       .tool("pay", { maxRetries: 0 })
@@ -802,9 +805,11 @@ describe("fallback(call, error)", () => {
       const clock = createFakeClock();
       const events: RetryReflectEvent[] = [];
       const received: [ToolCall, ToolError][] = [];
+      // The tool has failed for giveUpMs by its second attempt: the definitive stop.
       const plugin = RetryReflectPlugin.create({
         clock,
         maxRetries: 1,
+        giveUpMs: 500,
         observers: observersOf(events),
         fallback: (call, error) => {
           received.push([call, error]);
@@ -852,7 +857,7 @@ describe("fallback(call, error)", () => {
       });
     });
 
-    it("replaces a circuit-open stop (the failure that opened it, and a plain rejection); the failures still open the circuit", async () => {
+    it("replaces an open circuit's temporary texts (the failure that opened it, a call turned away) and its stop (isolated)", async () => {
       const clock = createFakeClock();
       const errors: string[] = [];
       const plugin = RetryReflectPlugin.create({
@@ -866,9 +871,11 @@ describe("fallback(call, error)", () => {
         },
       });
       let calls = 0;
+      // The failures still open the circuit; the call would be told the tool is temporarily
+      // unavailable for the circuit's open time (60 s, past its patience): the fallback answers instead.
       const opening = await settle(
         clock,
-        plugin.execute({ toolName: "api", args: {} }, () => {
+        plugin.execute({ toolName: "api", args: {}, scope: "a" }, () => {
           calls++;
           return Promise.reject(unavailable());
         }),
@@ -876,16 +883,47 @@ describe("fallback(call, error)", () => {
       expect(opening).toMatchObject({ status: "success", value: "stale", fallback: true });
       expect(calls).toBe(2);
       expect(plugin.circuitState("api")).toBe("open");
-      const rejected = await settle(
+      const turnedAway = await settle(
         clock,
-        plugin.execute({ toolName: "api", args: {} }, () => {
+        plugin.execute({ toolName: "api", args: {}, scope: "b" }, () => {
           calls++;
           return "fresh";
         }),
       );
-      expect(rejected).toMatchObject({ status: "success", value: "stale", fallback: true });
+      expect(turnedAway).toMatchObject({ status: "success", value: "stale", fallback: true });
       expect(calls).toBe(2);
-      expect(errors).toEqual(["CIRCUIT_OPEN", "CIRCUIT_OPEN"]);
+      // An isolated circuit is a stop: the fallback replaces it too.
+      plugin.circuits.isolate("api");
+      const isolated = await settle(
+        clock,
+        plugin.execute({ toolName: "api", args: {}, scope: "c" }, () => {
+          calls++;
+          return "fresh";
+        }),
+      );
+      expect(isolated).toMatchObject({ status: "success", value: "stale", fallback: true });
+      expect(calls).toBe(2);
+      expect(errors).toEqual(["TRANSIENT", "CIRCUIT_OPEN", "CIRCUIT_OPEN"]);
+    });
+
+    it("is not used for a correction asked of the model (invalid arguments), nor for a write told temporary", async () => {
+      const clock = createFakeClock();
+      const plugin = RetryReflectPlugin.create({
+        clock,
+        patienceMs: 0,
+        toolEffects: { pay: "write" },
+        idempotency: { derive: "when-missing" },
+        fallback: () => "stale",
+      });
+      const corrected = await plugin.execute({ toolName: "search", args: {}, scope: "a" }, () => {
+        throw new TypeError("units: expected one of celsius, fahrenheit; received kelvin");
+      });
+      expect(corrected.status).toBe("reflect");
+      const write = await settle(
+        clock,
+        plugin.execute({ toolName: "pay", args: { amount: 5 }, scope: "b" }, () => Promise.reject(unavailable())),
+      );
+      expect(write.status).toBe("reflect");
     });
 
     it("the failure still counts for the budget: the next call of the scope is stopped without running, and falls back again", async () => {
@@ -893,6 +931,7 @@ describe("fallback(call, error)", () => {
       const plugin = RetryReflectPlugin.create({
         clock,
         maxRetries: 1,
+        giveUpMs: 500, // the definitive stop at the second attempt
         circuitBreakerThreshold: 100,
         observers: observersOf([]),
         fallback: () => 0,
@@ -945,6 +984,7 @@ describe("fallback(call, error)", () => {
       const plugin = RetryReflectPlugin.create({
         clock,
         maxRetries: 0,
+        giveUpMs: 0, // the definitive stop at the first failure
         circuitBreakerThreshold: 100,
         observers: observersOf(events),
         tools: {
@@ -1020,7 +1060,7 @@ describe("fallback(call, error)", () => {
       // biome-ignore lint/suspicious/noThenProperty: a thenable is the point of this test
       then: (resolve: (value: string) => void) => resolve("from thenable"),
     };
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, fallback: () => thenable });
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, giveUpMs: 0, fallback: () => thenable });
     expect(
       await settle(
         clock,
@@ -1035,7 +1075,8 @@ describe("fallback(call, error)", () => {
 
   it("per tool: only the tool with a fallback falls back", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, tools: { quotes: { fallback: () => "cached" } } });
+    // The definitive stop at the first failure (giveUpMs 0): a temporary failure is no fallback's.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, giveUpMs: 0, tools: { quotes: { fallback: () => "cached" } } });
     expect(
       (
         await settle(
@@ -1058,9 +1099,11 @@ describe("fallback(call, error)", () => {
 describe("the stop templates: exhaustedPrompt, notRecoverablePrompt, circuitOpenPrompt", () => {
   it("exhaustedPrompt replaces the built-in text; {error_code} is the last failure's, {retry_after_s} its wait rounded up", async () => {
     const clock = createFakeClock();
+    // The second 429 comes 1.2 s after the first failure: past giveUpMs, the definitive stop.
     const plugin = RetryReflectPlugin.create({
       clock,
       maxRetries: 1,
+      giveUpMs: 1_000,
       exhaustedPrompt:
         "{tool_name} gave up at {attempt}/{max_retries}: {error_code} {error}, try in {retry_after_s} s. {suggested_action} {args}",
     });
@@ -1122,28 +1165,29 @@ describe("the stop templates: exhaustedPrompt, notRecoverablePrompt, circuitOpen
     expect(parts(outcome.message).text).toBe("STOP GONE");
   });
 
-  it("circuitOpenPrompt: for the failure that opened the circuit, {error_code}/{error} are that failure's", async () => {
+  it("the failure that opened the circuit gets the temporary text (retryLaterPrompt): its own {error_code}/{error}, the circuit's open time", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({
       clock,
       maxRetries: 5,
       circuitBreakerThreshold: 2,
       circuitBreakerResetMs: 30_000,
-      circuitOpenPrompt: "{tool_name} is down ({error_code}: {error}); back in {retry_after_s} s",
+      retryLaterPrompt: "{tool_name} is down ({error_code}: {error}); back in {retry_after_s} s",
+      circuitOpenPrompt: "{tool_name} turned away ({error_code}); back in {retry_after_s} s",
     });
-    const outcome = failed(
+    const outcome = reflected(
       await settle(
         clock,
         plugin.execute({ toolName: "api", args: {} }, () => Promise.reject(unavailable())),
       ),
     );
-    expect(outcome.reason).toBe("circuit_open");
+    expect(plugin.circuitState("api")).toBe("open");
     const { text, json } = parts(outcome.message);
     expect(text).toBe('api is down (TRANSIENT: "HTTP 503 Service Unavailable"); back in 30 s');
-    expect(json).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 30_000, details: { last_error_code: "TRANSIENT" } });
+    expect(json).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 30_000 });
   });
 
-  it("circuitOpenPrompt: a plain rejection uses it too ({error_code} CIRCUIT_OPEN, the remaining wait rounded up)", async () => {
+  it("circuitOpenPrompt: the text of a call turned away by the open circuit ({error_code} CIRCUIT_OPEN, the remaining wait rounded up)", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({
       clock,
@@ -1158,22 +1202,28 @@ describe("the stop templates: exhaustedPrompt, notRecoverablePrompt, circuitOpen
     );
     await clock.advance(10_500);
     let ran = 0;
-    const outcome = failed(
+    // 19.5 s of open time left, past the call's patience (15 s): turned away at once, as temporary.
+    const outcome = reflected(
       await settle(
         clock,
         plugin.execute({ toolName: "api", args: {}, scope: "b" }, () => ran++),
       ),
     );
     expect(ran).toBe(0);
-    expect(outcome.reason).toBe("circuit_open");
     const { text, json } = parts(outcome.message);
     expect(text).toBe("api is down (CIRCUIT_OPEN); back in 20 s");
-    expect(json).toMatchObject({ error_code: "CIRCUIT_OPEN", retry_after_ms: 19_500 });
+    expect(json).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: true, retry_after_ms: 19_500 });
   });
 
   it("per tool via tools; other tools keep the built-in texts", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, tools: { quotes: { exhaustedPrompt: "QUOTES DONE {error_code}" } } });
+    // The definitive stop at the first failure (giveUpMs 0).
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxRetries: 0,
+      giveUpMs: 0,
+      tools: { quotes: { exhaustedPrompt: "QUOTES DONE {error_code}" } },
+    });
     const quotes = failed(
       await settle(
         clock,
@@ -1209,7 +1259,8 @@ describe("the stop templates: exhaustedPrompt, notRecoverablePrompt, circuitOpen
 describe('onExhausted: "throw" and fallback', () => {
   it("without a fallback, an exhausted call throws RetriesExhaustedError", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, onExhausted: "throw" });
+    // The tool has failed for giveUpMs by its second attempt: the definitive stop.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1, giveUpMs: 500, onExhausted: "throw" });
     const pending = plugin.execute({ toolName: "api", args: {} }, () => Promise.reject(unavailable()));
     pending.catch(() => {});
     await clock.runAll();
@@ -1227,6 +1278,7 @@ describe('onExhausted: "throw" and fallback', () => {
       const plugin = RetryReflectPlugin.create({
         clock,
         maxRetries: 0,
+        giveUpMs: 0, // the definitive stop at the first failure
         circuitBreakerThreshold: 100,
         onExhausted: "throw",
         observers: observersOf([]),

@@ -19,10 +19,20 @@ const exploded = () => new Error("upstream exploded");
 
 type Result = "ok" | "fail";
 
+/**
+ * A plugin whose calls that meet an open circuit are turned away at once (`waitForRecovery: false`),
+ * told the circuit's remaining time: these tests read the breakers' states and open times (the wait
+ * for recovery is tested in patience.test.ts).
+ */
 function setup(options: RetryReflectOptions = {}) {
   const clock = createFakeClock();
   const events: RetryReflectEvent[] = [];
-  const plugin = RetryReflectPlugin.create({ clock, observers: [{ onEvent: (event) => events.push(event) }], ...options });
+  const plugin = RetryReflectPlugin.create({
+    clock,
+    waitForRecovery: false,
+    observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
+  });
   let scopes = 0;
   let runs = 0;
   /** One call in a scope of its own (no budget nor gate in the way): the tool succeeds or fails. */
@@ -49,6 +59,11 @@ function setup(options: RetryReflectOptions = {}) {
 const F: Result = "fail";
 const S: Result = "ok";
 const statusOf = (outcome: ExecuteOutcome<unknown>) => (outcome.status === "failed" ? outcome.reason : outcome.status);
+/** The wait the model is told before it calls again (an open circuit's remaining time), if any. */
+const retryAfterOf = (outcome: ExecuteOutcome<unknown>) => (outcome.status === "success" ? undefined : outcome.error.retryAfterMs);
+/** A call turned away by the open circuit, without running: temporary, with the remaining time. */
+const turnedAway = (outcome: ExecuteOutcome<unknown>) =>
+  outcome.status === "reflect" && outcome.error.code === "CIRCUIT_OPEN" && outcome.error.recoverable;
 const repeat = (result: Result, count: number): Result[] => Array.from({ length: count }, () => result);
 
 describe("the failure-rate breaker through the plugin", () => {
@@ -78,11 +93,12 @@ describe("the failure-rate breaker through the plugin", () => {
     const outcomes = await at.together("search", [F, S, F, S]);
     expect(at.plugin.circuits.state("search")).toBe("open");
     expect(at.opened()).toEqual([{ tool_name: "search", failures: 2, reset_ms: 60_000 }]);
-    // The failure recorded last was judged with the window full: its outcome is the open circuit (or a success).
-    expect(outcomes.filter((outcome) => statusOf(outcome) === "circuit_open").length).toBeLessThanOrEqual(1);
+    // The failure recorded last was judged with the window full: it is told to call again after the open time (or it is a success).
+    expect(outcomes.filter((outcome) => retryAfterOf(outcome) === 60_000).length).toBeLessThanOrEqual(1);
     const runs = at.runs();
     const rejected = await at.call("search", S);
-    expect(rejected.status === "failed" && rejected.error.code).toBe("CIRCUIT_OPEN");
+    expect(turnedAway(rejected)).toBe(true);
+    expect(retryAfterOf(rejected)).toBe(60_000);
     expect(at.runs()).toBe(runs);
     expect(at.rejections()).toEqual([{ tool_name: "search", retry_after_ms: 60_000 }]);
   });
@@ -101,7 +117,8 @@ describe("the failure-rate breaker through the plugin", () => {
     const many = setup(options);
     const outcomes = await many.together("search", repeat(F, 100));
     expect(many.opened()).toHaveLength(1);
-    expect(outcomes.filter((outcome) => statusOf(outcome) === "circuit_open").length).toBeGreaterThanOrEqual(1);
+    // The failures recorded after it opened are told of the open circuit: call again after its open time.
+    expect(outcomes.filter((outcome) => outcome.status === "reflect" && retryAfterOf(outcome) === 60_000).length).toBeGreaterThanOrEqual(1);
     expect(many.plugin.circuits.state("search")).toBe("open");
   });
 
@@ -178,19 +195,20 @@ describe("growing open periods (circuitBreakerMaxResetMs) through the plugin", (
       circuitBreakerMaxResetMs: 5_000,
     });
     const opening = await call("pay", F);
-    expect(opening.status === "failed" && opening.reason).toBe("circuit_open");
-    expect(opening.status === "failed" && opening.error.retryAfterMs).toBe(1_000);
+    expect(opening.status).toBe("reflect");
+    expect(retryAfterOf(opening)).toBe(1_000);
     const waits: Array<number | undefined> = [];
     const rejected: Array<number | undefined> = [];
     let openMs = 1_000;
     for (let probe = 0; probe < 4; probe++) {
       // While open: rejected with the remaining time.
       const early = await call("pay", S);
-      rejected.push(early.status === "failed" ? early.error.retryAfterMs : undefined);
+      expect(turnedAway(early)).toBe(true);
+      rejected.push(retryAfterOf(early));
       await clock.advance(openMs);
       // The probe fails: open again, for longer.
       const failedProbe = await call("pay", F);
-      const wait = failedProbe.status === "failed" ? failedProbe.error.retryAfterMs : undefined;
+      const wait = retryAfterOf(failedProbe);
       waits.push(wait);
       openMs = wait ?? 0;
     }
@@ -202,7 +220,7 @@ describe("growing open periods (circuitBreakerMaxResetMs) through the plugin", (
     await clock.advance(5_000);
     expect((await call("pay", S)).status).toBe("success");
     const again = await call("pay", F);
-    expect(again.status === "failed" && again.error.retryAfterMs).toBe(1_000);
+    expect(retryAfterOf(again)).toBe(1_000);
   });
 
   it("per tool: only the tool with circuitBreakerMaxResetMs grows its open periods", async () => {
@@ -214,12 +232,12 @@ describe("growing open periods (circuitBreakerMaxResetMs) through the plugin", (
     const waitsOf = async (toolName: string) => {
       const waits: Array<number | undefined> = [];
       const first = await call(toolName, F);
-      let openMs = first.status === "failed" ? (first.error.retryAfterMs ?? 0) : 0;
+      let openMs = retryAfterOf(first) ?? 0;
       waits.push(openMs);
       for (let probe = 0; probe < 4; probe++) {
         await clock.advance(openMs);
         const outcome = await call(toolName, F);
-        openMs = outcome.status === "failed" ? (outcome.error.retryAfterMs ?? 0) : 0;
+        openMs = retryAfterOf(outcome) ?? 0;
         waits.push(openMs);
       }
       return waits;
@@ -237,12 +255,9 @@ describe("growing open periods (circuitBreakerMaxResetMs) through the plugin", (
     await clock.advance(0);
     held.open();
     const outcomes = await Promise.all(calls);
-    const rejected = outcomes.filter((outcome) => outcome.status === "failed" && outcome.error.code === "CIRCUIT_OPEN");
-    expect(rejected).toHaveLength(10);
     // The probe's own outcome carries the doubled time; the rest were turned away without running.
-    expect(rejected.map((outcome) => outcome.status === "failed" && outcome.error.retryAfterMs).sort()).toEqual([
-      1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 2_000,
-    ]);
+    expect(outcomes.filter(turnedAway)).toHaveLength(9);
+    expect(outcomes.map(retryAfterOf).sort()).toEqual([1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 2_000]);
     expect(plugin.circuits.state("pay")).toBe("open");
   });
 });
@@ -257,9 +272,9 @@ describe("a tool with breaker settings of its own has its own breaker", () => {
     // `plain` and `tuned` (a policy, but no breaker settings of its own) share the plugin's "backend" circuit.
     await call("plain", F);
     const second = await call("tuned", F);
-    expect(second.status === "failed" && second.reason).toBe("circuit_open");
+    expect(retryAfterOf(second)).toBe(60_000); // it opened the shared circuit
     const plainRejected = await call("plain", S);
-    expect(plainRejected.status === "failed" && plainRejected.error.code).toBe("CIRCUIT_OPEN");
+    expect(turnedAway(plainRejected)).toBe(true);
     // A tool's own breaker is found by its name, and the keys of circuitBreakerKey are not tool names.
     expect(() =>
       RetryReflectPlugin.create({ circuitBreakerKey: () => "backend", tools: { solo: { circuitBreakerThreshold: 1 } } }),
@@ -308,15 +323,16 @@ describe("a tool with breaker settings of its own has its own breaker", () => {
     restored.plugin.circuits.restore(JSON.parse(JSON.stringify(snapshot)));
     expect(restored.plugin.circuits.snapshot()).toEqual(snapshot);
     const stillOpen = await restored.call("growing", S);
-    expect(stillOpen.status === "failed" && stillOpen.error.retryAfterMs).toBe(20_000);
-    expect((await restored.call("rated", S)).status).toBe("failed");
+    expect(turnedAway(stillOpen) && retryAfterOf(stillOpen)).toBe(20_000);
+    expect(turnedAway(await restored.call("rated", S))).toBe(true);
     // `plain` had one failure: one more opens it (threshold 2).
     const plainOpened = await restored.call("plain", F);
-    expect(plainOpened.status === "failed" && plainOpened.reason).toBe("circuit_open");
+    expect(retryAfterOf(plainOpened)).toBe(10_000);
+    expect(restored.plugin.circuits.state("plain")).toBe("open");
     // The growth goes on from the restored period: the next failed probe opens for 40 s.
     await restored.clock.advance(20_000);
     const probe = await restored.call("growing", F);
-    expect(probe.status === "failed" && probe.error.retryAfterMs).toBe(40_000);
+    expect(retryAfterOf(probe)).toBe(40_000);
 
     // Isolate and reset reach the tool's own breaker.
     plugin.circuits.reset("rated");

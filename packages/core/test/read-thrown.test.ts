@@ -47,8 +47,8 @@ function hostCall(
 describe("HostToolCall.readThrown", () => {
   it("passThrough: the host's error is rethrown as thrown, not counted, the breaker untouched, the call 'interrupted'", async () => {
     const interrupt = new Interrupt("waiting for a human");
-    // The direct attempt of a healthy tool, and the policy's attempt loop (a tool with a limit of its own).
-    for (const options of [{}, { attemptTimeoutMs: 1000 }]) {
+    // The direct attempt of a healthy tool, and the policy's attempt loop (a tool with a concurrency slot to take).
+    for (const options of [{}, { maxConcurrent: 4 }]) {
       const { plugin, ends } = setup({ circuitBreakerThreshold: 1, ...options });
       const call = hostCall(
         () => interrupt,
@@ -111,12 +111,13 @@ describe("HostToolCall.readThrown", () => {
   });
 
   it("is asked once per failed attempt (in-place retries too), never for a returned failure", async () => {
-    const { plugin, clock } = setup({ maxRetries: 2, circuitBreakerThreshold: 10 });
+    // No patience: the call makes its maxRetries in-place retries, then tells the failure as temporary.
+    const { plugin, clock } = setup({ maxRetries: 2, patienceMs: 0, circuitBreakerThreshold: 10 });
     const reset = () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     const call = hostCall(reset, (error) => ({ failure: error }));
     const pending = runToolCall(plugin, call);
     await clock.runAll();
-    expect(await pending).toMatchObject({ status: "failed", reason: "exhausted" });
+    expect(await pending).toMatchObject({ status: "reflect", error: { recoverable: true } });
     expect(call.readings).toHaveLength(3);
 
     const returned = hostCall(reset, (error) => ({ failure: error }), {

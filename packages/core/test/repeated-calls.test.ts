@@ -257,9 +257,10 @@ describe("repeatedCallLimit: an exact call that keeps failing is refused", () =>
     // One tool failure only: the circuit (threshold 2) is still closed.
     expect(plugin.circuits.state("orders")).toBe("closed");
     expect(events.some((event) => event.type === "circuit_opened")).toBe(false);
-    // Another scope: one more real failure opens it (it had one failure, not four).
+    // Another scope: one more real failure opens it (it had one failure, not four). The failure
+    // that opens it is told as temporary, with the circuit's open time.
     const other = await plugin.execute({ toolName: "orders", args: { id: 43 }, scope: "t" }, tool);
-    expect(other.status === "failed" && other.reason).toBe("circuit_open");
+    expect(other).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", recoverable: true, retryAfterMs: 60_000 } });
     expect(plugin.circuits.state("orders")).toBe("open");
   });
 
@@ -349,7 +350,14 @@ describe("repeatedCallLimit: an exact call that keeps failing is refused", () =>
 
   it("keeps memory bounded with many distinct failing calls: the oldest is forgotten first", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, repeatedCallLimit: 1, maxRetries: 100_000, circuitBreakerThreshold: 1_000_000 });
+    // No give-up time within this test's clock: the row keeps failing for minutes.
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      repeatedCallLimit: 1,
+      maxRetries: 100_000,
+      giveUpMs: 3_600_000,
+      circuitBreakerThreshold: 1_000_000,
+    });
     const engine = (plugin as unknown as { [ENGINE]: Engine })[ENGINE];
     let runs = 0;
     const tool = () => {
@@ -389,7 +397,14 @@ describe("repeatedCallLimit: an exact call that keeps failing is refused", () =>
 
   it("keeps a call that keeps being repeated in memory while others come and go", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, repeatedCallLimit: 3, maxRetries: 100_000, circuitBreakerThreshold: 1_000_000 });
+    // No give-up time within this test's clock: the row keeps failing for minutes.
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      repeatedCallLimit: 3,
+      maxRetries: 100_000,
+      giveUpMs: 3_600_000,
+      circuitBreakerThreshold: 1_000_000,
+    });
     let runs = 0;
     const tool = () => {
       runs++;

@@ -7,6 +7,7 @@ import {
   type CircuitStoreSettings,
   type CircuitTransition,
   type RetryReflectEvent,
+  type RetryReflectOptions,
   RetryReflectPlugin,
 } from "../src/index.js";
 import { CircuitBreaker } from "../src/primitives.js";
@@ -84,7 +85,12 @@ class OutageStore implements CircuitBreakerStore {
   }
 }
 
-function setup() {
+/**
+ * A plugin over an `OutageStore`. Calls that meet the open circuit are turned away at once
+ * (`waitForRecovery: false`) unless `options` say otherwise: most tests here look at which calls
+ * the stand-in turns away and which it lets through.
+ */
+function setup(options: RetryReflectOptions = {}) {
   const clock = createFakeClock();
   const store = new OutageStore(clock);
   const events: RetryReflectEvent[] = [];
@@ -93,7 +99,9 @@ function setup() {
     circuitBreakerStore: store,
     circuitBreakerThreshold: 3,
     circuitBreakerResetMs: 10_000,
+    waitForRecovery: false,
     observers: [{ onEvent: (event) => events.push(event) }],
+    ...options,
   });
   let scopes = 0;
   let runs = 0;
@@ -127,13 +135,12 @@ describe("the local view stands in while the circuit breaker store cannot answer
       expect(events.find((event) => event.type === "circuit_opened")?.fields).toMatchObject({ tool_name: "search", failures: 3 });
       const errors = events.filter((event) => event.type === "store_error").map((event) => event.fields.operation);
       expect(errors).toEqual(["record", "record", "record"]);
-      // The third failure opened it: the model is told at once, as with an in-memory breaker.
-      expect(outcomes[2]).toMatchObject({ status: "failed", reason: "circuit_open" });
+      // The third failure opened it: the model is told at once, as with an in-memory breaker, to call again after the open time.
+      expect(outcomes[2]).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
       for (const outcome of outcomes.slice(3)) {
         expect(outcome).toMatchObject({
-          status: "failed",
-          reason: "circuit_open",
-          error: { code: "CIRCUIT_OPEN", retryAfterMs: expect.any(Number) },
+          status: "reflect",
+          error: { code: "CIRCUIT_OPEN", recoverable: true, retryAfterMs: expect.any(Number) },
         });
       }
       expect(store.io).toBe(3);
@@ -150,20 +157,57 @@ describe("the local view stands in while the circuit breaker store cannot answer
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => call("ok")));
     expect(runs()).toBe(before + 1);
     expect(outcomes.filter((outcome) => outcome.status === "success")).toHaveLength(1);
-    expect(outcomes.filter((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open")).toHaveLength(9);
+    expect(outcomes.filter((outcome) => outcome.status === "reflect" && outcome.error.code === "CIRCUIT_OPEN")).toHaveLength(9);
     expect([count("circuit_half_opened"), count("circuit_closed")]).toEqual([1, 1]);
     expect(plugin.circuits.state("search")).toBe("closed");
     expect((await call("ok")).status).toBe("success");
   });
 
+  it("waiting for recovery with the store still down: calls that meet the open circuit wait, one is the probe, the rest run after its success", async () => {
+    const { clock, store, plugin, count } = setup({ waitForRecovery: true });
+    store.mode = "reject";
+    for (let i = 0; i < 3; i++) {
+      await drive(
+        clock,
+        plugin.execute({ toolName: "search", args: {}, scope: `opener-${i}` }, () => {
+          throw new Error("upstream exploded");
+        }),
+      );
+    }
+    expect(plugin.circuits.state("search")).toBe("open");
+    await clock.advance(8_000);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let ran = 0;
+    const calls = Array.from({ length: 10 }, (_, index) =>
+      plugin.execute({ toolName: "search", args: {}, scope: `w${index}` }, async () => {
+        if (++ran === 1) await held;
+        return "ok";
+      }),
+    );
+    await clock.advance(0);
+    // 2 s until the circuit lets its probe through: within the calls' patience; then they wait for the probe's result.
+    expect(count("waiting_for_recovery")).toBe(10);
+    await clock.advance(2_000);
+    expect(ran).toBe(1); // the local view lets one probe through
+    await clock.advance(2_000);
+    expect(ran).toBe(1);
+    release();
+    const outcomes = await Promise.all(calls.map((call) => drive(clock, call)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(10).fill("success"));
+    expect(ran).toBe(10);
+    expect([count("circuit_half_opened"), count("circuit_closed")]).toEqual([1, 1]);
+    expect(plugin.circuits.state("search")).toBe("closed");
+  });
+
   it("a failed probe with the store still down opens the circuit again for the open time", async () => {
     const { clock, call, runs, count, plugin } = await openLocally("hang");
     await clock.advance(10_000);
-    expect(await call("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("fail")).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
     expect(count("circuit_opened")).toBe(2);
     const before = runs();
     await clock.advance(9_000);
-    expect(await call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", retryAfterMs: 1_000 } });
     expect(runs()).toBe(before);
     expect(plugin.circuits.state("search")).toBe("open");
   });
@@ -173,7 +217,7 @@ describe("the local view stands in while the circuit breaker store cannot answer
     store.mode = "up";
     const io = store.io;
     await clock.advance(5_000);
-    for (let i = 0; i < 5; i++) expect(await call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    for (let i = 0; i < 5; i++) expect(await call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } });
     expect(runs()).toBe(3);
     expect(store.io).toBe(io);
   });
@@ -185,7 +229,7 @@ describe("the local view stands in while the circuit breaker store cannot answer
     // The probe's failure is heard by the store (its count 1): the fleet's closed circuit rules again.
     expect((await call("fail")).status).toBe("reflect");
     expect((await call("fail")).status).toBe("reflect");
-    expect(await call("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("fail")).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
     expect(store.server.state("search")).toBe("open");
     expect(count("circuit_opened")).toBe(2); // the stand-in's, then the fleet's
   });
@@ -207,10 +251,10 @@ describe("the local view stands in while the circuit breaker store cannot answer
     await clock.advance(10_000);
     // The store gives the fleet's probe (acquire answers), then cannot record its failure.
     store.recordMode = "reject";
-    expect(await call("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("fail")).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
     expect(store.server.state("search")).toBe("half-open"); // the store never heard
     const before = runs();
-    expect(await call("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+    expect(await call("ok")).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN" } });
     expect(runs()).toBe(before);
     expect(count("circuit_opened")).toBe(2);
   });
@@ -230,7 +274,8 @@ describe("the local view stands in while the circuit breaker store cannot answer
     const outcomes = await Promise.all(calls);
     expect(ran).toBe(50);
     expect(store.io).toBe(50);
-    expect(outcomes.filter((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open").length).toBeGreaterThan(0);
+    // The failures that found the circuit open are told to call again after its open time.
+    expect(outcomes.filter((outcome) => outcome.status === "reflect" && outcome.error.retryAfterMs === 10_000).length).toBeGreaterThan(0);
     expect(count("circuit_opened")).toBe(1);
     expect(count("store_error")).toBe(50);
     expect(plugin.circuits.state("search")).toBe("open");

@@ -37,7 +37,7 @@ describe("texts follow the action", () => {
     expect(busy.code).toBe("IN_PROGRESS");
     expect(busy.prompt).not.toContain(CORRECT);
     expect(busy.prompt).toBe(
-      `The tool 'pay' did not complete this call: "The same 'pay' operation is already running elsewhere.". Call it again with the same arguments (the same idempotency key, if it has one) in about 1 s; do not change them.`,
+      `The tool 'pay' is temporarily unavailable: "The same 'pay' operation is already running elsewhere.". It may work again in about 1 s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.`,
     );
     expect(busy.action).toContain("same arguments and key");
   });
@@ -55,7 +55,7 @@ describe("texts follow the action", () => {
     expect(outcome.code).toBe("STORE_UNAVAILABLE");
     expect(outcome.prompt).not.toContain(CORRECT);
     expect(outcome.prompt).toContain("was not performed");
-    expect(outcome.prompt).toContain("Call it again with the same arguments");
+    expect(outcome.prompt).toContain("call it again then with the same arguments (the same idempotency key");
   });
 
   it("OVERLOADED: the same call after the refusal's wait", async () => {
@@ -77,7 +77,7 @@ describe("texts follow the action", () => {
     const outcome = reflected(await first);
     expect(outcome.code).toBe("TIMEOUT");
     expect(outcome.prompt).not.toContain(CORRECT);
-    expect(outcome.prompt).toContain("Call it again with the same arguments");
+    expect(outcome.prompt).toContain("call it again then with the same arguments (the same idempotency key");
   });
 
   it("a write without a key that failed transiently: check whether it took effect, never 'corrected arguments'", async () => {

@@ -108,12 +108,13 @@ describe("the options a tool gets under the default limit", () => {
       signal = options.abortSignal;
       return hangs();
     });
-    await clock.advance(0);
+    await clock.advance(29_999);
     expect(signal?.aborted).toBe(false);
-    await clock.advance(61_000);
+    await clock.advance(1); // the default limit of a first attempt: 30 s
     expect(signal?.aborted).toBe(true);
     expect((signal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
-    expect(((await outcome) as { status: string }).status).toBe("failed");
+    // Past the patience, no in-place retry: the call ends, told as temporary.
+    expect(((await outcome) as { status: string }).status).toBe("reflect");
   });
 
   it("read first after the attempt was cut off at the limit, the signal is already aborted with the TIMEOUT", async () => {
@@ -126,8 +127,8 @@ describe("the options a tool gets under the default limit", () => {
       context = getToolContext(options);
       return hangs();
     });
-    await clock.advance(61_000);
-    expect(((await outcome) as { status: string }).status).toBe("failed");
+    await clock.advance(30_000);
+    expect(((await outcome) as { status: string }).status).toBe("reflect");
     expect(kept?.abortSignal?.aborted).toBe(true);
     expect((kept?.abortSignal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
     expect(context?.signal).toBe(kept?.abortSignal);

@@ -27,7 +27,8 @@ function forcedToolOf(toolChoice: unknown): string | undefined {
  * names each of them; the same request, untouched, when no circuit of its tools is open. A
  * half-open circuit counts as available, so that the probe can run. A tool that `toolChoice`
  * forces by name stays (leaving it out would make the provider reject the request; its call
- * fails fast with `CIRCUIT_OPEN`).
+ * waits for the circuit's probe when it is due within the call's patience, or is told at once that
+ * the tool is temporarily unavailable, `CIRCUIT_OPEN`).
  */
 export function withoutOpenCircuitTools<R extends ModelRequestTools>(plugin: RetryReflectPlugin, request: R): R {
   const { circuits } = plugin;

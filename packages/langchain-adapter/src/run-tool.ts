@@ -12,11 +12,11 @@ import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";
  */
 export type ToolContextMode = "writes" | "all";
 
-/** Does the tool's policy set `attemptTimeoutMs`? */
+/** Does the tool's policy set an attempt limit of its own (`attemptTimeoutMs`, not 0), rather than the default limits? */
 function hasAttemptTimeout(plugin: RetryReflectPlugin, toolName: string): boolean {
   const { options } = plugin;
-  const tool = options.tools.size === 0 ? undefined : options.tools.get(toolName);
-  return (tool ?? options).attemptTimeoutMs !== undefined;
+  const policy = (options.tools.size === 0 ? undefined : options.tools.get(toolName)) ?? options;
+  return !policy.defaultLimit && policy.attemptTimeoutsMs.length > 0;
 }
 
 /**

@@ -45,7 +45,42 @@ describe("a hung read tool under attemptTimeoutMs, through createAgent", () => {
     expect((result.messages[2] as ToolMessage).content).toBe("report for 2025-W14");
   });
 
-  it("a read tool without a time limit keeps the direct path: no tool context", async () => {
+  it("a list of limits (one per attempt) reaches the tool too: the first attempt cut off at its limit, the retry given the longer one", async () => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      initialBackoffMs: 100,
+      tools: { generate_report: { attemptTimeoutMs: [1_000, 5_000] } },
+    });
+    const signals: Array<AbortSignal | undefined> = [];
+    const report = tool(
+      async ({ period }) => {
+        const signal = getToolContext()?.signal;
+        signals.push(signal);
+        // A slow query: 3 s, or until its signal aborts.
+        await new Promise<void>((resolve, reject) => {
+          signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+          void clock.sleep(3_000).then(resolve);
+        });
+        return `report for ${period}`;
+      },
+      { name: "generate_report", description: "Builds a sales report.", schema: z.object({ period: z.string() }) },
+    );
+    const model = fakeModel()
+      .respond(callTools({ name: "generate_report", args: { period: "2025-W14" }, id: "call_1" }))
+      .respond(new AIMessage("Here it is."));
+    const agent = createAgent({ model, tools: [report], middleware: [retryReflectMiddleware(plugin)] });
+
+    const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "the weekly report" }] }));
+
+    expect(signals).toHaveLength(2);
+    expect((signals[0]?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
+    expect(signals[1]?.aborted).toBe(false);
+    expect((result.messages[2] as ToolMessage).content).toBe("report for 2025-W14");
+    expect(clock.now()).toBe(1_000 + 100 + 3_000);
+  });
+
+  it("a read tool under the default limits keeps the direct path: no tool context", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, tools: { generate_report: { attemptTimeoutMs: 1_000 } } });
     const seen: unknown[] = [];

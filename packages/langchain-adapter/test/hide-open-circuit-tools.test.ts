@@ -54,7 +54,9 @@ describe("hideOpenCircuitTools", () => {
       .respond(new AIMessage("Still down."));
 
     const first = await run("call the api");
-    expect((first[2] as ToolMessage).artifact).toMatchObject({ error_code: "CIRCUIT_OPEN" });
+    // The failure opened the circuit for 60 s: the model is told the tool is temporarily unavailable until then.
+    expect((first[2] as ToolMessage).artifact).toMatchObject({ error_code: "TOOL_FAILED", recoverable: true, retry_after_ms: 60_000 });
+    expect(String((first[2] as ToolMessage).content)).toMatch(/temporarily unavailable.*about 60 s/);
     expect(plugin.circuitState("broken_api")).toBe("open");
     expect(requests()).toEqual([
       { tools: ["broken_api", "search"], system: "You are helpful." },

@@ -60,26 +60,36 @@ describe("a transient failure is retried in place", () => {
     ]);
   });
 
-  it("stops with 'retries exhausted' after maxRetries + 1 attempts and tells the model to stop", async () => {
+  it("retries in place within the patience, then tells the model the tool is temporarily unavailable; once it has failed for giveUpMs, tells it to stop", async () => {
     const clock = createFakeClock();
     const recorder = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder], maxRetries: 2 });
+    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder] }); // patience 15 s, give-up 20 s, backoff up to 4 s
     const counter = { calls: 0 };
     const model = fakeModel()
       .respond(callTools({ name: "search", args: { query: "retry" }, id: "call_1" }))
+      .respond(callTools({ name: "search", args: { query: "retry" }, id: "call_2" }))
       .respond(new AIMessage("The search service is down."));
     const agent = createAgent({ model, tools: [flakyTool(99, counter)], middleware: [retryReflectMiddleware(plugin)] });
 
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "search retry" }] }));
+    const [temporary, stop] = [result.messages[2] as ToolMessage, result.messages[4] as ToolMessage];
 
-    expect(counter.calls).toBe(3);
-    expect(clock.sleeps.filter((ms) => ms > 0)).toEqual([500, 1000]);
-    const toolMessage = result.messages[2] as ToolMessage;
-    expect(toolMessage.status).toBe("error");
-    expect(String(toolMessage.content)).toContain("Do not call 'search' again for this task");
-    expect(toolMessage.artifact).toMatchObject({ error_code: "RETRIES_EXHAUSTED", recoverable: false });
-    expect(toolMessage.response_metadata).toMatchObject({ retry_reflect: { status: "failed", reason: "exhausted", attempt: 3 } });
-    expect(recorder.events.map((event) => event.type)).toEqual(["retry", "retry", "retries_exhausted"]);
+    // The first call: attempts at 0, 0.5, 1.5, 3.5, 7.5 and 11.5 s; the next would start past 15 s.
+    expect(temporary.status).toBe("error");
+    expect(String(temporary.content)).toContain("The tool 'search' is temporarily unavailable");
+    expect(String(temporary.content)).toContain("about 4 s");
+    expect(String(temporary.content)).not.toContain("Do not call");
+    expect(temporary.artifact).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 4_000 });
+    expect(temporary.response_metadata).toMatchObject({ retry_reflect: { status: "reflect", attempt: 6 } });
+    // The model's second call runs at the wait it was told; the tool has failed for 20 s by 23.5 s: the definitive stop.
+    expect(counter.calls).toBe(9);
+    expect(clock.sleeps.filter((ms) => ms > 0)).toEqual([500, 1000, 2000, 4000, 4000, 4000, 4000, 4000]);
+    expect(clock.now()).toBe(23_500);
+    expect(stop.status).toBe("error");
+    expect(String(stop.content)).toContain("Do not call 'search' again for this task");
+    expect(stop.artifact).toMatchObject({ error_code: "RETRIES_EXHAUSTED", recoverable: false });
+    expect(stop.response_metadata).toMatchObject({ retry_reflect: { status: "failed", reason: "exhausted", attempt: 9 } });
+    expect(recorder.types()).toEqual([...Array(6).fill("retry"), "waiting_before_retry", "retry", "retry", "retries_exhausted"]);
   });
 
   it("an abort of the run during a backoff wait rejects the run with the abort reason, without another attempt", async () => {

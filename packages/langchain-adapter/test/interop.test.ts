@@ -70,8 +70,9 @@ describe("beside LangChain's own tool middleware", () => {
 
   it("toolErrorMiddleware outside ours never sees an in-scope tool's error: ours answers first", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
-    const { search } = flaky(99);
+    // No in-place retry (no patience, no floor): the call ends at its first failure.
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, patienceMs: 0 });
+    const { counter, search } = flaky(99);
     const seen: unknown[] = [];
     const agent = createAgent({
       model: searchModel(),
@@ -80,7 +81,11 @@ describe("beside LangChain's own tool middleware", () => {
     });
     const result = await drive(clock, agent.invoke({ messages: [{ role: "user", content: "q" }] }));
     expect(seen).toEqual([]);
-    expect((result.messages[2] as ToolMessage).artifact).toMatchObject({ error_code: "RETRIES_EXHAUSTED" });
+    expect(counter.calls).toBe(1);
+    const message = result.messages[2] as ToolMessage;
+    expect(message.status).toBe("error");
+    expect(message.artifact).toMatchObject({ error_code: "TRANSIENT", recoverable: true });
+    expect(message.response_metadata).toMatchObject({ retry_reflect: { status: "reflect" } });
   });
 
   it("a Command returned by a tool passes through untouched", async () => {

@@ -24,7 +24,11 @@ const ORIGINAL = Symbol.for("retry-reflect.mastra.original-tool");
  *   run's `abortSignal`;
  * - a failure the model can fix reaches it as the tool's error: the reflection prompt and the
  *   structured error (Mastra shows the model a thrown error's message);
- * - a non-recoverable or exhausted failure, or an open circuit, tells the model to stop;
+ * - a transient failure that outlasts the call's patience, or an open circuit, tells the model the
+ *   tool is temporarily unavailable and when to call it again (a call due at the circuit's probe
+ *   within its patience waits for it);
+ * - a non-recoverable failure, spent corrections, or a tool that has kept failing for `giveUpMs`
+ *   tells the model to stop;
  * - a `write` is replayed from the idempotency store, never run twice.
  *
  * Each wrapped tool is a copy of the original (a Mastra `Tool`, its id, schemas,

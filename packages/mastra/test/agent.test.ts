@@ -130,7 +130,7 @@ describe("a Mastra agent (agent.generate, a mock model) running tools made with 
   const inventoryCall = (id: string) =>
     scriptedModel(callTools({ name: "inventory", input: { sku: "a" }, id }), reply("Inventory is down."));
 
-  it("fails fast with a stop once the circuit is open: the next run's call is not run", async () => {
+  it("turns the next run's call away at once while the circuit is open: not run, the model told the tool is temporarily unavailable", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, ...breakerOptions });
     const inventory = brokenInventory();
@@ -139,13 +139,18 @@ describe("a Mastra agent (agent.generate, a mock model) running tools made with 
     expect(plugin.circuitState("inventory")).toBe("open");
 
     const model = inventoryCall("call_2");
+    const before = clock.now();
     const result = await generate(clock, agentWith(model, tools), "stock?");
 
     expect(result.text).toBe("Inventory is down.");
     expect(inventory.runs()).toBe(1); // refused by the open circuit
+    expect(clock.now()).toBe(before); // 60 s from its probe, beyond the call's patience: no wait
     const refusal = errorText(toolOutputsSeen(model.doGenerateCalls[1])[0]);
-    expect(refusal).toContain("Do not call");
+    expect(refusal).toMatch(/The tool 'inventory' is temporarily unavailable.*about 60 s: call it again then with the same arguments/);
+    expect(refusal).not.toMatch(/do not call/i);
     expect(refusal).toContain('"error_code":"CIRCUIT_OPEN"');
+    expect(refusal).toContain('"recoverable":true');
+    expect(refusal).toContain('"retry_after_ms":60000');
   });
 
   it("hides a tool whose circuit is open with availableTools in prepareStep, and offers it again once half-open", async () => {

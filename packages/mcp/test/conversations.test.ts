@@ -7,8 +7,9 @@ import { withRetryReflect } from "../src/index.js";
 import { connect, drive, firstText, recordEvents, text } from "./helpers.js";
 
 // A long-lived host wraps its MCP client once and serves every conversation through it, each call
-// saying whose it is (`_meta.conversationId`). A tool one conversation wore out stays usable in
-// the others, and in that conversation again once `exhaustedResetMs` has passed.
+// saying whose it is (`_meta.conversationId`). A tool one conversation gave up on (it kept failing
+// there for `giveUpMs`) stays usable in the others, and in that conversation again once
+// `exhaustedResetMs` has passed.
 
 const RESET_MS = 30_000;
 
@@ -26,13 +27,12 @@ async function host() {
   });
   const clock = createFakeClock();
   const recorder = recordEvents();
-  // Breaker threshold above one conversation's attempts: what is shown is the per-scope budget.
+  // Breaker threshold above one conversation's attempts (9 before it gives up): what is shown is the per-scope stop.
   const plugin = RetryReflectPlugin.create({
     clock,
     observers: [recorder],
-    maxRetries: 2,
     exhaustedResetMs: RESET_MS,
-    circuitBreakerThreshold: 5,
+    circuitBreakerThreshold: 20,
   });
   const tools = withRetryReflect(client, plugin, { scope: (call) => String(call.params._meta?.conversationId) });
   const lookup = (conversation: string) =>
@@ -50,16 +50,24 @@ async function host() {
 }
 
 describe("one wrapper serving three conversations (scope from the call's _meta)", () => {
-  it("one conversation exhausts a tool; the other two still run it and succeed; after exhaustedResetMs it runs again there", async () => {
+  it("one conversation gives up on a tool; the other two still run it and succeed; after exhaustedResetMs it runs again there", async () => {
     const { ran, clock, recorder, plugin, lookup, heal } = await host();
 
-    // c-2 wears the tool out (1 attempt + 2 in-place retries) while c-1 and c-3 call it too.
+    // c-2's call is retried in place for its patience (attempts at 0, 0.5, 1.5, 3.5, 7.5 and 11.5 s)
+    // and told the tool is temporarily unavailable, while c-1 and c-3 call it too and succeed.
     const [first1, first2, first3] = await drive(clock, Promise.all([lookup("c-1"), lookup("c-2"), lookup("c-3")]));
     expect(firstText(first1)).toBe("order A-7 for c-1: shipped");
     expect(firstText(first3)).toBe("order A-7 for c-3: shipped");
     expect(first2.isError).toBe(true);
-    expect(first2._meta).toMatchObject({ "retry-reflect/outcome": { status: "failed", reason: "exhausted", attempt: 3 } });
-    expect(ran.filter((conversation) => conversation === "c-2")).toHaveLength(3);
+    expect(first2._meta).toMatchObject({ "retry-reflect/outcome": { status: "reflect", attempt: 6 } });
+    expect(first2.structuredContent).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 4_000 });
+    expect(ran.filter((conversation) => conversation === "c-2")).toHaveLength(6);
+    // c-2 calls again after the wait it was told; by 23.5 s the tool has failed there for 20 s (giveUpMs): the stop.
+    const second2 = await drive(clock, lookup("c-2"));
+    expect(second2._meta).toMatchObject({ "retry-reflect/outcome": { status: "failed", reason: "exhausted", attempt: 9 } });
+    expect(second2.structuredContent).toMatchObject({ error_code: "RETRIES_EXHAUSTED", recoverable: false });
+    expect(ran.filter((conversation) => conversation === "c-2")).toHaveLength(9);
+    expect(clock.now()).toBe(23_500);
     const exhaustedAt = clock.now();
     const exhausted = recorder.events.filter((event) => event.type === "retries_exhausted");
     expect(exhausted.map((event) => event.call?.scope)).toEqual(["c-2"]);

@@ -118,10 +118,11 @@ describe("a failed result keeps the server's other content, structuredContent an
         _meta: { "example.com/attempt": call },
         isError: true,
       }),
-      { maxRetries: 2 },
+      { maxRetries: 2, patienceMs: 0 }, // exactly two in-place retries, then the temporary text
     );
     expect(calls).toBe(3);
-    expect(result._meta).toMatchObject({ "retry-reflect/outcome": { status: "failed", reason: "exhausted" }, "example.com/attempt": 3 });
+    expect(result.structuredContent).toMatchObject({ error_code: "TRANSIENT", recoverable: true });
+    expect(result._meta).toMatchObject({ "retry-reflect/outcome": { status: "reflect", attempt: 3 }, "example.com/attempt": 3 });
     expect(result.content.slice(1)).toEqual([image("frame-3")]);
   });
 
@@ -181,9 +182,9 @@ describe("a failed result keeps the server's other content, structuredContent an
       withRetryReflect(server.client, plugin).callTool({ name: "render", arguments: { page: 1 } }),
     )) as CallToolResult;
     expect(server.calls()).toBe(1);
-    expect(refused.structuredContent).toMatchObject({ error_code: "CIRCUIT_OPEN" });
+    expect(refused.structuredContent).toMatchObject({ error_code: "CIRCUIT_OPEN", recoverable: true });
     expect(refused.content).toHaveLength(1);
-    expect(refused._meta).toEqual({ "retry-reflect/outcome": expect.objectContaining({ status: "failed", reason: "circuit_open" }) });
+    expect(refused._meta).toEqual({ "retry-reflect/outcome": { status: "reflect", attempt: 1 } });
   });
 
   it("a success is still the server's result, untouched", async () => {

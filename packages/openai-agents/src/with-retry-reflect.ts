@@ -47,8 +47,12 @@ type EnabledPredicate = (args: { runContext: RunContext<unknown>; agent: unknown
  * - a failure the model can fix reaches it as the tool's output: the reflection prompt and the
  *   structured error (the SDK shows a tool's `errorFunction` text, which the wrapper makes the
  *   outcome's message);
- * - a non-recoverable or exhausted failure, or an open circuit, tells the model to stop; with
- *   `hideOpenCircuits` a tool is hidden from the model while its circuit is open;
+ * - a transient failure that outlasts the call's patience, or an open circuit, tells the model the
+ *   tool is temporarily unavailable and when to call it again (a call due at the circuit's probe
+ *   within its patience waits for it); with `hideOpenCircuits` a tool is hidden from the model
+ *   while its circuit is open;
+ * - a non-recoverable failure, spent corrections, or a tool that has kept failing for `giveUpMs`
+ *   tells the model to stop;
  * - a `write` is replayed from the idempotency store, never run twice.
  *
  * Everything else of a definition is kept: name, description, parameters, `strict`,

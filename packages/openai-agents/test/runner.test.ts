@@ -116,24 +116,35 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
     expect(clock.sleeps).toHaveLength(2);
   });
 
-  it("fails fast once the circuit opens: the tool is not run, the model is told to stop", async () => {
+  it("once the circuit opens, the next run's call is not run: the model is told the tool is temporarily unavailable", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2 });
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2 }); // open for 60 s, beyond a call's patience
     const flaky = failing("flaky", () => new Error("upstream exploded"));
     const tools = withRetryReflect([flaky.definition], plugin);
-    const model = new ScriptedModel([
+    const first = new ScriptedModel([
       [functionCall("flaky", {}, { callId: "c1" })],
       [functionCall("flaky", {}, { callId: "c2" })],
-      [functionCall("flaky", {}, { callId: "c3" })],
-      [assistantMessage("gave up")],
+      [assistantMessage("it is down")],
     ]);
+    await drive(clock, run(new Agent({ name: "a", instructions: "help", model: first, tools }), "go", { maxTurns: 6 }));
+    expect(plugin.circuitState("flaky")).toBe("open");
+    expect(flaky.runs()).toBe(2);
+    // The failure that opened the circuit: temporary, until the circuit's probe.
+    expect(outputSeen(first, 2, "c2")).toMatch(/The tool 'flaky' is temporarily unavailable.*about 60 s/);
+
+    const model = new ScriptedModel([[functionCall("flaky", {}, { callId: "d1" })], [assistantMessage("gave up")]]);
+    const before = clock.now();
     const result = await drive(clock, run(new Agent({ name: "a", instructions: "help", model, tools }), "go", { maxTurns: 6 }));
 
     expect(result.finalOutput).toBe("gave up");
-    expect(plugin.circuitState("flaky")).toBe("open");
-    expect(flaky.runs()).toBe(2); // the third call is rejected by the open circuit without running
-    expect(outputSeen(model, 3, "c3")).toContain("Do not call");
-    expect(toolsOffered(model, 3)).toEqual(["flaky"]); // hideOpenCircuits is off by default
+    expect(flaky.runs()).toBe(2); // rejected by the open circuit without running
+    expect(clock.now()).toBe(before); // no wait: the probe is 60 s away
+    const refused = outputSeen(model, 1, "d1");
+    expect(refused).toMatch(/The tool 'flaky' is temporarily unavailable.*about 60 s: call it again then with the same arguments/);
+    expect(refused).not.toMatch(/do not call/i);
+    expect(refused).toContain('"error_code":"CIRCUIT_OPEN"');
+    expect(refused).toContain('"recoverable":true');
+    expect(toolsOffered(model, 1)).toEqual(["flaky"]); // hideOpenCircuits is off by default
   });
 
   it("with hideOpenCircuits, hides the tool from the next turn while its circuit is open; the other tools stay", async () => {

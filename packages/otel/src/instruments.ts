@@ -3,6 +3,7 @@ import {
   METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
   METRIC_RETRY_REFLECT_CIRCUIT_REJECTIONS,
   METRIC_RETRY_REFLECT_CIRCUIT_TRANSITIONS,
+  METRIC_RETRY_REFLECT_CIRCUIT_WAITS,
   METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS,
   METRIC_RETRY_REFLECT_REFLECTIONS,
   METRIC_RETRY_REFLECT_RETRIES,
@@ -16,6 +17,7 @@ export interface Instruments {
   readonly reflections: Counter;
   readonly transitions: Counter;
   readonly rejections: Counter;
+  readonly recoveryWaits: Counter;
   readonly replays: Counter;
   readonly budgetSpent: Counter;
 }
@@ -45,6 +47,10 @@ export function createInstruments(meter: Meter): Instruments {
     rejections: meter.createCounter(METRIC_RETRY_REFLECT_CIRCUIT_REJECTIONS, {
       description: "Tool calls rejected without running because the tool's circuit was open.",
       unit: "{rejection}",
+    }),
+    recoveryWaits: meter.createCounter(METRIC_RETRY_REFLECT_CIRCUIT_WAITS, {
+      description: "Tool calls that met an open circuit and waited for its probe instead of being rejected.",
+      unit: "{wait}",
     }),
     replays: meter.createCounter(METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS, {
       description: "Write tool calls answered from the idempotency store without running the tool.",

@@ -14,7 +14,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from "./semconv.js";
 
-/** Counts an event: retries (by mode and error code), breaker transitions, rejections, replays, spent retry budgets. */
+/** Counts an event: retries (by mode and error code), breaker transitions, rejections, waits for recovery, replays, spent retry budgets. */
 export function recordEventMetrics(instruments: Instruments, event: RetryReflectEvent): void {
   const tool = { [ATTR_GEN_AI_TOOL_NAME]: event.toolName };
   switch (event.type) {
@@ -32,6 +32,9 @@ export function recordEventMetrics(instruments: Instruments, event: RetryReflect
       return;
     case "call_rejected":
       instruments.rejections.add(1, tool);
+      return;
+    case "waiting_for_recovery":
+      instruments.recoveryWaits.add(1, tool);
       return;
     case "idempotent_replay":
       instruments.replays.add(1, tool);

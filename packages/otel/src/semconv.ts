@@ -79,6 +79,8 @@ export const METRIC_RETRY_REFLECT_REFLECTIONS = "retry_reflect.reflections" as c
 export const METRIC_RETRY_REFLECT_CIRCUIT_TRANSITIONS = "retry_reflect.circuit.transitions" as const;
 /** Counter, `{rejection}`: calls rejected without running because the circuit was open. */
 export const METRIC_RETRY_REFLECT_CIRCUIT_REJECTIONS = "retry_reflect.circuit.rejections" as const;
+/** Counter, `{wait}`: calls that met an open circuit and waited for its probe (`waitForRecovery`) instead of being turned away. */
+export const METRIC_RETRY_REFLECT_CIRCUIT_WAITS = "retry_reflect.circuit.waits" as const;
 /** Counter, `{replay}`: write calls answered from the idempotency store without running. */
 export const METRIC_RETRY_REFLECT_IDEMPOTENCY_REPLAYS = "retry_reflect.idempotency.replays" as const;
 /** Counter, `{retry}`: transient failures not retried in place because the tool's retry budget was spent. */

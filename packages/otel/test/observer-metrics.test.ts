@@ -74,8 +74,13 @@ function feedScenario(observer: ReturnType<typeof openTelemetryObserver>) {
   observer.onEvent?.(makeEvent("call_rejected", { call: rejected, fields: { tool_name: "api_call", retry_after_ms: 60_000 } }));
   const open = new ToolError({ code: "CIRCUIT_OPEN", message: "open", recoverable: false });
   observer.onCallEnd?.(rejected, makeEnd({ status: "failed", reason: "circuit_open", error: open, durationMs: 0, circuitState: "open" }));
-  observer.onEvent?.(makeEvent("circuit_half_opened", { fields: { tool_name: "api_call" } }));
-  observer.onEvent?.(makeEvent("circuit_closed", { fields: { tool_name: "api_call" } }));
+  // A call 10 s before the probe waits for recovery, is the probe, and succeeds.
+  const waiting = makeCall("api_call", { callId: "call_6", scope: "run-3" });
+  observer.onCallStart?.(waiting);
+  observer.onEvent?.(makeEvent("waiting_for_recovery", { call: waiting, fields: { tool_name: "api_call", wait_ms: 10_000 } }));
+  observer.onEvent?.(makeEvent("circuit_half_opened", { call: waiting, fields: { tool_name: "api_call" } }));
+  observer.onEvent?.(makeEvent("circuit_closed", { call: waiting, fields: { tool_name: "api_call" } }));
+  observer.onCallEnd?.(waiting, makeEnd({ status: "success", durationMs: 10_050 }));
 
   // search: a transient failure not retried in place, its retry budget spent.
   const spent = makeCall("search", { callId: "call_5" });
@@ -102,6 +107,7 @@ describe("metrics", () => {
       "retry_reflect.reflections": "{reflection}",
       "retry_reflect.circuit.transitions": "{transition}",
       "retry_reflect.circuit.rejections": "{rejection}",
+      "retry_reflect.circuit.waits": "{wait}",
       "retry_reflect.idempotency.replays": "{replay}",
       "retry_reflect.retry_budget.spent": "{retry}",
     });
@@ -129,7 +135,7 @@ describe("metrics", () => {
     expect(points).toHaveLength(2);
   });
 
-  it("counts reflections, breaker transitions by state entered, rejections, replays and spent retry budgets", async () => {
+  it("counts reflections, breaker transitions by state entered, rejections, waits for recovery, replays and spent retry budgets", async () => {
     feedScenario(openTelemetryObserver({ meterProvider: telemetry.meterProvider }));
     const collected = await telemetry.metrics();
     expect(counterPoints(collected.get("retry_reflect.reflections"))).toEqual([
@@ -146,6 +152,9 @@ describe("metrics", () => {
       ),
     );
     expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "api_call" }, value: 1 },
+    ]);
+    expect(counterPoints(collected.get("retry_reflect.circuit.waits"))).toEqual([
       { attributes: { "gen_ai.tool.name": "api_call" }, value: 1 },
     ]);
     expect(counterPoints(collected.get("retry_reflect.idempotency.replays"))).toEqual([

@@ -37,7 +37,6 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
   const clock = createFakeClock();
   const plugin = RetryReflectPlugin.builder()
     .maxRetries(3)
-    .circuitBreakerThreshold(5)
     .toolEffects({ send_email: "write" })
     .clock(clock)
     .observer(
@@ -63,26 +62,38 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
     await clock.advance(500);
     await corrected;
 
-    // A broken tool: four failures exhaust run-1's retries; the fifth (run-2) opens the breaker
-    // and ends run-2's call at once; run-3's call is rejected.
-    const down = () => {
+    // A broken tool, under the default patience (15 s), give-up time (20 s) and breaker (10
+    // failures, open 60 s). run-1's call is retried in place for its patience and told the tool is
+    // temporarily unavailable; its next call, held at the gate for the wait it was told, fails until
+    // the tool has failed for 20 s: the definitive stop. The 10th failure (run-2) opens the breaker;
+    // run-3's call is turned away at once. The service is back 50 s later; run-4's call, 10 s
+    // before the probe, waits for recovery, is the probe, and succeeds.
+    let apiBack = false;
+    const api = () => {
+      if (apiBack) return { ok: true };
       throw new ToolError({ code: "TRANSIENT", message: "upstream 503", recoverable: true });
     };
     for (const [callId, scope] of [
       ["call_3", "run-1"],
-      ["call_4", "run-2"],
-      ["call_5", "run-3"],
+      ["call_4", "run-1"],
+      ["call_5", "run-2"],
+      ["call_6", "run-3"],
     ] as const) {
-      const pending = plugin.execute({ toolName: "api_call", args: {}, callId, scope }, down);
+      const pending = plugin.execute({ toolName: "api_call", args: {}, callId, scope }, api);
       await clock.runAll();
       await pending;
     }
+    await clock.advance(50_000);
+    apiBack = true;
+    const recovered = plugin.execute({ toolName: "api_call", args: {}, callId: "call_7", scope: "run-4" }, api);
+    await clock.runAll();
+    await recovered;
 
     // A write replayed by its idempotency key.
     const email = { to: "ada@example.com", subject: "forecast", idempotency_key: IDEMPOTENCY_KEY };
     const send = (_args: unknown, toolContext: { idempotencyKey?: string }) => ({ accepted: toolContext.idempotencyKey !== undefined });
-    await plugin.execute({ toolName: "send_email", args: email, callId: "call_6", scope: "run-1" }, send);
-    await plugin.execute({ toolName: "send_email", args: email, callId: "call_7", scope: "run-1" }, send);
+    await plugin.execute({ toolName: "send_email", args: email, callId: "call_8", scope: "run-1" }, send);
+    await plugin.execute({ toolName: "send_email", args: email, callId: "call_9", scope: "run-1" }, send);
   });
   agent.end();
   await tracerProvider.forceFlush();
@@ -111,6 +122,8 @@ function expectJaegerView(received: ReceivedSpan[]) {
   expect(toolSpans.map((span) => span.operationName)).toEqual([
     "execute_tool get_weather",
     "execute_tool get_weather",
+    "execute_tool api_call",
+    "execute_tool api_call",
     "execute_tool api_call",
     "execute_tool api_call",
     "execute_tool api_call",
@@ -160,50 +173,97 @@ function expectJaegerView(received: ReceivedSpan[]) {
   expect(weather2.tags.error).toBeUndefined();
   expect(weather2.tags["otel.status_code"]).toBeUndefined();
 
-  // Retries exhausted, then the breaker opening and the rejected calls.
-  const exhausted = byCallId(spans, "call_3");
-  expect(exhausted.logs.map((log) => log.event)).toEqual([
-    "tool call failed, retrying",
-    "tool call failed, retrying",
-    "tool call failed, retrying",
-    "retries exhausted",
-  ]);
-  expect(exhausted.logs[3]).toEqual({
-    event: "retries exhausted",
+  // The broken tool. run-1's first call: retried in place within its patience (0.5, 1, 2, 4, 4 s
+  // apart), then told the tool is temporarily unavailable: a reflection, not an error.
+  const failed = (attempt: number, backoff: number, mode: string) => ({
+    event: "tool call failed, retrying",
     "gen_ai.tool.name": "api_call",
-    "retry_reflect.attempts": 4,
+    "retry_reflect.attempt": attempt,
+    "retry_reflect.max": 3,
+    "retry_reflect.backoff_ms": backoff,
     "retry_reflect.error": "upstream 503",
-    "retry_reflect.retry_after_ms": 60_000,
+    "retry_reflect.error_code": "TRANSIENT",
+    "retry_reflect.mode": mode,
   });
+  const temporary = byCallId(spans, "call_3");
+  expect(temporary.logs).toEqual([
+    failed(1, 500, "in_place"),
+    failed(2, 1000, "in_place"),
+    failed(3, 2000, "in_place"),
+    failed(4, 4000, "in_place"),
+    failed(5, 4000, "in_place"),
+    failed(6, 4000, "reflect"),
+  ]);
+  expect(temporary.tags).toMatchObject({
+    "retry_reflect.outcome": "reflect",
+    "retry_reflect.attempts": 6,
+    "retry_reflect.error_code": "TRANSIENT",
+  });
+  expect(temporary.tags.error).toBeUndefined();
+  expect(temporary.tags["otel.status_code"]).toBeUndefined();
+  // Its next call waits at the gate for the 4 s it was told, and fails until the tool has failed
+  // for the give-up time (20 s): the definitive stop, the span's error.
+  const exhausted = byCallId(spans, "call_4");
+  expect(exhausted.logs).toEqual([
+    { event: "waiting before retry", "gen_ai.tool.name": "api_call", "retry_reflect.wait_ms": 4000 },
+    failed(7, 4000, "in_place"),
+    failed(8, 4000, "in_place"),
+    {
+      event: "retries exhausted",
+      "gen_ai.tool.name": "api_call",
+      "retry_reflect.attempts": 9,
+      "retry_reflect.error": "upstream 503",
+      "retry_reflect.retry_after_ms": 60_000,
+    },
+  ]);
   expect(exhausted.tags).toMatchObject({
     error: true,
     "otel.status_code": "ERROR",
     "error.type": "RETRIES_EXHAUSTED",
     "retry_reflect.outcome": "failed",
+    "retry_reflect.failure.reason": "exhausted",
+    "retry_reflect.attempts": 3,
   });
-  const opened = byCallId(spans, "call_4");
-  // The failure that opens the breaker ends the call at once: no retry into an open circuit.
+  // The 10th failure in a row (run-2) opens the breaker for 60 s, beyond the call's patience: temporary at once.
+  const opened = byCallId(spans, "call_5");
   expect(opened.logs).toEqual([
-    { event: "circuit breaker opened", "gen_ai.tool.name": "api_call", "retry_reflect.failures": 5, "retry_reflect.reset_ms": 60_000 },
+    { event: "circuit breaker opened", "gen_ai.tool.name": "api_call", "retry_reflect.failures": 10, "retry_reflect.reset_ms": 60_000 },
+    failed(1, 60_000, "reflect"),
   ]);
-  const rejected = byCallId(spans, "call_5");
+  expect(opened.tags).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.circuit.state": "open" });
+  // run-3's call is turned away without running, told when to call again: a reflection too.
+  const rejected = byCallId(spans, "call_6");
   expect(rejected.logs).toEqual([
     { event: "call rejected, circuit open", "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 },
   ]);
+  expect(rejected.tags).toMatchObject({
+    "retry_reflect.outcome": "reflect",
+    "retry_reflect.error_code": "CIRCUIT_OPEN",
+    "retry_reflect.attempts": 0,
+    "retry_reflect.circuit.state": "open",
+  });
   for (const span of [opened, rejected]) {
-    expect(span.tags).toMatchObject({
-      error: true,
-      "otel.status_code": "ERROR",
-      "error.type": "CIRCUIT_OPEN",
-      "retry_reflect.failure.reason": "circuit_open",
-      "retry_reflect.circuit.state": "open",
-    });
+    expect(span.tags.error).toBeUndefined();
+    expect(span.tags["error.type"]).toBeUndefined();
   }
+  // 10 s before the probe, run-4's call waits for recovery, is the probe, and the tool is back.
+  const recovered = byCallId(spans, "call_7");
+  expect(recovered.logs).toEqual([
+    { event: "waiting for recovery", "gen_ai.tool.name": "api_call", "retry_reflect.wait_ms": 10_000 },
+    { event: "circuit breaker half-open", "gen_ai.tool.name": "api_call" },
+    { event: "circuit breaker closed", "gen_ai.tool.name": "api_call" },
+  ]);
+  expect(recovered.tags).toMatchObject({
+    "retry_reflect.outcome": "success",
+    "retry_reflect.attempts": 1,
+    "retry_reflect.circuit.state": "closed",
+  });
+  expect(recovered.tags.error).toBeUndefined();
 
   // The replayed write.
-  expect(byCallId(spans, "call_6").logs).toEqual([]);
-  expect(byCallId(spans, "call_7").logs).toEqual([{ event: "idempotent replay", "gen_ai.tool.name": "send_email" }]);
-  expect(byCallId(spans, "call_7").tags).toMatchObject({ "retry_reflect.replayed": true, "retry_reflect.outcome": "success" });
+  expect(byCallId(spans, "call_8").logs).toEqual([]);
+  expect(byCallId(spans, "call_9").logs).toEqual([{ event: "idempotent replay", "gen_ai.tool.name": "send_email" }]);
+  expect(byCallId(spans, "call_9").tags).toMatchObject({ "retry_reflect.replayed": true, "retry_reflect.outcome": "success" });
 }
 
 /** Every encoding of the key a careless exporter might leak: as is, hex, base64, and hashed. */
@@ -265,7 +325,7 @@ describe("privacy over the wire", () => {
   it("with captureContent: true the arguments are exported, without the key", async () => {
     const { requests } = await exportScenario(new OTLPJsonTraceExporter({ url: receiver.url }), { captureContent: true });
     const spans = requests.flatMap((request) => decodeJsonTraces(request.body));
-    const send = spans.find((span) => span.attributes["gen_ai.tool.call.id"] === "call_6");
+    const send = spans.find((span) => span.attributes["gen_ai.tool.call.id"] === "call_8");
     expect(send?.attributes["gen_ai.tool.call.arguments"]).toBe(JSON.stringify({ to: "ada@example.com", subject: "forecast" }));
     expect(send?.attributes["gen_ai.tool.call.result"]).toBe(JSON.stringify({ accepted: true }));
   });

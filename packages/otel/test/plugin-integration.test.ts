@@ -3,7 +3,14 @@ import { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
 import { createFakeClock, type FakeClock } from "@retry-reflect/core/testing";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTelemetryObserver } from "../src/index.js";
-import { counterPoints, createTelemetry, installContextManager, spanEvents, type Telemetry } from "./helpers/telemetry-harness.js";
+import {
+  counterPoints,
+  createTelemetry,
+  histogramPoints,
+  installContextManager,
+  spanEvents,
+  type Telemetry,
+} from "./helpers/telemetry-harness.js";
 
 // The observer wired into the real core plugin, on fake time.
 
@@ -136,52 +143,72 @@ describe("the seed's weather case through the real plugin", () => {
 });
 
 describe("the breaker, exhaustion and rejection through the real plugin", () => {
-  it("an exhausted call emits 'circuit breaker opened' (failures=5, reset_ms=60000) and 'retries exhausted'; the next call is rejected", async () => {
-    const plugin = RetryReflectPlugin.create({ maxRetries: 4, clock, observers: [observer()] });
+  it("a broken tool: temporary first (a reflection), 'retries exhausted' once it has failed for giveUpMs, then 'circuit breaker opened' (failures=10, reset_ms=60000); the next call is rejected", async () => {
+    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] }); // patience 15 s, give-up 20 s, threshold 10
 
-    const exhausted = plugin.execute({ toolName: "api_call", args: {}, callId: "call_1", scope: "run-1" }, alwaysDown);
+    // run-1: retried in place for its patience (6 attempts), then told the tool is temporarily unavailable.
+    const temporary = plugin.execute({ toolName: "api_call", args: {}, callId: "call_1", scope: "run-1" }, alwaysDown);
+    await clock.runAll();
+    expect(await temporary).toMatchObject({ status: "reflect", error: { code: "TRANSIENT", recoverable: true, retryAfterMs: 4_000 } });
+    // Its next call, after the wait it was told, fails until the tool has failed for 20 s: the stop.
+    const exhausted = plugin.execute({ toolName: "api_call", args: {}, callId: "call_2", scope: "run-1" }, alwaysDown);
     await clock.runAll();
     expect(await exhausted).toMatchObject({ status: "failed", reason: "exhausted" });
+    expect(plugin.circuitState("api_call")).toBe("closed"); // 9 failures: the breaker sits above one patient call's attempts
+    // run-2: the 10th failure in a row opens the breaker.
+    const opening = plugin.execute({ toolName: "api_call", args: {}, callId: "call_3", scope: "run-2" }, alwaysDown);
+    await clock.runAll();
+    expect(await opening).toMatchObject({ status: "reflect", error: { retryAfterMs: 60_000 } });
     expect(plugin.circuitState("api_call")).toBe("open");
+    // run-3: rejected at once (the probe is 60 s away, beyond its patience), told when to call again.
+    const rejected = await plugin.execute({ toolName: "api_call", args: {}, callId: "call_4", scope: "run-3" }, alwaysDown);
+    expect(rejected).toMatchObject({ status: "reflect", error: { code: "CIRCUIT_OPEN", recoverable: true, retryAfterMs: 60_000 } });
 
-    const rejected = await plugin.execute({ toolName: "api_call", args: {}, callId: "call_2", scope: "run-2" }, alwaysDown);
-    expect(rejected).toMatchObject({ status: "failed", reason: "circuit_open" });
+    const [first, second, third, fourth] = telemetry.spans();
+    expect(first!.events.map((event) => event.name)).toEqual(Array(6).fill("tool call failed, retrying"));
+    expect(first?.attributes).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.error_code": "TRANSIENT" });
+    expect(first?.attributes["error.type"]).toBeUndefined();
+    expect(first?.status.code).toBe(SpanStatusCode.UNSET);
 
-    const [first, second] = telemetry.spans();
-    const names = first!.events.map((event) => event.name);
-    expect(names.filter((name) => name === "tool call failed, retrying")).toHaveLength(4);
-    const opened = spanEvents(first!).find((event) => event.name === "circuit breaker opened");
-    expect(opened?.attributes).toEqual({ "gen_ai.tool.name": "api_call", "retry_reflect.failures": 5, "retry_reflect.reset_ms": 60_000 });
-    const lastEvent = spanEvents(first!).at(-1);
-    expect(lastEvent).toEqual({
+    expect(second!.events.map((event) => event.name)).toEqual([
+      "waiting before retry",
+      "tool call failed, retrying",
+      "tool call failed, retrying",
+      "retries exhausted",
+    ]);
+    expect(spanEvents(second!).at(-1)).toEqual({
       name: "retries exhausted",
       attributes: {
         "gen_ai.tool.name": "api_call",
-        "retry_reflect.attempts": 5,
+        "retry_reflect.attempts": 9,
         "retry_reflect.error": "upstream 503 Service Unavailable",
         "retry_reflect.retry_after_ms": 60_000,
       },
     });
-    expect(first?.attributes).toMatchObject({
-      "retry_reflect.outcome": "failed",
-      "retry_reflect.failure.reason": "exhausted",
-      "retry_reflect.attempt": 5,
-      "retry_reflect.attempts": 5,
-      "retry_reflect.circuit.state": "open",
-      "error.type": "RETRIES_EXHAUSTED",
-    });
-    expect(first?.status.code).toBe(SpanStatusCode.ERROR);
-
-    expect(spanEvents(second!)).toEqual([
-      { name: "call rejected, circuit open", attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 } },
-    ]);
     expect(second?.attributes).toMatchObject({
       "retry_reflect.outcome": "failed",
-      "retry_reflect.failure.reason": "circuit_open",
-      "retry_reflect.attempts": 0,
-      "error.type": "CIRCUIT_OPEN",
+      "retry_reflect.failure.reason": "exhausted",
+      "retry_reflect.attempt": 9,
+      "retry_reflect.attempts": 3,
+      "error.type": "RETRIES_EXHAUSTED",
     });
     expect(second?.status.code).toBe(SpanStatusCode.ERROR);
+
+    const opened = spanEvents(third!).find((event) => event.name === "circuit breaker opened");
+    expect(opened?.attributes).toEqual({ "gen_ai.tool.name": "api_call", "retry_reflect.failures": 10, "retry_reflect.reset_ms": 60_000 });
+    expect(third?.attributes).toMatchObject({ "retry_reflect.outcome": "reflect", "retry_reflect.circuit.state": "open" });
+
+    expect(spanEvents(fourth!)).toEqual([
+      { name: "call rejected, circuit open", attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.retry_after_ms": 60_000 } },
+    ]);
+    expect(fourth?.attributes).toMatchObject({
+      "retry_reflect.outcome": "reflect",
+      "retry_reflect.error_code": "CIRCUIT_OPEN",
+      "retry_reflect.attempts": 0,
+      "retry_reflect.circuit.state": "open",
+    });
+    expect(fourth?.attributes["error.type"]).toBeUndefined();
+    expect(fourth?.status.code).toBe(SpanStatusCode.UNSET);
 
     const collected = await telemetry.metrics();
     expect(counterPoints(collected.get("retry_reflect.circuit.rejections"))).toEqual([
@@ -190,6 +217,40 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
     expect(counterPoints(collected.get("retry_reflect.circuit.transitions"))).toEqual([
       { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.circuit.state": "open" }, value: 1 },
     ]);
+    expect(counterPoints(collected.get("retry_reflect.reflections"))).toEqual(
+      expect.arrayContaining([
+        { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.error_code": "TRANSIENT" }, value: 2 },
+        { attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.error_code": "CIRCUIT_OPEN" }, value: 1 },
+      ]),
+    );
+  });
+
+  it("a call that meets an open circuit due within its patience waits for recovery: 'waiting for recovery', then the probe's half-open and closed, in its span; counted, and its wait in its duration", async () => {
+    const plugin = RetryReflectPlugin.create({ maxRetries: 0, circuitBreakerThreshold: 1, clock, observers: [observer()] });
+    await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
+    expect(plugin.circuitState("api_call")).toBe("open");
+    await clock.advance(50_000);
+    const waiting = plugin.execute({ toolName: "api_call", args: {}, callId: "call_2", scope: "run-2" }, () => "ok");
+    await clock.advance(10_000);
+    expect(await waiting).toMatchObject({ status: "success", value: "ok" });
+
+    const span = telemetry.spans()[1]!;
+    expect(spanEvents(span)).toEqual([
+      { name: "waiting for recovery", attributes: { "gen_ai.tool.name": "api_call", "retry_reflect.wait_ms": 10_000 } },
+      { name: "circuit breaker half-open", attributes: { "gen_ai.tool.name": "api_call" } },
+      { name: "circuit breaker closed", attributes: { "gen_ai.tool.name": "api_call" } },
+    ]);
+    expect(span.attributes).toMatchObject({ "retry_reflect.outcome": "success", "retry_reflect.circuit.state": "closed" });
+    const record = telemetry.logExporter.getFinishedLogRecords().find((each) => each.eventName === "retry_reflect.waiting_for_recovery");
+    expect(record).toMatchObject({ severityNumber: 9, severityText: "INFO", body: "waiting for recovery" });
+    const collected = await telemetry.metrics();
+    expect(counterPoints(collected.get("retry_reflect.circuit.waits"))).toEqual([
+      { attributes: { "gen_ai.tool.name": "api_call" }, value: 1 },
+    ]);
+    const success = histogramPoints(collected.get("gen_ai.execute_tool.duration")).find(
+      (point) => point.attributes["retry_reflect.outcome"] === "success",
+    );
+    expect(success).toMatchObject({ count: 1, sum: 10 });
   });
 
   it("after reset_ms the probe's span shows half-open then closed, and the state ends closed", async () => {

@@ -61,17 +61,19 @@ describe.skipIf(cluster === undefined)("many processes, one Redis Cluster (both 
     for (const replica of [r0, r1, r2, r3])
       expect((await replica.ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
     const fifth = await r0.ask<Round>("calls", { count: 1, result: "fail" });
-    expect(fifth).toMatchObject({ runs: 1, outcomes: { "failed:circuit_open": 1 } });
+    expect(fifth).toMatchObject({ runs: 1, outcomes: { "reflect:TOOL_FAILED": 1 } }); // the tool's own failure opened it
+    expect(await r0.ask("state", { tool: "search" })).toBe("open");
     const learned = await Promise.all(
       [r1, r2, r3].map((replica) => replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 2_000 })),
     );
     for (const ms of learned) expect(ms).toBeGreaterThanOrEqual(0);
     const rejected = await Promise.all(fleetOf4.map((replica) => replica.ask<Round>("calls", { count: 10, result: "ok" })));
-    for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
+    for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "reflect:CIRCUIT_OPEN": 10 } });
 
     await sleep(1_050);
     const probing = await Promise.all(fleetOf4.map((replica) => replica.ask<Round>("calls", { count: 10, result: "ok", holdMs: 600 })));
     expect(probing.reduce((sum, round) => sum + round.runs, 0)).toBe(1);
+    expect(probing.reduce((sum, round) => sum + (round.outcomes["reflect:CIRCUIT_OPEN"] ?? 0), 0)).toBe(39);
     const closedIn = await Promise.all(
       fleetOf4.map((replica) => replica.ask<number>("waitState", { tool: "search", state: "closed", timeoutMs: 2_000 })),
     );

@@ -43,7 +43,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     // Started now: their first calls go out at once, without waiting for `stores.ready`.
     const late = await started(2, prefix);
     const rounds = await Promise.all(late.map((replica) => replica.ask<Round>("calls", { count: 10, result: "fail" })));
-    for (const round of rounds) expect(round).toEqual({ runs: 0, outcomes: { "failed:circuit_open": 10 }, ms: expect.any(Number) });
+    for (const round of rounds) expect(round).toEqual({ runs: 0, outcomes: { "reflect:CIRCUIT_OPEN": 10 }, ms: expect.any(Number) });
   });
 
   it("replicas started while Redis is down: reads run, writes fail closed; Redis comes: stores.ready resolves in each, and a circuit opened by one is heard by the other", async () => {
@@ -66,7 +66,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     const [a, b] = fleet as [Replica, Replica];
     for (let i = 0; i < 3; i++) await a.ask<Round>("calls", { count: 1, result: "fail" });
     expect(await b.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 2000 })).toBeGreaterThanOrEqual(0);
-    expect(await b.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 3 } });
+    expect(await b.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({ runs: 0, outcomes: { "reflect:CIRCUIT_OPEN": 3 } });
     for (const replica of fleet) {
       expect(await replica.ask<Round>("writes", { count: 1, key: `up-${replica.pid}` })).toMatchObject({
         runs: 1,
@@ -163,7 +163,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     for (const replica of fleet) {
       expect(await replica.ask<Round>("calls", { count: 3, result: "ok" })).toMatchObject({
         runs: 0,
-        outcomes: { "failed:circuit_open": 3 },
+        outcomes: { "reflect:CIRCUIT_OPEN": 3 },
       });
     }
   });

@@ -143,7 +143,9 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
       expect((await replica.ask<{ runs: number }>("calls", { count: 1, result: "fail" })).runs).toBe(1);
     expect(await r2.ask("state", { tool: "search" })).toBe("closed");
     const fifth = await r0.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 1, result: "fail" });
-    expect(fifth).toMatchObject({ runs: 1, outcomes: { "failed:circuit_open": 1 } });
+    // The failure that opens it is the tool's own (reflected, "call again after the open time").
+    expect(fifth).toMatchObject({ runs: 1, outcomes: { "reflect:TOOL_FAILED": 1 } });
+    expect(await r0.ask("state", { tool: "search" })).toBe("open");
     // The others learn it from the publish, within milliseconds.
     const learned = await Promise.all(
       [r1, r2, r3].map((replica) => replica.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 1000 })),
@@ -155,7 +157,7 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     const rejected = await Promise.all(
       fleetOf4.map((replica) => replica.ask<{ runs: number; outcomes: Record<string, number> }>("calls", { count: 10, result: "ok" })),
     );
-    for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "failed:circuit_open": 10 } });
+    for (const round of rejected) expect(round).toMatchObject({ runs: 0, outcomes: { "reflect:CIRCUIT_OPEN": 10 } });
 
     await sleep(1050);
     // 40 calls at once across the fleet after the open time, the probe held for 600 ms (a call that
@@ -167,12 +169,42 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
       ),
     );
     expect(probing.reduce((sum, round) => sum + round.runs, 0)).toBe(1);
+    // The 39 others are turned away without running (waitForRecovery off in these replicas).
+    expect(probing.reduce((sum, round) => sum + (round.outcomes["reflect:CIRCUIT_OPEN"] ?? 0), 0)).toBe(39);
     const closedIn = await Promise.all(
       fleetOf4.map((replica) => replica.ask<number>("waitState", { tool: "search", state: "closed", timeoutMs: 1000 })),
     );
     for (const ms of closedIn) expect(ms).toBeGreaterThanOrEqual(0);
     const healthy = await Promise.all(fleetOf4.map((replica) => replica.ask<{ runs: number }>("calls", { count: 5, result: "ok" })));
     expect(healthy.reduce((sum, round) => sum + round.runs, 0)).toBe(20);
+  });
+
+  it("waiting for recovery across processes: calls on B that meet A's running probe wait for it (none runs, none is turned away), and all run once A's probe closes the circuit", async () => {
+    type Round = { runs: number; outcomes: Record<string, number>; ms: number };
+    type Event = { type: string; fields: Record<string, unknown> };
+    // The plugin's default (waitForRecovery, patienceMs 15 s): the probe's lease (resetMs, 3 s) fits in the patience.
+    const [a, b] = (await fleet(2, { threshold: 2, resetMs: 3_000, waitForRecovery: true })) as [Replica, Replica];
+    for (let i = 0; i < 2; i++) await a.ask("calls", { count: 1, result: "fail" });
+    expect(await b.ask<number>("waitState", { tool: "search", state: "open", timeoutMs: 1000 })).toBeGreaterThanOrEqual(0);
+    await sleep(3_050);
+    // A takes the probe, which answers after 1 s.
+    const probe = a.ask<Round>("calls", { count: 1, result: "ok", holdMs: 1_000 });
+    for (let i = 0; i < 200; i++) {
+      if ((await a.ask<Event[]>("events")).some((event) => event.type === "circuit_half_opened")) break;
+      await sleep(5);
+    }
+    // Redis tells B the probe is running (on its first use of the tool): its 5 calls wait for the probe's result.
+    const waiting = b.ask<Round>("calls", { count: 5, result: "ok" });
+    expect(await probe).toMatchObject({ runs: 1, outcomes: { success: 1 } });
+    const round = await waiting;
+    expect(round).toMatchObject({ runs: 5, outcomes: { success: 5 } });
+    // They ran after the probe (held 1 s), at their next look once A's success closed the circuit (B hears the publish; it looks every second).
+    expect(round.ms).toBeGreaterThan(500);
+    expect(round.ms).toBeLessThan(3_000);
+    const events = await b.ask<Event[]>("events");
+    expect(events.filter((event) => event.type === "waiting_for_recovery")).toHaveLength(5);
+    expect(events.some((event) => event.type === "call_rejected")).toBe(false);
+    expect(await b.ask("state", { tool: "search" })).toBe("closed");
   });
 
   it("Redis stopped while 3 replicas work: reads go on, writes fail closed without running, nothing waits past the limit; Redis back: writes run again", async () => {

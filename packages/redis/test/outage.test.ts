@@ -44,7 +44,10 @@ async function connect(kind: Kind, url: string): Promise<{ client: unknown; ping
   return { client, ping: () => client.ping() };
 }
 
-/** A plugin over this file's server, on a fake clock; `options` go to the plugin (a breaker of 3 failures, 10 s, by default). */
+/**
+ * A plugin over this file's server, on a fake clock; `options` go to the plugin (a breaker of 3
+ * failures, 10 s, by default; a call at an open circuit turned away at once, not held for the probe).
+ */
 async function replica(kind: Kind, options: RetryReflectOptions = {}) {
   const server = redis as RedisServer;
   const prefix = `out${++prefixes}:`;
@@ -58,6 +61,7 @@ async function replica(kind: Kind, options: RetryReflectOptions = {}) {
     clock,
     circuitBreakerThreshold: 3,
     circuitBreakerResetMs: 10_000,
+    waitForRecovery: false,
     circuitBreakerStore: stores.circuitBreaker,
     observers: [{ onEvent: (event) => events.push(event) }],
     ...options,
@@ -87,6 +91,9 @@ async function until(ready: () => Promise<boolean>): Promise<void> {
   throw new Error("not ready within 5 s");
 }
 
+/** A call turned away at an open circuit without running: the temporary text, to call again after the open time. */
+const TURNED_AWAY = { status: "reflect", error: { code: "CIRCUIT_OPEN", recoverable: true } };
+
 /** 20 calls of the dead tool: it runs 3 times, the circuit opens once (locally), store_error says why. */
 async function twentyCallsOpenLocally(a: Awaited<ReturnType<typeof replica>>) {
   const outcomes = [];
@@ -98,7 +105,9 @@ async function twentyCallsOpenLocally(a: Awaited<ReturnType<typeof replica>>) {
   // Each failure's record lost (a first use of the tool may also ask Redis, and fail, on acquire).
   expect(errors.filter((operation) => operation === "record")).toHaveLength(3);
   expect(errors.every((operation) => operation === "record" || operation === "acquire")).toBe(true);
-  expect(outcomes.slice(2).every((outcome) => outcome.status === "failed" && outcome.reason === "circuit_open")).toBe(true);
+  // The third failure opens it (the tool's own failure, to call again after the open time); the 17 calls after are turned away.
+  expect(outcomes[2]).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
+  for (const outcome of outcomes.slice(3)) expect(outcome).toMatchObject(TURNED_AWAY);
   expect(a.plugin.circuits.state("search")).toBe("open");
 }
 
@@ -108,7 +117,7 @@ async function fleetCountsAgain(a: Awaited<ReturnType<typeof replica>>) {
   expect(await a.fleet("failures")).toBe("1");
   expect(a.plugin.circuits.state("search")).toBe("closed");
   expect((await a.deadTool()).status).toBe("reflect");
-  expect(await a.deadTool()).toMatchObject({ status: "failed", reason: "circuit_open" });
+  expect(await a.deadTool()).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } }); // the third opens it
   expect(await a.fleet("state")).toBe("open");
   expect(a.count("circuit_opened")).toBe(2);
   expect(a.runs()).toBe(6);
@@ -127,7 +136,7 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       }
       await until(async () => (await a.ping()) === "PONG");
       await a.clock.advance(5_000);
-      expect(await a.deadTool()).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(await a.deadTool()).toMatchObject({ ...TURNED_AWAY, error: { ...TURNED_AWAY.error, retryAfterMs: 5_000 } });
       expect(a.runs()).toBe(3);
       await a.clock.advance(5_000);
       await fleetCountsAgain(a);
@@ -189,7 +198,7 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       expect(await a.fleet("state")).toBe("open");
       await a.clock.advance(10_000); // the local open time is over; Redis's (on the server's clock) is not
       const outcome = await a.deadTool();
-      expect(outcome).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(outcome).toMatchObject(TURNED_AWAY);
       expect(a.runs()).toBe(3);
       expect(a.plugin.circuits.state("search")).toBe("open");
       expect(a.plugin.circuits.retryAfterMs("search")).toBeGreaterThan(5_000);

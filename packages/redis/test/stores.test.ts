@@ -78,6 +78,8 @@ async function age(store: RedisCircuitBreakerStore, tool: string, ms: number): P
   await server.command("HINCRBY", store.keyOf(tool), "opened", String(-ms));
 }
 
+type Replica = Awaited<ReturnType<typeof replica>>;
+
 const until = async (check: () => boolean, timeoutMs = 5000) => {
   const started = Date.now();
   while (!check()) {
@@ -90,15 +92,20 @@ for (const kind of ["node-redis", "ioredis"] as const) {
   describe.skipIf(redis === undefined)(`the Redis stores (${kind})`, () => {
     it("the breaker: opens for both replicas at the threshold; one probe after the open time; a success closes it for both", async () => {
       const prefix = `st${++prefixes}:`;
-      const a = await replica(kind, prefix);
-      const b = await replica(kind, prefix);
+      // Calls turned away at once (fail fast), not waiting for the circuit: see the test after this one.
+      const a = await replica(kind, prefix, { waitForRecovery: false });
+      const b = await replica(kind, prefix, { waitForRecovery: false });
       expect((await a.search("fail")).status).toBe("reflect");
       expect((await b.search("fail")).status).toBe("reflect");
-      expect(await a.search("fail")).toMatchObject({ status: "failed", reason: "circuit_open" });
+      // The third failure, across both, opens it: the tool's own failure, to call again after the open time.
+      expect(await a.search("fail")).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", retryAfterMs: 10_000 } });
       expect(a.events.filter((event) => event.type === "circuit_opened")).toHaveLength(1);
       await until(() => b.plugin.circuits.state("search") === "open");
       const before = b.runs();
-      expect(await b.search("ok")).toMatchObject({ status: "failed", reason: "circuit_open" });
+      expect(await b.search("ok")).toMatchObject({
+        status: "reflect",
+        error: { code: "CIRCUIT_OPEN", recoverable: true, retryAfterMs: 10_000 },
+      });
       expect(b.runs()).toBe(before);
 
       await age(a.stores.circuitBreaker, "search", 10_000);
@@ -112,18 +119,99 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       const ended: string[] = [];
       const probes = [a.search("ok", held), b.search("ok", held), a.search("ok", held), b.search("ok", held)].map((call) =>
         call.then((outcome) => {
-          ended.push(outcome.status === "failed" ? outcome.reason : outcome.status);
+          ended.push(outcome.status === "success" ? outcome.status : outcome.error.code);
           return outcome;
         }),
       );
       await until(() => ended.length === 3);
-      expect(ended).toEqual(["circuit_open", "circuit_open", "circuit_open"]);
+      expect(ended).toEqual(["CIRCUIT_OPEN", "CIRCUIT_OPEN", "CIRCUIT_OPEN"]);
       expect(a.runs() + b.runs()).toBe(runsBefore + 1);
       release();
       const outcomes = await Promise.all(probes);
       expect(outcomes.filter((outcome) => outcome.status === "success")).toHaveLength(1);
       await until(() => a.plugin.circuits.state("search") === "closed" && b.plugin.circuits.state("search") === "closed");
       expect((await b.search("ok")).status).toBe("success");
+    });
+
+    /** Opens `search` fleet-wide from `a` (3 failures), then lets its open time pass: on the server (aged) and in both local views. */
+    async function openedThenDue(a: Replica, b: Replica, resetMs: number) {
+      for (let i = 0; i < 3; i++) await a.search("fail");
+      await until(() => b.plugin.circuits.state("search") === "open");
+      await age(a.stores.circuitBreaker, "search", resetMs);
+      await a.clock.advance(resetMs);
+      await b.clock.advance(resetMs);
+    }
+
+    /** Starts a call of `search` on `a` that takes the probe and holds it until `release()`. */
+    async function heldProbe(a: Replica) {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const runs = a.runs();
+      const probe = a.search("ok", held);
+      await until(() => a.runs() === runs + 1); // the probe is running
+      expect(a.events.filter((event) => event.type === "circuit_half_opened")).toHaveLength(1);
+      return { probe, release };
+    }
+
+    it("waiting for recovery, fleet-wide: a call on B that meets A's running probe waits for it (no run, no rejection), and runs once A's probe closes the circuit through Redis", async () => {
+      const prefix = `st${++prefixes}:`;
+      // The plugin's defaults (waitForRecovery, patienceMs 15 s): the probe's lease (resetMs, 10 s) fits in B's patience.
+      const a = await replica(kind, prefix);
+      const b = await replica(kind, prefix);
+      await openedThenDue(a, b, 10_000);
+      const { probe, release } = await heldProbe(a);
+      let settled = false;
+      const waiting = b.search("ok").finally(() => {
+        settled = true;
+      });
+      try {
+        await until(() => b.events.some((event) => event.type === "waiting_for_recovery"));
+        // Redis told B that A's probe is running: B waits for it, for at most the probe's lease.
+        const wait = b.events.find((event) => event.type === "waiting_for_recovery")?.fields;
+        expect(wait).toMatchObject({ tool_name: "search" });
+        expect(wait?.wait_ms).toBeGreaterThan(9_000);
+        expect(wait?.wait_ms).toBeLessThanOrEqual(10_000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(settled).toBe(false);
+        expect(b.runs()).toBe(0);
+      } finally {
+        release();
+      }
+      const released = Date.now();
+      expect(await probe).toMatchObject({ status: "success" });
+      // A's success closed the circuit in Redis; B heard the publish, and its waiting call ran at its next look (at most a second).
+      expect(await waiting).toMatchObject({ status: "success", value: "ok", attempt: 1 });
+      expect(Date.now() - released).toBeLessThan(2_000);
+      expect(b.runs()).toBe(1);
+      expect(a.runs()).toBe(4); // 3 failures and the probe: nothing else ran on A
+      expect(b.events.filter((event) => event.type === "waiting_for_recovery")).toHaveLength(1);
+      expect(b.events.some((event) => event.type === "call_rejected")).toBe(false);
+      expect(b.plugin.circuits.state("search")).toBe("closed");
+    });
+
+    it("waiting for recovery, fleet-wide, with the default resetMs (60 s): a probe's lease longer than the patience still holds B's call for the probe's result, not a 60 s refusal", async () => {
+      const prefix = `st${++prefixes}:`;
+      const a = await replica(kind, prefix, { circuitBreakerResetMs: 60_000 });
+      const b = await replica(kind, prefix, { circuitBreakerResetMs: 60_000 });
+      await openedThenDue(a, b, 60_000);
+      const { probe, release } = await heldProbe(a);
+      let settled = false;
+      const waiting = b.search("ok").finally(() => {
+        settled = true;
+      });
+      try {
+        await until(() => b.events.some((event) => event.type === "waiting_for_recovery"));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Before the fix: turned away at once, told "about 60 s", and its scope's next call held 60 s at the gate.
+        expect(settled).toBe(false);
+        expect(b.runs()).toBe(0);
+      } finally {
+        release();
+      }
+      expect(await probe).toMatchObject({ status: "success" });
+      expect(await waiting).toMatchObject({ status: "success", value: "ok" });
+      expect(b.runs()).toBe(1);
+      expect(b.events.some((event) => event.type === "call_rejected")).toBe(false);
     });
 
     it("a success anywhere resets the shared count: failures on either side of it never add up to the threshold", async () => {

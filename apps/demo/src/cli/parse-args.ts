@@ -11,11 +11,11 @@ export interface CliOptions {
   readonly fast: boolean;
   /** `"agent"` (LangChain createAgent + middleware) or `"core"` (a plain loop on plugin.execute). */
   readonly engine: "agent" | "core" | undefined;
-  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk`, `mcp`, `openai-agents` or `mastra` (the seven offline ones). */
+  /** Which adapter the tool calls go through: `langchain` (all scenarios), `ai-sdk`, `mcp`, `openai-agents` or `mastra` (the eight offline ones). */
   readonly adapter: DemoAdapter;
   /** `true`/`false` to force colours, undefined to follow the terminal. */
   readonly color: boolean | undefined;
-  /** `REDIS_URL`: the Redis of scenario 8 (two replicas share it); undefined skips scenario 8. */
+  /** `REDIS_URL`: the Redis of scenario 9 (two replicas share it); undefined skips scenario 9. */
   readonly redisUrl: string | undefined;
 }
 
@@ -30,9 +30,9 @@ const ADAPTER_CHOICES = `${ADAPTERS.slice(0, -1)
 export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
 /** The offline scenarios are numbered 1 to this (`ALL_SCENARIOS.length`). */
-export const SCENARIO_COUNT = 7;
+export const SCENARIO_COUNT = 8;
 
-/** Scenario 8, two replicas sharing one Redis, is played only when `REDIS_URL` is set. */
+/** Scenario 9, two replicas sharing one Redis, is played only when `REDIS_URL` is set. */
 export const REDIS_SCENARIO = SCENARIO_COUNT + 1;
 
 export class CliError extends Error {
@@ -45,9 +45,9 @@ export class CliError extends Error {
 export const HELP_TEXT = `Usage: npm run demo -- [options]
        node apps/demo/dist/main.js [options]
 
-Plays seven scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
+Plays eight scenarios of retry-reflect offline: a scripted model (no LLM), LangChain tools calling
 local HTTP services on 127.0.0.1 with injected faults, and the plugin's WARN/INFO lines. With
-REDIS_URL set, an eighth: two replicas of the agent sharing one Redis (@retry-reflect/redis).
+REDIS_URL set, a ninth: two replicas of the agent sharing one Redis (@retry-reflect/redis).
 
 Options:
   --scenario N       play only scenario N (1-${SCENARIO_COUNT}, or ${REDIS_SCENARIO} with REDIS_URL); repeat or use a
@@ -71,11 +71,14 @@ Options:
 Scenarios:
   1  reflection: the reference weather example, kelvin -> reflection -> celsius
   2  transient failures (503, 503, 429 + Retry-After) retried in place
-  3  circuit breaker: opens after 5 failures, fails fast, half-open probe closes it
+  3  circuit breaker (threshold 5): opens, turns a call away with the wait, a waiting call's
+     half-open probe closes it
   4  send_email whose first response is lost: exactly one email is sent
   5  non-recoverable QUOTA_EXCEEDED: the model is told to stop
   6  excluded control-flow tool exit_loop: untouched
   7  a hung generate_report call cut off by attemptTimeoutMs, then retried in place
+  8  a tool down for 10 s comes back: retried in place within the patience (15 s), the agent
+     finishes (the defaults; its waits are simulated)
   ${REDIS_SCENARIO}  two replicas share one Redis: one email sent once, one circuit for both (needs REDIS_URL)
 
 Environment:

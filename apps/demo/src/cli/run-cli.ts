@@ -93,7 +93,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const result = await runDemo({
       sink: io.out,
       style,
-      // Another adapter plays the offline scenarios (1-7); scenario 8's replicas are LangChain agents.
+      // Another adapter plays the offline scenarios (1-8); scenario 9's replicas are LangChain agents.
       scenarioIds:
         adapterRun && options.scenarios.length === 0 ? Array.from({ length: SCENARIO_COUNT }, (_, index) => index + 1) : options.scenarios,
       clock,

@@ -2,11 +2,23 @@ import type { ScenarioResult } from "../runner/run-scenario.js";
 import { duplicateWritesPrevented } from "../runner/scenario-stats.js";
 import { type Style, visibleLength } from "./style.js";
 
-const HEADERS = ["#", "scenario", "tool execs", "model calls", "in place", "reflections", "breaker transitions", "dup writes", "outcome"];
+const HEADERS = [
+  "#",
+  "scenario",
+  "tool execs",
+  "model calls",
+  "in place",
+  "reflections",
+  "temporary",
+  "breaker transitions",
+  "dup writes",
+  "outcome",
+];
 
 /** What the short column names mean. */
 export const SUMMARY_LEGEND =
-  "in place = retries in place (no model call) · dup writes = duplicate writes prevented (guard replays + service dedupes)";
+  "in place = retries in place (no model call) · temporary = the model told the tool is temporarily unavailable, with the wait · " +
+  "dup writes = duplicate writes prevented (guard replays + service dedupes)";
 
 /** One row per scenario: the counts the issue asks for, and whether it ended as expected. */
 export function summaryRows(results: readonly ScenarioResult[], style: Style): string[][] {
@@ -17,6 +29,7 @@ export function summaryRows(results: readonly ScenarioResult[], style: Style): s
     String(stats.modelCalls),
     String(stats.retriesInPlace),
     String(stats.reflections),
+    String(stats.temporary),
     stats.breakerTransitions.length === 0 ? "0" : `${stats.breakerTransitions.length} (${stats.breakerTransitions.join("→")})`,
     String(duplicateWritesPrevented(stats)),
     ok ? style.green(`✓ ${verdict.outcome}`) : style.red(`✗ ${verdict.outcome}`),

@@ -1,15 +1,15 @@
 import { createClient } from "redis";
 
-// The Redis side of scenario 8: one node-redis client per replica, as the @retry-reflect/redis
+// The Redis side of scenario 9: one node-redis client per replica, as the @retry-reflect/redis
 // README recommends (offline queue off, a reconnect strategy), and a connect and a close that never
 // wait for a Redis that is down.
 
 export type DemoRedisClient = ReturnType<typeof createClient>;
 
-/** How long the demo waits for Redis to answer before it fails scenario 8. */
+/** How long the demo waits for Redis to answer before it fails scenario 9. */
 export const REDIS_CONNECT_TIMEOUT_MS = 3_000;
 
-/** How to get a Redis for scenario 8, for the messages that say it is missing. */
+/** How to get a Redis for scenario 9, for the messages that say it is missing. */
 export const REDIS_HOW_TO = "docker compose -f packages/redis/compose.yaml up -d (or run any Redis 7: redis-server)";
 
 /** Redis could not be reached at REDIS_URL; the message says where and what to do. */

@@ -9,7 +9,7 @@ import { ALL_SCENARIOS } from "../scenarios/all-scenarios.js";
 import { REPLICAS_SCENARIO_ID, replicasScript } from "../scenarios/replicas-scenario.js";
 import { DEFAULT_TIMING, type DemoTiming, type Scenario } from "../scenarios/scenario.js";
 import { coreEngine } from "./core-engine.js";
-import { DEMO_PLUGIN_OPTIONS } from "./demo-plugin-options.js";
+import { DEMO_PLUGIN_OPTIONS, describeDefaults } from "./demo-plugin-options.js";
 import { describeRedisUrl, REDIS_HOW_TO } from "./redis-connection.js";
 import { runReplicasScenario } from "./run-replicas-scenario.js";
 import { runScenario, type ScenarioResult } from "./run-scenario.js";
@@ -39,7 +39,7 @@ export interface DemoOptions {
   /** When set, each scenario gets a root span from this provider. */
   readonly tracerProvider?: TracerProvider;
   /**
-   * The Redis of scenario 8 (two replicas share it), `REDIS_URL` in the CLI. Without it scenario 8
+   * The Redis of scenario 9 (two replicas share it), `REDIS_URL` in the CLI. Without it scenario 9
    * is skipped, with a note under the summary, and asking for it by number throws.
    */
   readonly redisUrl?: string;
@@ -65,15 +65,15 @@ export function selectScenarios(ids: readonly number[] | undefined): Scenario[] 
   });
 }
 
-/** A scenario to play: one of the offline ones, or scenario 8 (its own runner). */
+/** A scenario to play: one of the offline ones, or scenario 9 (its own runner). */
 export type PlannedScenario = { readonly kind: "offline"; readonly scenario: Scenario } | { readonly kind: "replicas" };
 
-/** What scenario 8 needs, when it is asked for without it. */
+/** What scenario 9 needs, when it is asked for without it. */
 export const REDIS_URL_NEEDED = `scenario ${REPLICAS_SCENARIO_ID} (two replicas share one Redis) needs REDIS_URL, e.g. REDIS_URL=redis://localhost:6379; start a Redis with ${REDIS_HOW_TO}`;
 
 /**
- * The scenarios to play, in order: by default the seven offline ones, then scenario 8 when a Redis
- * is given. Throws for an unknown number, and for 8 without `redisUrl`.
+ * The scenarios to play, in order: by default the eight offline ones, then scenario 9 when a Redis
+ * is given. Throws for an unknown number, and for 9 without `redisUrl`.
  */
 export function planScenarios(ids: readonly number[] | undefined, redisUrl: string | undefined): PlannedScenario[] {
   if (!ids || ids.length === 0) {
@@ -104,10 +104,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   );
   transcript.note(options.toolsLabel ?? "Tools: LangChain tools calling real HTTP services on 127.0.0.1, with injected faults.");
   transcript.note(`Agent loop: ${options.engineLabel ?? "core plugin.execute loop"}. Waits: ${clockLabel}.`);
+  const [defaults, moreDefaults] = describeDefaults();
+  transcript.note(`Plugin: the library's defaults: ${defaults}`);
+  transcript.note(`        ${moreDefaults}`);
   transcript.note(
-    `Plugin: maxRetries=${DEMO_PLUGIN_OPTIONS.maxRetries} initialBackoffMs=${DEMO_PLUGIN_OPTIONS.initialBackoffMs} ` +
-      `backoffMultiplier=${DEMO_PLUGIN_OPTIONS.backoffMultiplier} circuitBreakerThreshold=${DEMO_PLUGIN_OPTIONS.circuitBreakerThreshold} ` +
-      `excludeTools=[exit_loop] toolEffects={send_email: write}`,
+    `        plus excludeTools=[${DEMO_PLUGIN_OPTIONS.excludeTools.join(", ")}] toolEffects={send_email: ${DEMO_PLUGIN_OPTIONS.toolEffects.send_email}}; ` +
+      "a scenario's own options are in its introduction.",
   );
   if (redisUrl !== undefined && planned.some((entry) => entry.kind === "replicas")) {
     transcript.note(`Redis: ${describeRedisUrl(redisUrl)}, for scenario ${REPLICAS_SCENARIO_ID} (two replicas share it).`);

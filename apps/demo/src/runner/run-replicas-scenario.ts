@@ -3,7 +3,14 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { type Clock, consoleLogger, type RetryReflectEvent, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
+import {
+  type Clock,
+  consoleLogger,
+  DEFAULT_OPTIONS,
+  type RetryReflectEvent,
+  type RetryReflectObserver,
+  RetryReflectPlugin,
+} from "@retry-reflect/core";
 import { type RedisStores, redisStores } from "@retry-reflect/redis";
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";
@@ -29,7 +36,7 @@ import { countingHooks, createScenarioStats, type ScenarioStats, statsObserver }
 import type { TurnEngine, TurnReporter } from "./turn-engine.js";
 import { realWorkGate } from "./virtual-clock.js";
 
-// Scenario 8's own runner: two replicas of the agent service in this one process, each with its own
+// Scenario 9's own runner: two replicas of the agent service in this one process, each with its own
 // Redis client, `redisStores` and plugin, sharing only Redis (and the outside world: the email
 // service and the inventory API). The other scenarios' runner has one plugin per scenario.
 
@@ -93,7 +100,7 @@ interface Replica {
   readonly model: BaseChatModel;
 }
 
-/** Plays scenario 8 against the Redis at `config.redisUrl`; a Redis that cannot be reached fails it within seconds. */
+/** Plays scenario 9 against the Redis at `config.redisUrl`; a Redis that cannot be reached fails it within seconds. */
 export async function runReplicasScenario(config: ReplicasRunConfig): Promise<ReplicasScenarioResult> {
   const { id, shortName } = replicasScenario;
   if (!config.tracer) return runUntraced(config);
@@ -172,18 +179,29 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
   const replicas = new Map<ReplicaName, Replica>();
   let learned: Promise<number | undefined> | undefined;
 
+  /** The failure just logged opened the circuit. */
+  let justOpened = false;
   /** The narrator's lines under the log lines that only this scenario has. */
   const narrate = (name: ReplicaName, event: RetryReflectEvent) => {
+    const opened = justOpened;
+    justOpened = false;
     if (event.type === "circuit_opened") {
+      justOpened = true;
       transcript.note(
         `(the ${event.fields.failures} failures in a row are counted in Redis: this one opened the circuit there, and Redis tells every replica)`,
       );
       const other = replicas.get(name === "A" ? "B" : "A");
       if (other) learned = watchForOpen(other.plugin, event.fields.tool_name, performance.now(), LEARN_TIMEOUT_MS);
+    } else if (event.type === "retry" && event.fields.mode === "reflect" && opened) {
+      transcript.note(
+        `(the circuit stays open ${event.fields.backoff_ms} ms, longer than the call's patience (${DEFAULT_OPTIONS.patienceMs} ms): ` +
+          "the call ends, and the model is told the tool is temporarily unavailable, with the wait)",
+      );
     } else if (event.type === "call_rejected") {
       transcript.note(
-        `(turned away at once by replica ${name}'s own view of the circuit, which Redis had updated: the inventory API never saw this call)`,
+        `(turned away at once by replica ${name}'s own view of the circuit, which Redis had updated: the inventory API never saw this call;`,
       );
+      transcript.note(" the circuit's remaining time outlasts the call's patience, so the call does not wait for it)");
     } else if (event.type === "store_error") {
       transcript.note(`(replica ${name} could not use Redis at ${redis} for ${event.fields.operation}: ${event.fields.error})`);
     }
@@ -343,8 +361,7 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
     // (b) One circuit, two replicas.
     transcript.line();
     transcript.note(`(b) The inventory API is down: HTTP 500 every time. Replica A is asked first.`);
-    await turn(a, REPLICAS_REQUESTS.inventory, 3, "first request");
-    await turn(a, REPLICAS_REQUESTS.inventoryAgain, 4, "the user tries again");
+    await turn(a, REPLICAS_REQUESTS.inventory, 3, "a user asks replica A");
     facts.bLearnedOpenAfterMs = await (learned ?? Promise.resolve(undefined));
     const state = b.plugin.circuitState("broken_api");
     transcript.note(
@@ -354,7 +371,7 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
             `within ${Math.max(1, Math.ceil(facts.bLearnedOpenAfterMs))} ms of the failure on replica A.`,
     );
     const inventoryBefore = broken.stats.requests;
-    await turn(b, REPLICAS_REQUESTS.inventory, 5, "another user asks replica B");
+    await turn(b, REPLICAS_REQUESTS.inventory, 4, "another user asks replica B");
     facts.inventoryRequestsFromB = broken.stats.requests - inventoryBefore;
     transcript.note(
       `The inventory API got ${broken.stats.requests} requests in all: ${inventoryBefore} from replica A, ${facts.inventoryRequestsFromB} from replica B.`,
@@ -391,7 +408,7 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
   const verdict: ScenarioVerdict = {
     outcome:
       problems.length === 0
-        ? "1 email from 2 replicas; B failed fast on A's open circuit"
+        ? "1 email from 2 replicas; B turned away at once by A's open circuit"
         : !facts.redisConnected
           ? "Redis unreachable (REDIS_URL)"
           : stats.events.some((event) => event.type === "store_error")
@@ -431,6 +448,8 @@ function evaluate(own: Record<ReplicaName, ScenarioStats>, stats: ScenarioStats,
   expectEqual(problems, "broken_api runs on replica B", B.executionsByTool.broken_api ?? 0, 0);
   expectEqual(problems, "calls replica B turned away", B.callsRejected, 1);
   expectEqual(problems, "inventory API requests", facts.inventoryRequests, REPLICAS_THRESHOLD);
-  expectEqual(problems, "model calls", stats.modelCalls, 10);
+  expectEqual(problems, "calls told the tool is temporarily unavailable", stats.temporary, 2);
+  if (stats.toolResults.some((result) => /do not call/i.test(result.content))) problems.push('a model was told "do not call"');
+  expectEqual(problems, "model calls", stats.modelCalls, 8);
   return problems;
 }

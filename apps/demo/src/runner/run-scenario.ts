@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
+import { type CallInfo, type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";
 import type { Transcript } from "../output/transcript.js";
@@ -10,7 +10,7 @@ import { startServices } from "../services/start-services.js";
 import { DEMO_PLUGIN_OPTIONS, SYSTEM_PROMPT } from "./demo-plugin-options.js";
 import { countingHooks, createScenarioStats, type ScenarioStats, statsObserver } from "./scenario-stats.js";
 import type { TurnEngine, TurnReporter } from "./turn-engine.js";
-import { realWorkGate } from "./virtual-clock.js";
+import { createVirtualClock, isVirtualClock, realWorkGate } from "./virtual-clock.js";
 
 export interface ScenarioRunConfig {
   readonly transcript: Transcript;
@@ -53,26 +53,36 @@ export async function runScenario(scenario: Scenario, config: ScenarioRunConfig)
 }
 
 async function runScenarioUntraced(scenario: Scenario, config: ScenarioRunConfig): Promise<ScenarioResult> {
-  const { transcript, timing, clock } = config;
+  const { transcript, timing } = config;
+  // A scenario whose waits are the defaults' own (seconds) simulates them even on real time.
+  const simulated = scenario.simulatedTime === true && !isVirtualClock(config.clock);
+  const clock = simulated ? createVirtualClock(config.clock.now()) : config.clock;
   const stats = createScenarioStats();
   // On virtual time, a tool's real HTTP exchange holds the clock (a timer raced against it must not win by default).
   const realWork = realWorkGate(clock);
-  const services = await startServices(scenario.serviceFaults, { requestHeld: realWork.requestHeld });
+  const services = await startServices(scenario.serviceFaults, { requestHeld: realWork.requestHeld, now: () => clock.now() });
   try {
     transcript.heading(`Scenario ${scenario.id} · ${scenario.title}`);
     for (const line of scenario.intro(timing)) transcript.note(line);
+    if (simulated) {
+      transcript.note("Its waits are simulated on virtual time, as with --fast (the rest of the demo waits in real time),");
+      transcript.note("so that seconds of backoff do not hold the demo up; the log lines show the times the plugin chose.");
+    }
 
     const notes = new EventNotes(transcript);
+    const narrator = scenario.narrator?.({ clock, timing });
     const plugin = RetryReflectPlugin.create({
       ...DEMO_PLUGIN_OPTIONS,
       ...scenario.pluginOptions?.(timing),
       clock,
       observers: [
         statsObserver(stats),
+        ...(narrator?.callStarted ? [{ onCallStart: (call: CallInfo) => narrator.callStarted?.(call) }] : []),
         consoleLogger({
           write: (line, event) => {
             transcript.log(line, event.level);
             notes.after(event);
+            for (const note of narrator?.after(event) ?? []) transcript.note(note);
           },
         }),
         ...(realWork.observer ? [realWork.observer] : []),

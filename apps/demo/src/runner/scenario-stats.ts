@@ -1,4 +1,4 @@
-import type { CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { CallEnd, CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
 import type { ToolHooks } from "../tools/tool-hooks.js";
 
 /** A tool result as the model received it. */
@@ -17,12 +17,20 @@ export interface ScenarioStats {
   modelCalls: number;
   /** `retry` events with `mode=in_place`: the same call repeated without a model round trip. */
   retriesInPlace: number;
-  /** `retry` events with `mode=reflect`: the model was asked to correct its arguments. */
+  /** Calls that ended with a reflection prompt: the model was asked to correct its arguments. */
   reflections: number;
+  /**
+   * Calls that ended with the temporary text: the tool is temporarily unavailable, it may work
+   * again after the wait told (`retry_after_ms`), call it again then or tell the user. A transient
+   * failure that outlasted the call's patience, or a call turned away by an open circuit.
+   */
+  temporary: number;
   /** Breaker moves in order: `open`, `half-open`, `closed`. */
   breakerTransitions: string[];
   /** Calls that failed fast on an open circuit. */
   callsRejected: number;
+  /** Calls that met an open circuit due to let a probe through within their patience, and waited (`waiting_for_recovery`). */
+  waitsForRecovery: number;
   /** Attempts the plugin cut off at `attemptTimeoutMs` (`attempt_timed_out` events). */
   attemptsTimedOut: number;
   /** Tool runs whose signal aborted while they ran, as the tool saw it (it then stops its work). */
@@ -48,8 +56,10 @@ export function createScenarioStats(): ScenarioStats {
     modelCalls: 0,
     retriesInPlace: 0,
     reflections: 0,
+    temporary: 0,
     breakerTransitions: [],
     callsRejected: 0,
+    waitsForRecovery: 0,
     attemptsTimedOut: 0,
     signalsAborted: 0,
     guardReplays: 0,
@@ -67,18 +77,30 @@ export function duplicateWritesPrevented(stats: ScenarioStats): number {
   return stats.guardReplays + stats.serviceDeduplicated;
 }
 
+/**
+ * True for a `reflect` end told as temporary (the retry-later text): a transient failure, or an
+ * open circuit's `CIRCUIT_OPEN`. Any other `reflect` end is a reflection prompt.
+ */
+export function isTemporaryEnd(end: CallEnd): boolean {
+  return end.status === "reflect" && (end.error?.kind === "transient" || end.error?.code === "CIRCUIT_OPEN");
+}
+
 /** An observer that counts the plugin's events and handled calls into `stats`. */
 export function statsObserver(stats: ScenarioStats): RetryReflectObserver {
   return {
     onCallStart(call: CallInfo) {
       stats.callsHandledByTool[call.toolName] = (stats.callsHandledByTool[call.toolName] ?? 0) + 1;
     },
+    onCallEnd(_call, end) {
+      if (end.status !== "reflect") return;
+      if (isTemporaryEnd(end)) stats.temporary++;
+      else stats.reflections++;
+    },
     onEvent(event) {
       stats.events.push(event);
       switch (event.type) {
         case "retry":
           if (event.fields.mode === "in_place") stats.retriesInPlace++;
-          else stats.reflections++;
           break;
         case "circuit_opened":
           stats.breakerTransitions.push("open");
@@ -91,6 +113,9 @@ export function statsObserver(stats: ScenarioStats): RetryReflectObserver {
           break;
         case "call_rejected":
           stats.callsRejected++;
+          break;
+        case "waiting_for_recovery":
+          stats.waitsForRecovery++;
           break;
         case "attempt_timed_out":
           stats.attemptsTimedOut++;

@@ -1,14 +1,14 @@
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { jsonOf, textOf } from "../model/conversation.js";
 import type { ChatScript } from "../model/scripted-chat-model.js";
-import { circuitBreakerScenario, THRESHOLD } from "./circuit-breaker-scenario.js";
+import { inventoryScript, THRESHOLD } from "./circuit-breaker-scenario.js";
 import type { ScenarioInfo } from "./scenario.js";
 import { latestResult, reportedError } from "./script-helpers.js";
 
-/** Scenario 8 is played only when REDIS_URL is set; it is not in `ALL_SCENARIOS` (the offline ones). */
-export const REPLICAS_SCENARIO_ID = 8;
+/** Scenario 9 is played only when REDIS_URL is set; it is not in `ALL_SCENARIOS` (the offline ones). */
+export const REPLICAS_SCENARIO_ID = 9;
 
-/** The breaker threshold of both replicas: as in scenario 3. */
+/** The breaker threshold of both replicas: as in scenario 3 (the default is 10). */
 export const REPLICAS_THRESHOLD = THRESHOLD;
 
 /** The welcome email; its key comes from the request (the customer), so a redelivered request carries the same one. */
@@ -19,11 +19,10 @@ export const WELCOME_EMAIL = {
   idempotency_key: "welcome-customer-4711",
 };
 
-/** The user's requests of scenario 8, in order. */
+/** The user's requests of scenario 9, in order. */
 export const REPLICAS_REQUESTS = {
   welcome: "Send the welcome email to our new customer Ada (ada@example.com, customer 4711).",
   inventory: "How many items are in the east warehouse?",
-  inventoryAgain: "Please try the east warehouse again.",
 };
 
 function lastUserText(messages: readonly BaseMessage[]): string {
@@ -39,7 +38,7 @@ function lastUserText(messages: readonly BaseMessage[]): string {
  * customer's key; the inventory questions are scenario 3's script.
  */
 export const replicasScript: ChatScript = (messages) => {
-  if (!/welcome email/i.test(lastUserText(messages))) return circuitBreakerScenario.script(messages);
+  if (!/welcome email/i.test(lastUserText(messages))) return inventoryScript(messages);
   const result = latestResult(messages);
   if (!result) return { toolCalls: [{ name: "send_email", args: WELCOME_EMAIL }] };
   if (result.status === "error") return { text: `I could not send the welcome email: ${reportedError(result)}` };
@@ -47,7 +46,7 @@ export const replicasScript: ChatScript = (messages) => {
   return { text: `The welcome email is sent to ada@example.com (message ${sent?.id ?? "?"}).` };
 };
 
-/** Scenario 8 (its runner is `runReplicasScenario`: two plugins, two Redis clients). */
+/** Scenario 9 (its runner is `runReplicasScenario`: two plugins, two Redis clients). */
 export const replicasScenario: ScenarioInfo & { readonly intro: (redis: string, prefix: string) => readonly string[] } = {
   id: REPLICAS_SCENARIO_ID,
   title: "Two replicas share one Redis: one email, one circuit",
@@ -59,7 +58,7 @@ export const replicasScenario: ScenarioInfo & { readonly intro: (redis: string, 
     "(a) A sends a welcome email (send_email: a write with an idempotency_key), then is stopped before it",
     "    acknowledges the request; the queue delivers the same request again, to B. Both runs take the request's",
     "    id as the write's namespace, so the stored result is B's to replay (another request's never would be).",
-    `(b) The inventory API answers HTTP 500 every time. A's calls open the circuit after ${REPLICAS_THRESHOLD} failures in a row;`,
-    "    then B is asked.",
+    `(b) The inventory API answers HTTP 500 every time. A's call retries in place within its patience (the defaults), and its`,
+    `    ${REPLICAS_THRESHOLD}th failure in a row opens the circuit (circuitBreakerThreshold: ${REPLICAS_THRESHOLD}, default 10); then B is asked.`,
   ],
 };

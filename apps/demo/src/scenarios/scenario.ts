@@ -1,5 +1,5 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { Clock, RetryReflectOptions } from "@retry-reflect/core";
+import type { CallInfo, Clock, RetryReflectEvent, RetryReflectOptions } from "@retry-reflect/core";
 import type { ChatScript } from "../model/scripted-chat-model.js";
 import type { Transcript } from "../output/transcript.js";
 import type { ScenarioStats } from "../runner/scenario-stats.js";
@@ -10,13 +10,24 @@ import type { ToolHooks } from "../tools/tool-hooks.js";
 export interface DemoTiming {
   /** How long scenario 3's open circuit stays open. The library's default is 60000. */
   readonly circuitBreakerResetMs: number;
+  /**
+   * Scenario 3's patience (`patienceMs`): shorter than its open time, as the defaults' 15000 is
+   * shorter than their 60000, so that a call meeting a fresh open circuit is turned away at once
+   * and one meeting it near its end waits for the probe. The library's default is 15000.
+   */
+  readonly circuitPatienceMs: number;
   /** Client timeout of `send_email` (scenario 4's lost response). */
   readonly emailTimeoutMs: number;
-  /** `attemptTimeoutMs` of `generate_report` (scenario 7's hung call). The library's default is no limit. */
+  /** `attemptTimeoutMs` of `generate_report` (scenario 7's hung call). The library's default is 30000, then 60000. */
   readonly reportTimeoutMs: number;
 }
 
-export const DEFAULT_TIMING: DemoTiming = { circuitBreakerResetMs: 2_000, emailTimeoutMs: 500, reportTimeoutMs: 1_000 };
+export const DEFAULT_TIMING: DemoTiming = {
+  circuitBreakerResetMs: 2_000,
+  circuitPatienceMs: 1_000,
+  emailTimeoutMs: 500,
+  reportTimeoutMs: 1_000,
+};
 
 /** What a scenario's steps can use. */
 export interface ScenarioEnvironment {
@@ -52,6 +63,21 @@ export interface ScenarioInfo {
   readonly shortName: string;
 }
 
+/** What a scenario's narrator can read. */
+export interface NarratorContext {
+  /** The scenario's clock (the plugin's). */
+  readonly clock: Clock;
+  readonly timing: DemoTiming;
+}
+
+/** A scenario's own narrator: lines under the plugin's log lines that say what they mean in this scenario. */
+export interface ScenarioNarrator {
+  /** A logical call of an in-scope tool starts. */
+  callStarted?(call: CallInfo): void;
+  /** The narrator's lines under `event`'s log line. */
+  after(event: RetryReflectEvent): readonly string[];
+}
+
 export interface Scenario extends ScenarioInfo {
   /** What the reader should watch for, shown under the heading. */
   readonly intro: (timing: DemoTiming) => readonly string[];
@@ -64,6 +90,13 @@ export interface Scenario extends ScenarioInfo {
   readonly script: ChatScript;
   readonly turns: readonly ScenarioTurn[];
   readonly evaluate: (stats: ScenarioStats, services: DemoServices) => ScenarioVerdict;
+  /** The scenario's own narrator, made for each play (it may keep state). */
+  readonly narrator?: (context: NarratorContext) => ScenarioNarrator;
+  /**
+   * Its waits are always simulated (virtual time), even when the demo runs on real time: they
+   * are the defaults' own (seconds of backoff), too long to wait for in a demo of seconds.
+   */
+  readonly simulatedTime?: boolean;
 }
 
 /** `problem` when `actual` differs from `expected`. */

@@ -1,13 +1,15 @@
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
-import { circuitOpenOutcome, exhaustedError, failedOutcome } from "./build-outcome.js";
+import { exhaustedError, failedOutcome } from "./build-outcome.js";
 import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
 import { refuse } from "./failure.js";
+import { openCircuitOutcome } from "./recovery.js";
 import { repeatedCall } from "./repeated-calls.js";
 
 // Admission, checked before a call's first attempt and again after every wait: a scope whose
-// budget is spent stops the call (this beats an open circuit), then an open circuit rejects it.
+// budget is spent stops the call (this beats an open circuit), then an open circuit turns it away
+// unless it is due to let the call through within the call's patience (see recovery.ts).
 // Synchronous, and reading only: the circuit moves when an attempt acquires its permit.
 
 /** The call's stop before it runs (or its refusal, as an exact call that keeps failing), or undefined when it may go on. */
@@ -17,7 +19,9 @@ export function admission(engine: Engine, run: CallRun): ReflectOutcome | Failed
   const repeated = repeatedCall(run, tracked);
   if (repeated !== undefined) return refuse(engine, run, repeated);
   const openFor = run.breaker.peek(run.breakerKey);
-  return openFor === undefined ? undefined : rejected(engine, run, openFor, tracked);
+  // A circuit due to let the call through within its patience, or probing: the attempt loop waits for it.
+  if (openFor === undefined) return undefined;
+  return openCircuitOutcome(engine, run, openFor, run.breaker.state(run.breakerKey) === "half-open");
 }
 
 /**
@@ -36,25 +40,4 @@ export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempt
 export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAttempts): FailedOutcome {
   run.attempt = tracked.failures;
   return failedOutcome(engine, run, exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
-}
-
-/**
- * A call turned away by an open (or isolated, `Infinity`) circuit, without running the tool
- * (`tracked`: the scope's counter when the caller just read it).
- */
-export function rejected(
-  engine: Engine,
-  run: CallRun,
-  retryAfterMs: number,
-  tracked = engine.tracker.get(run.counterKey, run.toolName),
-): FailedOutcome {
-  run.attempt = (tracked?.failures ?? 0) + 1;
-  if (retryAfterMs === Number.POSITIVE_INFINITY)
-    engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
-  else
-    engine.notifier.emit("call_rejected", run.toolName, run.info, {
-      tool_name: run.toolName,
-      retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)),
-    });
-  return circuitOpenOutcome(engine, run, retryAfterMs);
 }

@@ -1,8 +1,7 @@
 import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
-import type { FailureContext } from "../config/options.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
-import { admission, rejected, resetIfDue, stopExhausted } from "./admission.js";
+import { admission, resetIfDue, stopExhausted } from "./admission.js";
 import { runAttempt } from "./attempt.js";
 import { readThrown, returnedFailure } from "./attempt-failure.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
@@ -11,7 +10,10 @@ import type { CallRun, ToolFunction } from "./call-state.js";
 import { overloaded, releaseSlot, takeSlot } from "./concurrency-slots.js";
 import type { Engine } from "./engine.js";
 import { afterFailure, refuse } from "./failure.js";
+import { failureContext } from "./failure-context.js";
+import { atOpenCircuit } from "./recovery.js";
 import { releaseInRow, reserveInRow, roomInRow } from "./row-reservation.js";
+import { settleLate } from "./settle-late.js";
 
 // The one async loop of a logical call: admission, the backoff gate (admission again after it),
 // the idempotency guard for writes (join, then a lock per attempt), then attempt after attempt
@@ -104,10 +106,19 @@ async function attempts<T>(
   const { tracker, guard, notifier } = engine;
   const { breaker } = run;
   if (firstDelayMs !== undefined) {
+    run.inPlace++;
     const waiting = backoff(engine, run, firstDelayMs);
     if (waiting !== undefined) await waiting;
   }
+  /** The circuit turned the last try away: for how long, and whether its probe was running (see recovery.ts). */
+  let turnedAway: { readonly forMs: number; readonly probing: boolean } | undefined;
   for (;;) {
+    if (turnedAway !== undefined) {
+      // Outside the row's places: a call waiting for its circuit holds none (nor a slot, nor budget).
+      const after = await atOpenCircuit(engine, run, turnedAway.forMs, turnedAway.probing);
+      turnedAway = undefined;
+      if (after !== "again") return after;
+    }
     const tracked = tracker.get(run.counterKey, run.toolName);
     // No attempt, first or in place, starts once the budget is spent (by this call or a parallel one).
     if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
@@ -129,7 +140,10 @@ async function attempts<T>(
       let admitted = breaker.acquire(run.breakerKey, run.info);
       // A shared store's answer (only where its local view cannot answer: an open or half-open circuit).
       if (admitted instanceof Promise) admitted = await admitted;
-      if (!admitted.admitted) return rejected(engine, run, admitted.retryAfterMs);
+      if (!admitted.admitted) {
+        turnedAway = { forMs: admitted.retryAfterMs, probing: admitted.state === "half-open" };
+        continue;
+      }
       const permit = admitted.permit;
 
       // A `maxConcurrent` slot, held while the attempt runs (not during waits).
@@ -140,6 +154,7 @@ async function attempts<T>(
       }
 
       let token: string | undefined;
+      let stopLease: (() => void) | undefined;
       /** A write's tool still running after its attempt ended (cut off at its limit, or the caller's abort). */
       let late: Promise<unknown> | undefined;
       let value: T | undefined;
@@ -159,8 +174,9 @@ async function attempts<T>(
           token = locked.token;
         }
         run.attempts++;
-        // A guarded write keeps its lease while it runs (stores with `extend`), until it ends or is cut off.
-        const stopLease = token === undefined ? undefined : guard.keepLease(run, token);
+        // A guarded write keeps its lease while its tool runs (stores with `extend`): until it ends,
+        // also when its attempt was cut off or left by its caller (`settleLate` stops it then).
+        stopLease = token === undefined ? undefined : guard.keepLease(run, token);
         try {
           value = await runAttempt(engine, run, fn, token === undefined ? undefined : (tool) => (late = tool));
           failure = returnedFailure(run.policy, run.host, value, () => failureContext(run));
@@ -175,7 +191,7 @@ async function attempts<T>(
             failure = run.reading.failure;
           }
         } finally {
-          stopLease?.();
+          if (late === undefined) stopLease?.();
         }
       } finally {
         // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
@@ -195,7 +211,7 @@ async function attempts<T>(
         // A write cut off at its limit, or left by its caller, may still take effect: its key stays
         // locked until it ends, then holds its result (a retry replays it) or is released.
         if (late === undefined) await guard.release(run, token);
-        else settleLate(engine, run, token, late);
+        else settleLate(engine, run, token, late, stopLease);
       }
       const after = afterFailure(engine, run, permit, failure, thrown);
       next = after instanceof Promise ? await after : after; // the failure recorded in a shared store first
@@ -204,23 +220,10 @@ async function attempts<T>(
       if (reserved !== undefined) releaseInRow(reserved);
     }
     if (typeof next !== "number") return next;
+    run.inPlace++;
     const waiting = backoff(engine, run, next);
     if (waiting !== undefined) await waiting;
   }
-}
-
-/** A timed-out write's late end: its result stored (so that a retry replays it), or its key released. */
-function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<unknown>): void {
-  late
-    .then(
-      (value) => {
-        const failed = returnedFailure(run.policy, run.host, value, () => failureContext(run));
-        return failed === undefined ? engine.guard.complete(run, token, value) : engine.guard.release(run, token);
-      },
-      () => engine.guard.release(run, token),
-    )
-    // Nobody awaits this: whatever goes wrong here must not become an unhandled rejection.
-    .catch(() => engine.guard.release(run, token));
 }
 
 /** The wait before an in-place retry: abortable; a zero wait only checks the signal. */
@@ -228,11 +231,6 @@ function backoff(engine: Engine, run: CallRun, delayMs: number): Promise<void> |
   if (delayMs > 0) return engine.options.clock.sleep(delayMs, run.signal);
   throwIfAborted(run.signal);
   return undefined;
-}
-
-/** What `isFailure` sees of the call. */
-export function failureContext(run: CallRun): FailureContext {
-  return { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope };
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -5,6 +5,10 @@ export interface TrackedAttempts {
   readonly toolName: string;
   /** Failures recorded, in order: the number the last one took. */
   failures: number;
+  /** The failures of the row the model's arguments could fix (reflected, not transient): `maxRetries` bounds them. */
+  reflections: number;
+  /** When the row began failing (its first failure, or a refusal by the tool's open circuit): the give-up time counts from here. */
+  failingSince: number | undefined;
   /** No attempt starts before this time (`failedAt + backoff` after a reflection). */
   readyAt: number;
   /** The last delay used, for decorrelated jitter. */
@@ -98,6 +102,8 @@ export class AttemptTracker {
     const tracked: TrackedAttempts = {
       toolName,
       failures: 0,
+      reflections: 0,
+      failingSince: undefined,
       readyAt: 0,
       lastDelayMs: undefined,
       lastCode: undefined,
@@ -127,7 +133,8 @@ export class AttemptTracker {
   clearUnlessExhausted(key: string, toolName: string): void {
     if (!this.hasCounters(toolName)) return;
     const tracked = this.counters.peek(key);
-    if (tracked !== undefined && tracked.exhausted === undefined && tracked.failures > 0) this.idle(tracked);
+    if (tracked !== undefined && tracked.exhausted === undefined && (tracked.failures > 0 || tracked.failingSince !== undefined))
+      this.idle(tracked);
   }
 
   /** The scopes in which `toolName`'s budget is spent, with when it was spent (the counters held; reading changes nothing). */
@@ -160,6 +167,8 @@ export class AttemptTracker {
    */
   private idle(tracked: TrackedAttempts): void {
     tracked.failures = 0;
+    tracked.reflections = 0;
+    tracked.failingSince = undefined;
     tracked.readyAt = 0;
     tracked.lastDelayMs = undefined;
     tracked.lastCode = undefined;
@@ -179,7 +188,7 @@ export class AttemptTracker {
 }
 
 function isActive(tracked: TrackedAttempts): boolean {
-  return tracked.failures > 0 || tracked.exhausted !== undefined || tracked.repeats !== undefined;
+  return tracked.failures > 0 || tracked.failingSince !== undefined || tracked.exhausted !== undefined || tracked.repeats !== undefined;
 }
 
 /** Wakes every call waiting for a place in the row (each checks again); later waiters wait for the next change. */

@@ -1,5 +1,4 @@
 import { abortReason, watchdogSignal } from "../clock.js";
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from "../config/defaults.js";
 import type { ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import type { CallInfo } from "../events/events.js";
@@ -30,9 +29,10 @@ export interface AttemptSpec {
   readonly onLate?: ((tool: Promise<unknown>) => void) | undefined;
 }
 
-/** The time limit of one attempt under `policy`: `attemptTimeoutMs`, the default (60 s) when not set, none when 0. */
-export function limitOf(policy: ResolvedPolicy): number | undefined {
-  return policy.attemptTimeoutMs ?? (policy.defaultLimit ? DEFAULT_ATTEMPT_TIMEOUT_MS : undefined);
+/** The time limit of attempt `attempt` (1-based, in its failing row) under `policy`: its own limit, or the last one for every later attempt; undefined for none. */
+export function limitOf(policy: ResolvedPolicy, attempt: number): number | undefined {
+  const limits = policy.attemptTimeoutsMs;
+  return limits.length === 0 ? undefined : limits[Math.min(Math.max(attempt, 1), limits.length) - 1];
 }
 
 /**
@@ -51,7 +51,7 @@ export function runAttempt<T>(
     callId: run.call.callId,
     idempotencyKey: run.idempotencyKey,
     signal: run.signal,
-    limitMs: limitOf(run.policy),
+    limitMs: limitOf(run.policy, run.attempt),
     defaultLimit: run.policy.defaultLimit,
     write: run.storeKey !== undefined,
     info: run.info,

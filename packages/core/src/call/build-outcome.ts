@@ -3,8 +3,6 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import {
-  circuitOpenTemplate,
-  circuitOpenText,
   exhaustedAction,
   exhaustedText,
   isolatedAction,
@@ -21,14 +19,8 @@ import { type Composed, compose, type FailureValues, placeholderValues } from ".
 import type { ReflectText } from "./decision.js";
 import type { Engine } from "./engine.js";
 
-// The outcomes the model reads, built from a run and its (clean) error: the reflection, the three
-// stops, and the rejections of an open or isolated circuit.
-
-/** Details of the failure that opened a circuit, on its `CIRCUIT_OPEN` outcome. */
-export type OpeningFailure = {
-  readonly last_error_code: string;
-  readonly last_error: string;
-};
+// The outcomes the model reads, built from a run and its (clean) error: the reflection (the
+// temporary text among them), the stops, and an isolated circuit's.
 
 /**
  * `reflect`: the text (`reflection`: the reflection prompt; `retry_later`: the same call again in
@@ -55,7 +47,9 @@ export function reflectOutcome(
       error.code,
     );
   } else {
-    const template = text === "retry_later" ? run.policy.retryLaterTemplate : run.policy.template;
+    // A call turned away by an open circuit: the user's `circuitOpenPrompt`, if any.
+    const circuit = error.code === ErrorCodes.CIRCUIT_OPEN ? run.policy.circuitOpenTemplate : undefined;
+    const template = circuit ?? (text === "retry_later" ? run.policy.retryLaterTemplate : run.policy.template);
     // At least 1 s: "in about 0 s" reads as no wait at all.
     const retryAfterS = String(Math.max(1, Math.ceil(waitMs / 1000)));
     composed = templated(engine, run, error, template, retryAfterS, error.message, error.code, refusal);
@@ -73,32 +67,16 @@ export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, re
   // The structured error's action is the library's own for a stop (the tool's, if any, stays `tool_suggested_action`).
   const stopAction = reason === "not_recoverable" ? notRecoverableAction(run.toolName, given.code, given.details?.fault) : undefined;
   const error = stopAction === undefined || stopAction === given.suggestedAction ? given : withText(given, { suggestedAction: stopAction });
+  // An isolated circuit's stop has its own text (`circuitOpenOutcome`); the others may have the user's.
   const template =
-    reason === "circuit_open"
-      ? policy.circuitOpenTemplate
-      : reason === "exhausted"
-        ? policy.exhaustedTemplate
-        : policy.notRecoverableTemplate;
+    reason === "exhausted" ? policy.exhaustedTemplate : reason === "not_recoverable" ? policy.notRecoverableTemplate : undefined;
   let composed: Composed;
   if (template !== undefined) {
-    // `{error_code}` is the last failure's code: an exhausted budget's or an opening failure's, kept
-    // in the details the engine wrote (a not-recoverable error's own details are the tool's: not read).
+    // `{error_code}` is the last failure's code: an exhausted budget's, kept in the details the
+    // engine wrote (a not-recoverable error's own details are the tool's: not read).
     const last = reason === "not_recoverable" ? undefined : error.details?.last_error_code;
-    // The failure that opened a circuit: `{error}` is its message, beside its code.
-    const lastError = reason === "circuit_open" ? error.details?.last_error : undefined;
     const retryAfterS = String(Math.ceil((error.retryAfterMs ?? causeRetryAfterMs(error) ?? 0) / 1000));
-    composed = templated(
-      engine,
-      run,
-      error,
-      template,
-      retryAfterS,
-      typeof lastError === "string" ? lastError : error.message,
-      typeof last === "string" ? last : error.code,
-    );
-  } else if (reason === "circuit_open") {
-    const text = circuitOpenText(run.toolName, error.retryAfterMs ?? 0);
-    composed = compose(engine, run, error, () => text, NO_USES, error.message, error.code);
+    composed = templated(engine, run, error, template, retryAfterS, error.message, typeof last === "string" ? last : error.code);
   } else if (reason === "exhausted") {
     composed = compose(
       engine,
@@ -163,46 +141,16 @@ export function exhaustedError(run: CallRun, mark: ExhaustedMark): ToolError {
   });
 }
 
-/**
- * `failed` / `CIRCUIT_OPEN`: a rejection (`retryAfterMs` to wait; `Infinity` for an isolated
- * circuit, which promises no time), or, with `opening`, the failure that opened it.
- */
-export function circuitOpenOutcome(engine: Engine, run: CallRun, retryAfterMs: number, opening?: OpeningFailure): FailedOutcome {
-  const { maxRetries } = run.policy;
-  if (retryAfterMs === Number.POSITIVE_INFINITY) {
-    const error = createToolError({
-      code: ErrorCodes.CIRCUIT_OPEN,
-      message: isolatedMessage(run.toolName),
-      recoverable: false,
-      suggestedAction: isolatedAction(run.toolName),
-      details: { isolated: true, ...opening },
-    });
-    const text = isolatedText(run.toolName);
-    const composed = compose(engine, run, error, () => text, NO_USES, error.message, error.code);
-    return { status: "failed", message: composed.message, error: composed.error, reason: "circuit_open", attempt: run.attempt };
-  }
-  const wait = Math.max(0, Math.ceil(retryAfterMs));
-  // The parts that depend only on the tool are built once per tool (bounded like the breakers).
-  let template = engine.rejections.get(run.toolName);
-  if (template === undefined) {
-    template = circuitOpenTemplate(run.toolName);
-    engine.rejections.set(run.toolName, template);
-  }
+/** `failed` / `CIRCUIT_OPEN` of an isolated circuit (an operator's `isolate()`): no promised time, a stop for the task. */
+export function circuitOpenOutcome(engine: Engine, run: CallRun, _retryAfterMs: number): FailedOutcome {
   const error = createToolError({
     code: ErrorCodes.CIRCUIT_OPEN,
-    message: template.errorMessage,
+    message: isolatedMessage(run.toolName),
     recoverable: false,
-    suggestedAction: template.action,
-    retryAfterMs: wait,
-    details: opening,
+    suggestedAction: isolatedAction(run.toolName),
+    details: { isolated: true },
   });
-  if (opening !== undefined || run.policy.circuitOpenTemplate !== undefined) return failedOutcome(engine, run, error, "circuit_open");
-  // A plain rejection: the message is put together from the template's parts.
-  return {
-    status: "failed",
-    message: template.message(wait, run.attempt, maxRetries),
-    error,
-    reason: "circuit_open",
-    attempt: run.attempt,
-  };
+  const text = isolatedText(run.toolName);
+  const composed = compose(engine, run, error, () => text, NO_USES, error.message, error.code);
+  return { status: "failed", message: composed.message, error: composed.error, reason: "circuit_open", attempt: run.attempt };
 }

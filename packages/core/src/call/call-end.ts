@@ -1,3 +1,4 @@
+import { ErrorCodes } from "../errors/error-codes.js";
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import type { CallEnd } from "../events/events.js";
 import { isThenable } from "../internal/thenable.js";
@@ -8,14 +9,28 @@ import type { Engine } from "./engine.js";
 // The ends of a logical call: a fallback for a final failure, what observers are told when it
 // ends, and `onExhausted: "throw"`.
 
+/** The codes of a tool told as temporarily unavailable (its circuit open, its retry budget spent). */
+const UNAVAILABLE: ReadonlySet<string> = new Set<string>([ErrorCodes.CIRCUIT_OPEN, ErrorCodes.RETRY_BUDGET_SPENT]);
+
 /**
- * A `failed` outcome replaced by the policy's `fallback` value, when it gives one: `success` with
- * `fallback: true` (the failure was counted all the same). A fallback that throws, or returns
- * `undefined`, keeps the failure. Synchronous when there is nothing to do.
+ * Would the call otherwise fail: a `failed` outcome, or the tool told as temporarily unavailable (a
+ * transient failure past the call's patience, an open circuit, a spent budget) for a tool that is
+ * not a write. A correction asked of the model (`reflect` for its arguments) is not a failure.
+ */
+function fails(run: CallRun, outcome: ExecuteOutcome<unknown>): boolean {
+  if (outcome.status === "failed") return true;
+  if (outcome.status !== "reflect" || run.effect === "write") return false;
+  return UNAVAILABLE.has(outcome.error.code) || outcome.error.kind === "transient";
+}
+
+/**
+ * An outcome that fails (`fails`) replaced by the policy's `fallback` value, when it gives one:
+ * `success` with `fallback: true` (the failure was counted all the same). A fallback that throws,
+ * or returns `undefined`, keeps the failure. Synchronous when there is nothing to do.
  */
 export function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
   const fallback = run.policy.fallback;
-  if (outcome.status !== "failed" || fallback === undefined) return outcome;
+  if (fallback === undefined || outcome.status === "success" || !fails(run, outcome)) return outcome;
   const replace = (value: unknown): ExecuteOutcome<T> => {
     if (value === undefined) return outcome;
     engine.notifier.emit("fallback_used", run.toolName, run.info, { tool_name: run.toolName, error_code: outcome.error.code });

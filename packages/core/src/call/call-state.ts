@@ -37,8 +37,14 @@ export interface CallRun {
   /** The observers' view of the call; undefined when nobody observes. */
   readonly info: CallInfo | undefined;
   readonly signal: AbortSignal | undefined;
+  /** When the call started (the clock's time): its patience counts from here. */
+  readonly startedAt: number;
   /** Attempts made in this logical call (in-place retries included). */
   attempts: number;
+  /** In-place retries this call has made. */
+  inPlace: number;
+  /** Whether the call waited for its circuit's recovery (the event is emitted once). */
+  waitedForRecovery: boolean;
   /** The attempt number in its scope: provisional while an attempt runs, the failure's own once recorded. */
   attempt: number;
   /** Set for a guarded write: the user's key, the store key derived from it, the fingerprint. */
@@ -66,6 +72,7 @@ export function newRun(
   effect: ToolEffect,
   breakerKey: string,
   setup: ToolSetup,
+  startedAt: number,
   info?: CallInfo,
 ): CallRun {
   const idempotency = setup.policy.idempotency;
@@ -83,7 +90,10 @@ export function newRun(
     counterKey: counterKey(scope, call.toolName),
     info,
     signal: call.signal,
+    startedAt,
     attempts: 0,
+    inPlace: 0,
+    waitedForRecovery: false,
     attempt: 0,
     idempotencyKey: undefined,
     storeKey: undefined,
@@ -142,9 +152,11 @@ export function directRun(
   breakerKey: string,
   setup: ToolSetup,
   observed: boolean,
+  startedAt: number,
 ): CallRun {
   const scope = trackingScopeOf(engine.options, call);
-  const run = newRun(call, host, scope, effect, breakerKey, setup, observed ? callInfo(engine, call, scope, effect, setup) : undefined);
+  const info = observed ? callInfo(engine, call, scope, effect, setup) : undefined;
+  const run = newRun(call, host, scope, effect, breakerKey, setup, startedAt, info);
   run.attempt = 1;
   return run;
 }

@@ -3,9 +3,9 @@ import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, FailureReason, ReflectOutcome, ToolEffect } from "../outcome.js";
-import { UNKNOWN_OUTCOME_ACTION } from "../texts/model-texts.js";
+import { temporaryAction, UNKNOWN_OUTCOME_ACTION, WRITE_TIMEOUT_ACTION } from "../texts/model-texts.js";
 import type { TrackedAttempts } from "./attempt-tracker.js";
-import { circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./build-outcome.js";
+import { exhaustedError, failedOutcome, reflectOutcome } from "./build-outcome.js";
 import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
 
@@ -18,9 +18,9 @@ export interface FailureFacts {
   readonly origin: "tool" | "refusal";
   readonly recoverable: boolean;
   readonly kind: ErrorKind;
-  /** The number this failure took in its (scope, tool). */
-  readonly attempt: number;
-  /** The scope's budget was already spent (by a parallel call). */
+  /** The row's failures the model's arguments could fix (reflected, not transient), this one included if it is one. */
+  readonly reflections: number;
+  /** The scope's budget was already spent (a parallel call gave up). */
   readonly budgetSpent: boolean;
   /** Remaining open time when this failure left the circuit open; undefined when it is not. */
   readonly circuitOpenForMs: number | undefined;
@@ -35,11 +35,20 @@ export interface FailureFacts {
   readonly backoffMs: number;
   /** A `Retry-After` hint of the failure, in ms. */
   readonly retryAfterMs: number | undefined;
+  /** In-place retries this call has made already. */
+  readonly inPlaceRetries: number;
+  /** From the call's start to this failure. */
+  readonly sinceCallStartMs: number;
+  /** From the first failure of the tool's failing row in the scope to this failure (0 for the first). */
+  readonly failingForMs: number;
 }
 
 export interface DecisionPolicy {
   readonly maxRetries: number;
   readonly maxBackoffMs: number;
+  readonly patienceMs: number;
+  readonly giveUpMs: number;
+  readonly waitForRecovery: boolean;
 }
 
 /**
@@ -66,35 +75,52 @@ export type ReflectText = "reflection" | "retry_later" | "unknown_outcome";
  * - `retry`: run again in place, with the same arguments, after `delayMs`;
  * - `reflect`: hand the model the failure; the next attempt waits `delayMs` (the gate). `text`
  *   says what the model is asked: `reflection`, to correct its arguments (a failure they can fix);
- *   `retry_later`, the same call again after the wait (it did not run, or is still running);
- *   `unknown_outcome`, a write without a key failed transiently, so it may have taken effect;
- * - `stop`: final for this tool in this task (or, `circuit_open`, for now).
+ *   `retry_later`, the same call again after the wait (the tool is temporarily unavailable, or the
+ *   call did not run, or is still running); `unknown_outcome`, a write without a key failed
+ *   transiently, so it may have taken effect;
+ * - `stop`: final for this tool in this task: not recoverable, or `exhausted` (the model's
+ *   corrections are spent, or the tool has kept failing for `giveUpMs`).
  */
 export type Decision =
   | { readonly kind: "retry"; readonly delayMs: number }
   | { readonly kind: "reflect"; readonly delayMs: number; readonly text: ReflectText }
-  | { readonly kind: "stop"; readonly reason: FailureReason; readonly retryAfterMs?: number };
+  | { readonly kind: "stop"; readonly reason: FailureReason };
 
 /**
- * The decision after a failure: a pure function of what is known and the policy. The order is
- * the contract: not recoverable, then the budget (the exhausted stop beats an open circuit), then
- * the circuit this failure left open, then in place (transient and safe to repeat) or reflect.
+ * The decision after a failure: a pure function of what is known and the policy. The order is the
+ * contract: not recoverable, then a budget spent by a parallel call, then a refusal (the same call
+ * later, or other arguments), then the give-up time; then a transient failure is retried in place
+ * while the next attempt starts within the call's patience (at least `maxRetries` times; an open
+ * circuit's remaining time is waited only with `waitForRecovery`), else told as temporary; any
+ * other failure is reflected until the model's corrections (`maxRetries`) are spent.
  */
 export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
   if (!facts.recoverable) return { kind: "stop", reason: "not_recoverable" };
-  if (facts.budgetSpent || facts.attempt > policy.maxRetries) return { kind: "stop", reason: "exhausted" };
+  if (facts.budgetSpent) return { kind: "stop", reason: "exhausted" };
   if (facts.origin === "refusal") {
+    if (facts.reflections > policy.maxRetries) return { kind: "stop", reason: "exhausted" };
     // Nothing ran: the model decides what to change; wait only what the refusal asks.
     const wait = facts.retryAfterMs === undefined ? 0 : Math.min(facts.retryAfterMs, policy.maxBackoffMs);
     return { kind: "reflect", delayMs: wait, text: facts.sameCallLater === true ? "retry_later" : "reflection" };
   }
-  if (facts.circuitOpenForMs !== undefined) return { kind: "stop", reason: "circuit_open", retryAfterMs: facts.circuitOpenForMs };
-  const delayMs = withRetryAfter(facts.backoffMs, facts.retryAfterMs, policy.maxBackoffMs);
+  // The tool has kept failing for the give-up time in this scope: the stop is true now.
+  if (facts.failingForMs >= policy.giveUpMs) return { kind: "stop", reason: "exhausted" };
+  const backoff = withRetryAfter(facts.backoffMs, facts.retryAfterMs, policy.maxBackoffMs);
+  const openFor = facts.circuitOpenForMs;
+  if (facts.kind !== "transient") {
+    if (facts.reflections > policy.maxRetries) return { kind: "stop", reason: "exhausted" };
+    // An open circuit turns the call away for its open time: the same call then.
+    if (openFor !== undefined) return { kind: "reflect", delayMs: openFor, text: "retry_later" };
+    return { kind: "reflect", delayMs: backoff, text: "reflection" };
+  }
+  const delayMs = openFor === undefined ? backoff : Math.max(backoff, openFor);
   const unguardedWrite = facts.effect === "write" && !facts.guarded;
-  if (facts.kind === "transient" && !unguardedWrite && facts.stillRunning !== true) return { kind: "retry", delayMs };
-  const text =
-    unguardedWrite && facts.kind === "transient" ? "unknown_outcome" : facts.stillRunning === true ? "retry_later" : "reflection";
-  return { kind: "reflect", delayMs, text };
+  if (!unguardedWrite && facts.stillRunning !== true) {
+    const patient = facts.sinceCallStartMs + delayMs <= policy.patienceMs && (openFor === undefined || policy.waitForRecovery);
+    const floor = openFor === undefined && facts.inPlaceRetries < policy.maxRetries;
+    if (patient || floor) return { kind: "retry", delayMs };
+  }
+  return { kind: "reflect", delayMs, text: unguardedWrite ? "unknown_outcome" : "retry_later" };
 }
 
 /**
@@ -113,9 +139,6 @@ export function applyDecision(
   switch (decision.kind) {
     case "stop": {
       if (decision.reason === "not_recoverable") return failedOutcome(engine, run, error, "not_recoverable");
-      if (decision.reason === "circuit_open") {
-        return circuitOpenOutcome(engine, run, decision.retryAfterMs ?? 0, { last_error_code: error.code, last_error: error.message });
-      }
       // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
       const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
       if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
@@ -149,13 +172,21 @@ export function applyDecision(
       if (inPlace) return decision.delayMs;
       // The gate: a refusal moves it only when it asks for a wait.
       if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
-      let shown =
-        decision.kind === "reflect" && decision.text === "unknown_outcome"
-          ? withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION })
-          : error;
-      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped).
-      if (shown.retryAfterMs !== undefined && shown.retryAfterMs !== decision.delayMs)
+      let shown = error;
+      if (decision.kind === "reflect" && decision.text === "unknown_outcome")
+        shown = withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION });
+      // A failure of the tool told as temporary asks for the same call after the wait (a write cut
+      // off at its limit, and a spent budget, keep their own action, which says why).
+      const ownAction = error.suggestedAction === WRITE_TIMEOUT_ACTION || error.code === ErrorCodes.RETRY_BUDGET_SPENT;
+      if (decision.kind === "reflect" && decision.text === "retry_later" && origin === "tool" && !ownAction) {
+        shown = withText(error, { suggestedAction: temporaryAction(run.toolName) });
+      }
+      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped); a
+      // temporary failure always says it: the tool may work again after it.
+      const told = decision.kind === "reflect" && decision.text === "retry_later";
+      if ((told || shown.retryAfterMs !== undefined) && shown.retryAfterMs !== decision.delayMs) {
         shown = withText(shown, { retryAfterMs: decision.delayMs });
+      }
       return reflectOutcome(
         engine,
         run,

@@ -36,11 +36,32 @@ export function direct<T, P>(
   // Observers that follow calls see it from its start; observers of events from its failure on.
   let run: CallRun | undefined;
   if (engine.notifier.callHooks) {
-    run = directRun(engine, resolved ?? resolvedCall(call, host, effect), host, effect, breakerKey, setup, true);
+    run = directRun(
+      engine,
+      resolved ?? resolvedCall(call, host, effect),
+      host,
+      effect,
+      breakerKey,
+      setup,
+      true,
+      engine.options.clock.now(),
+    );
     run.attempts = 1;
     engine.notifier.callStart(run.info as CallInfo);
   }
-  const attempt = new DirectAttempt(engine, call, fn, host, present, effect, breakerKey, setup, run, run?.call ?? resolved);
+  const attempt = new DirectAttempt(
+    engine,
+    call,
+    fn,
+    host,
+    present,
+    effect,
+    breakerKey,
+    setup,
+    run,
+    run?.call ?? resolved,
+    run?.startedAt ?? engine.options.clock.now(),
+  );
   let tool: Promise<T>;
   if (run !== undefined) {
     try {
@@ -55,7 +76,7 @@ export function direct<T, P>(
       callId: call.callId,
       idempotencyKey: undefined,
       signal: call.signal,
-      limitMs: limitOf(setup.policy),
+      limitMs: limitOf(setup.policy, 1),
       defaultLimit: setup.policy.defaultLimit,
       write: false,
       info: undefined,
@@ -80,6 +101,8 @@ class DirectAttempt<T, P> {
     private readonly run: CallRun | undefined,
     /** The call resolved (`resolvedCall`), once someone needed it. */
     private resolution: ToolCall | undefined,
+    /** When the call started: its patience counts from here. */
+    private readonly startedAt: number,
   ) {}
 
   /** The call as hooks, observers and the guard see it, made once: a host call's scope is asked once per call. */
@@ -116,7 +139,7 @@ class DirectAttempt<T, P> {
     try {
       const reading = threw && host?.readThrown !== undefined ? await readThrown(host, thrown, call.args) : undefined;
       // The attempt that just failed is attempt 1 (as on every other path): classifyError sees it so.
-      run ??= directRun(engine, this.resolved(), host, effect, breakerKey, setup, engine.notifier.observed);
+      run ??= directRun(engine, this.resolved(), host, effect, breakerKey, setup, engine.notifier.observed, this.startedAt);
       run.reading = reading;
       const next = continueAfterFailure(engine, run, fn, reading === undefined ? thrown : reading.failure, thrown);
       const end = ended(engine, run, next instanceof Promise ? await next : next);

@@ -9,8 +9,6 @@ import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
-import { LruMap } from "../internal/lru-map.js";
-import type { CircuitOpenTemplate } from "../texts/model-texts.js";
 import { AttemptTracker } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
 
@@ -34,10 +32,10 @@ export interface Engine {
   readonly guard: IdempotencyGuard;
   /** Cleans untrusted text for every sink (with a memo of recent texts). */
   readonly cleaner: Cleaner;
-  /** Per-tool parts of the rejection text, built once per tool (bounded like the breakers). */
-  readonly rejections: LruMap<string, CircuitOpenTemplate>;
   /** The tools' retry budgets (`retryBudget`): their calls and in-place retries in the window. */
   readonly budgets: RetryBudgets;
+  /** The calls waiting for a circuit's recovery, by breaker key: woken at each of its transitions. */
+  readonly recovering: Map<string, Set<() => void>>;
 }
 
 /** The settings and breaker of a tool. */
@@ -57,19 +55,25 @@ export const ENGINE = Symbol.for("retry-reflect.engine");
  */
 export function createEngine(options: ResolvedOptions): Engine {
   const notifier = new Notifier(options.observers, options.clock);
-  const onTransition = notifier.observed
-    ? (transition: CircuitTransition, call: CallInfo | undefined) => {
-        const toolName = call?.toolName ?? transition.key;
-        if (transition.to === "open") {
-          notifier.emit("circuit_opened", toolName, call, {
-            tool_name: toolName,
-            failures: transition.failures,
-            reset_ms: transition.resetMs,
-          });
-        } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
-        else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
-      }
-    : undefined;
+  const recovering = new Map<string, Set<() => void>>();
+  const onTransition = (transition: CircuitTransition, call: CallInfo | undefined) => {
+    // The calls waiting for this circuit look again.
+    const waiting = recovering.get(transition.key);
+    if (waiting !== undefined) {
+      recovering.delete(transition.key);
+      for (const wake of waiting) wake();
+    }
+    if (!notifier.observed) return;
+    const toolName = call?.toolName ?? transition.key;
+    if (transition.to === "open") {
+      notifier.emit("circuit_opened", toolName, call, {
+        tool_name: toolName,
+        failures: transition.failures,
+        reset_ms: transition.resetMs,
+      });
+    } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
+    else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
+  };
   const cleaner = new Cleaner(options.maxErrorLength, options.redact);
   const store = options.circuitBreakerStore;
   const breakerFor = (policy: ResolvedPolicy): Breaker<CallInfo> =>
@@ -127,7 +131,7 @@ export function createEngine(options: ResolvedOptions): Engine {
     guard,
     cleaner,
     tracker: new AttemptTracker(options.maxAttemptCounters),
-    rejections: new LruMap(options.maxCircuitBreakers),
+    recovering,
     budgets: new RetryBudgets(
       options.maxCircuitBreakers,
       store?.shareBudget === undefined ? undefined : store.shareBudget.bind(store),

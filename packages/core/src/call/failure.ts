@@ -7,11 +7,12 @@ import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
-import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction, isOwnText } from "../texts/model-texts.js";
+import { exhaustedAction } from "../texts/model-texts.js";
 import { lateOf } from "./attempt.js";
 import { type CallRun, passesThrough, readingOf } from "./call-state.js";
 import { applyDecision, countsForBreaker, decide } from "./decision.js";
 import type { Engine } from "./engine.js";
+import { libraryView, retryAction } from "./library-view.js";
 import { rememberFailedCall } from "./repeated-calls.js";
 import { budgetSpent } from "./retry-budget-spent.js";
 
@@ -68,7 +69,9 @@ function decideFailure(
   const { tracker } = engine;
   // Each failure takes the next attempt number of its (scope, tool), in the order recorded.
   const tracked = tracker.entry(run.counterKey, run.toolName);
+  const now = engine.options.clock.now();
   tracked.failures += 1;
+  tracked.failingSince ??= now;
   tracked.lastCode = cleaned.code;
   run.attempt = tracked.failures;
   let error = cleaned;
@@ -79,13 +82,16 @@ function decideFailure(
     // "do not call it again" for a retry): the model is told what this verdict means instead.
     error = withText(error, { recoverable: verdict, suggestedAction: verdict ? retryAction(error) : exhaustedAction(run.toolName) });
   }
-  if (error.kind !== "transient") rememberFailedCall(run, tracked);
+  if (error.kind !== "transient") {
+    rememberFailedCall(run, tracked);
+    tracked.reflections += 1;
+  }
   const decision = decide(
     {
       origin: "tool",
       recoverable: error.recoverable,
       kind: error.kind,
-      attempt: run.attempt,
+      reflections: tracked.reflections,
       budgetSpent: tracked.exhausted !== undefined,
       circuitOpenForMs: breaker.peek(run.breakerKey),
       effect: run.effect,
@@ -94,6 +100,9 @@ function decideFailure(
       stillRunning: run.storeKey !== undefined && stillRunning(failure),
       backoffMs: backoffDelay(run.attempt, policy, engine.options.random, tracked.lastDelayMs),
       retryAfterMs: error.retryAfterMs,
+      inPlaceRetries: run.inPlace,
+      sinceCallStartMs: now - run.startedAt,
+      failingForMs: now - tracked.failingSince,
     },
     policy,
   );
@@ -132,7 +141,10 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   const tracked = engine.tracker.entry(run.counterKey, run.toolName);
   const error = refused.refusal;
   const sameCallLater = SAME_CALL_LATER.has(error.code);
-  if (!sameCallLater) tracked.failures += 1;
+  if (!sameCallLater) {
+    tracked.failures += 1;
+    tracked.reflections += 1;
+  }
   // The outcome names the attempt the call would have been; the budget sees only the attempts used.
   run.attempt = sameCallLater ? tracked.failures + 1 : tracked.failures;
   const decision = decide(
@@ -140,7 +152,7 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
       origin: "refusal",
       recoverable: error.recoverable,
       kind: error.kind,
-      attempt: tracked.failures,
+      reflections: tracked.reflections,
       budgetSpent: tracked.exhausted !== undefined,
       circuitOpenForMs: undefined,
       effect: run.effect,
@@ -148,6 +160,9 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
       sameCallLater,
       backoffMs: 0,
       retryAfterMs: error.retryAfterMs,
+      inPlaceRetries: run.inPlace,
+      sinceCallStartMs: 0,
+      failingForMs: 0,
     },
     run.policy,
   );
@@ -182,13 +197,6 @@ function retryVerdict(run: CallRun, error: ToolError, thrown: unknown): boolean 
   }
 }
 
-/** The suggested action of a failure `shouldRetry` made recoverable: the default action of its kind. */
-function retryAction(error: ToolError): string {
-  if (error.kind === "transient") return DEFAULT_SUGGESTED_ACTIONS.TRANSIENT;
-  if (error.kind === "invalid_arguments") return DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS;
-  return DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED;
-}
-
 /** Whether the failure is a write's timeout whose attempt may still be running (read with care: the failure may be a hostile object). */
 function stillRunning(failure: unknown): boolean {
   try {
@@ -196,30 +204,6 @@ function stillRunning(failure: unknown): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * The error as the library shows it: its `suggested_action` is the library's own action for the
- * code (or, for a code of the tool's, for its kind); the tool's or server's own suggestion, when it
- * differs, is `tool_suggested_action` (already cleaned and capped). A `Retry-After` longer than
- * `maxBackoffMs` is cut to it: no wait the library would not keep reaches the model.
- */
-function libraryView(run: CallRun, error: ToolError): ToolError {
-  const own = defaultActionOf(error);
-  const given = error.suggestedAction;
-  const action = given === "" || given === own || isOwnText(given, run.toolName) ? undefined : given;
-  const cap = run.policy.maxBackoffMs;
-  const retryAfterMs = error.retryAfterMs === undefined ? undefined : Math.min(error.retryAfterMs, cap);
-  if (action === undefined && retryAfterMs === error.retryAfterMs) return error;
-  if (action === undefined) return withText(error, { retryAfterMs });
-  return withText(error, { suggestedAction: own, toolSuggestedAction: action, retryAfterMs });
-}
-
-/** The library's own action for an error: by its code when the code is the library's, else by its kind. */
-function defaultActionOf(error: ToolError): string {
-  const byCode = (DEFAULT_SUGGESTED_ACTIONS as Record<string, string>)[error.code];
-  if (byCode !== undefined) return byCode;
-  return retryAction(error);
 }
 
 /** The user's classifier first (a throwing one falls back), then the built-in rules. */

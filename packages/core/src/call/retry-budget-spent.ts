@@ -10,10 +10,11 @@ import type { Engine } from "./engine.js";
 
 /**
  * A transient failure the policy would retry in place, while its tool's retry budget is spent: the
- * call ends `reflect` (`RETRY_BUDGET_SPENT`, recoverable): the same call again after a wait drawn
- * uniformly from [`waitMs` (until the window has room), `maxBackoffMs`]. Calls turned away together
- * (a fleet's, when its service is overloaded) so come back spread over that span, not together as
- * the window slides: a herd that would meet the overloaded service, and the spent budget, again.
+ * call ends `reflect` (`RETRY_BUDGET_SPENT`, recoverable, the temporary text): the same call again
+ * after a wait drawn uniformly from [`waitMs` (until the window has room), `waitMs` + the window].
+ * Calls turned away together (a fleet's, when its service is overloaded) so come back spread over a
+ * window, not together as it slides: a herd that would meet the overloaded service, and the spent
+ * budget, again.
  */
 export function budgetSpent(
   engine: Engine,
@@ -23,9 +24,7 @@ export function budgetSpent(
   budget: RetryBudgetSettings,
   waitMs: number,
 ): ReflectOutcome | FailedOutcome {
-  const { maxBackoffMs } = run.policy;
-  const soonest = Math.min(waitMs, maxBackoffMs);
-  const delayMs = Math.min(maxBackoffMs, soonest + Math.floor(engine.options.random() * (maxBackoffMs - soonest)));
+  const delayMs = Math.ceil(waitMs) + Math.floor(engine.options.random() * budget.windowMs);
   engine.notifier.emit("retry_budget_spent", run.toolName, run.info, {
     tool_name: run.toolName,
     window_ms: budget.windowMs,

@@ -75,7 +75,7 @@ function dispatch<T, P>(
   let outcome: Promise<ExecuteOutcome<T>> | undefined;
   // Decided without an async frame where nothing but a replay or a rejection can happen.
   if (!notifier.observed && !aborted) {
-    const run = newRun(resolved, host, scope, effect, breakerKey, setup);
+    const run = newRun(resolved, host, scope, effect, breakerKey, setup, options.clock.now());
     if (healthy) {
       const stored = engine.guard.replayNow(run);
       if (stored !== undefined) outcome = Promise.resolve({ status: "success", value: stored.value as T, attempt: 1, replayed: true });
@@ -86,7 +86,7 @@ function dispatch<T, P>(
     outcome ??= observed(engine, run, fn);
   } else {
     const info = notifier.observed ? callInfo(engine, resolved, scope, effect, setup) : undefined;
-    outcome = observed(engine, newRun(resolved, host, scope, effect, breakerKey, setup, info), fn);
+    outcome = observed(engine, newRun(resolved, host, scope, effect, breakerKey, setup, options.clock.now(), info), fn);
   }
   return present === undefined ? outcome : outcome.then((settled) => present(settled, host as EngineCall));
 }

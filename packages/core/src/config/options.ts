@@ -5,42 +5,12 @@ import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver } from "../events/events.js";
 import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
-import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { ToolEffect } from "../outcome.js";
+import type { IdempotencyOptions, RetryBudgetOptions } from "./nested-options.js";
 
 export type { ClassifyContext, FailureContext, ToolCall, ToolContext } from "../call/tool-call.js";
+export type { IdempotencyOptions, RetryBudgetOptions } from "./nested-options.js";
 export type { IdempotencyDerive, Jitter };
-
-export interface IdempotencyOptions {
-  /** Where completed and in-flight keys live. @default a new `InMemoryIdempotencyStore` per plugin */
-  readonly store?: IdempotencyStore;
-  /** The argument that carries the key. @default "idempotency_key" */
-  readonly keyField?: string;
-  /** Derives the key from the call instead of `keyField`. Return undefined when there is none. */
-  readonly key?: (call: ToolCall) => string | undefined;
-  /** How long a completed result is replayed. @default 86_400_000 (24 h) */
-  readonly ttlMs?: number;
-  /** How long an in-flight lock holds before another caller may take over (a crashed holder). @default 30_000 */
-  readonly leaseMs?: number;
-  /**
-   * A `write` call without a key is answered with `IDEMPOTENCY_KEY_REQUIRED` (`true`), or runs
-   * unguarded and is never retried in place (`false`). @default true
-   */
-  readonly requireKey?: boolean;
-  /**
-   * `"never"`: the key is the `keyField` argument (or `key(call)`); `"when-missing"`: when there is
-   * none, one is derived from the scope, the tool and the canonical arguments; `"always"`: always
-   * derived, so that a model re-issuing a write with a new or no key is still deduplicated. A
-   * derived key reaches the tool as `context.idempotencyKey`. @default "never"
-   */
-  readonly derive?: IdempotencyDerive;
-  /**
-   * Largest result stored for replay, in bytes of its JSON text (UTF-8). A larger result is
-   * returned to the caller but not stored (a `store_error` with `reason: "too_large"`), and its key
-   * is released, so that a retry runs again rather than waiting. @default 1_048_576 (1 MiB)
-   */
-  readonly maxResultBytes?: number;
-}
 
 /**
  * The options that may differ per tool (`tools: { send_email: { maxRetries: 1 } }`). At the top
@@ -92,13 +62,37 @@ export interface PolicyOptions {
   readonly circuitOpenPrompt?: string;
   /**
    * One attempt's time limit: past it the tool's `context.signal` aborts and the attempt fails with
-   * `TIMEOUT` (transient). A hung tool never hangs the agent. Not set, the default limit applies
-   * (`DEFAULT_OPTIONS.attemptTimeoutMs`, 60 s, chosen with `bench:agents`), met within a second by
-   * one watchdog per plugin (no timer per call; `context.signal` made only when the tool reads it);
-   * a value you set is met exactly, with a timer per attempt; `0` turns the limit off.
-   * @default 60_000
+   * `TIMEOUT` (transient), whether or not the tool stops. A hung tool never hangs the agent. A list
+   * gives a limit per attempt of the tool's failing row in the scope (`[30_000, 60_000]`: the first
+   * attempt 30 s, every later one 60 s), so that a hung first attempt is cut off soon and a slow
+   * tool still gets the time it needs. `0` turns the limit off.
+   * @default [30_000, 60_000]
    */
-  readonly attemptTimeoutMs?: number;
+  readonly attemptTimeoutMs?: number | readonly number[];
+  /**
+   * How long a call keeps retrying a transient failure in place: an in-place retry starts only while
+   * it would start within this time of the call's start (`maxRetries` in-place retries are always
+   * allowed). Past it the model is told that the tool is temporarily unavailable, with the wait
+   * after which it may work again (the wait the library keeps for its next call). A call that meets
+   * an open circuit due to close within it waits for the circuit's probe (`waitForRecovery`).
+   * @default 15_000
+   */
+  readonly patienceMs?: number;
+  /**
+   * How long a tool may keep failing in a scope before the model is told to stop for the task:
+   * since the first failure of its failing row (a refusal by its open circuit counts), a failure
+   * once this time has passed ends the call with the definitive stop (`RETRIES_EXHAUSTED`; the tool
+   * is refused in the scope for `exhaustedResetMs`). Before it, a transient failure is told as
+   * temporary. @default 20_000
+   */
+  readonly giveUpMs?: number;
+  /**
+   * A call that meets an open circuit whose remaining open time fits in its patience waits (abortably,
+   * holding no concurrency slot and no budget) for the circuit's probe instead of failing fast: it
+   * runs once the probe succeeds, and is told the tool is temporarily unavailable if it fails.
+   * `false`: fail fast. @default true
+   */
+  readonly waitForRecovery?: boolean;
   /**
    * Overrides whether this failure may be retried at all: `false` stops (`not_recoverable`), `true`
    * makes it recoverable within `maxRetries`, `undefined` (or a throw) keeps the default decision.
@@ -147,16 +141,6 @@ export interface PolicyOptions {
    * @default undefined (no budget)
    */
   readonly retryBudget?: RetryBudgetOptions | false;
-}
-
-/** `retryBudget`: see {@link PolicyOptions.retryBudget}. */
-export interface RetryBudgetOptions {
-  /** In-place retries allowed per logical call in the window. @default 0.1 */
-  readonly ratio?: number;
-  /** Retries allowed per second of the window whatever the call rate. @default 1 */
-  readonly minPerSecond?: number;
-  /** The sliding window, in ms (it slides in tenths). @default 10_000 */
-  readonly windowMs?: number;
 }
 
 /** A tool's own policy: any of the policy options, its effect, and its idempotency settings (the store is the plugin's). */

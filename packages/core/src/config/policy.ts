@@ -30,10 +30,13 @@ export interface ResolvedPolicy {
   readonly exhaustedTemplate: ReflectionTemplate | undefined;
   readonly notRecoverableTemplate: ReflectionTemplate | undefined;
   readonly circuitOpenTemplate: ReflectionTemplate | undefined;
-  /** The limit set (`attemptTimeoutMs`), kept with a timer per attempt; undefined when not set, or set to 0. */
-  readonly attemptTimeoutMs: number | undefined;
-  /** Whether the default limit holds (`attemptTimeoutMs` not set): 60 s per attempt. */
+  /** The attempt limits (`attemptTimeoutMs`), one per attempt of a failing row, the last for every later one; empty: none. */
+  readonly attemptTimeoutsMs: readonly number[];
+  /** Whether the limits are the default ones (`attemptTimeoutMs` not set). */
   readonly defaultLimit: boolean;
+  readonly patienceMs: number;
+  readonly giveUpMs: number;
+  readonly waitForRecovery: boolean;
   readonly shouldRetry: ((error: ToolError, context: FailureContext) => boolean | undefined) | undefined;
   readonly isFailure: ((result: unknown, context: FailureContext) => boolean | ToolError | undefined) | undefined;
   readonly maxConcurrent: number | undefined;
@@ -99,12 +102,12 @@ export function resolvePolicy(
     exhaustedTemplate: stop("exhaustedPrompt", base.exhaustedTemplate),
     notRecoverableTemplate: stop("notRecoverablePrompt", base.notRecoverableTemplate),
     circuitOpenTemplate: stop("circuitOpenPrompt", base.circuitOpenTemplate),
-    // Set (to a limit, or 0 for none): the precise limit replaces the default one.
-    attemptTimeoutMs:
-      input.attemptTimeoutMs === undefined
-        ? base.attemptTimeoutMs
-        : positiveOrOff(finite(0)(input.attemptTimeoutMs, name("attemptTimeoutMs"))),
+    attemptTimeoutsMs:
+      input.attemptTimeoutMs === undefined ? base.attemptTimeoutsMs : attemptLimits(input.attemptTimeoutMs, name("attemptTimeoutMs")),
     defaultLimit: input.attemptTimeoutMs === undefined && base.defaultLimit,
+    patienceMs: pick("patienceMs", finite(0), base.patienceMs),
+    giveUpMs: pick("giveUpMs", finite(0), base.giveUpMs),
+    waitForRecovery: pick("waitForRecovery", boolean, base.waitForRecovery),
     shouldRetry: pick("shouldRetry", fn, base.shouldRetry) as ResolvedPolicy["shouldRetry"],
     isFailure: pick("isFailure", fn, base.isFailure) as ResolvedPolicy["isFailure"],
     maxConcurrent: pick("maxConcurrent", integer(1), base.maxConcurrent),
@@ -118,7 +121,7 @@ export function resolvePolicy(
   };
   return {
     ...resolved,
-    slowOnly: resolved.attemptTimeoutMs !== undefined || resolved.maxConcurrent !== undefined,
+    slowOnly: resolved.maxConcurrent !== undefined,
   };
 }
 
@@ -149,7 +152,16 @@ function resolveIdempotency(input: Readonly<Record<string, unknown>>, base: Idem
   };
 }
 
-/** `attemptTimeoutMs: 0` turns the limit off. */
-function positiveOrOff(value: number | undefined): number | undefined {
-  return value === 0 ? undefined : value;
+/** `attemptTimeoutMs`: a limit (`0`: none), or a non-empty list of limits > 0, one per attempt of a failing row. */
+function attemptLimits(value: unknown, name: string): readonly number[] {
+  if (Array.isArray(value)) {
+    if (value.length === 0 || value.some((item) => typeof item !== "number" || !Number.isFinite(item) || item <= 0)) {
+      throw new InvalidOptionError(name, value, "a finite number >= 0, or a non-empty array of finite numbers > 0");
+    }
+    return Object.freeze([...(value as number[])]);
+  }
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new InvalidOptionError(name, value, "a finite number >= 0, or a non-empty array of finite numbers > 0");
+  }
+  return value === 0 ? [] : [value];
 }

@@ -110,6 +110,17 @@ export type WaitingBeforeRetryEvent = EventOf<
   "waiting before retry",
   { tool_name: string; wait_ms: number }
 >;
+/**
+ * A call met an open circuit due to close within its patience, or one whose probe is running: it
+ * waits for the circuit's probe (`waitForRecovery`) instead of failing fast. `wait_ms`: until the
+ * circuit lets its probe through, or the probe's lease ends.
+ */
+export type WaitingForRecoveryEvent = EventOf<
+  "waiting_for_recovery",
+  "INFO",
+  "waiting for recovery",
+  { tool_name: string; wait_ms: number }
+>;
 /** An attempt ran past `attemptTimeoutMs`: its signal aborted, it failed with `TIMEOUT`. */
 export type AttemptTimedOutEvent = EventOf<
   "attempt_timed_out",
@@ -174,6 +185,7 @@ export type RetryReflectEvent =
   | IdempotencyConflictEvent
   | StoreErrorEvent
   | WaitingBeforeRetryEvent
+  | WaitingForRecoveryEvent
   | AttemptTimedOutEvent
   | FallbackUsedEvent
   | CallRefusedEvent
@@ -194,6 +206,7 @@ export const EVENT_MESSAGES = {
   idempotency_conflict: { level: "WARN", message: "idempotency conflict" },
   store_error: { level: "WARN", message: "store error" },
   waiting_before_retry: { level: "INFO", message: "waiting before retry" },
+  waiting_for_recovery: { level: "INFO", message: "waiting for recovery" },
   attempt_timed_out: { level: "WARN", message: "attempt timed out" },
   fallback_used: { level: "WARN", message: "fallback used" },
   call_refused: { level: "WARN", message: "call refused" },

@@ -9,12 +9,14 @@ export const DEFAULT_REFLECTION_PROMPT =
   "The tool '{tool_name}' failed with: {error}. Analyze what went wrong and provide corrected arguments.";
 
 /**
- * The default text of a call that did not run or is still running (`IN_PROGRESS`,
- * `STORE_UNAVAILABLE`, `OVERLOADED`, a write cut off at its time limit): the same call again,
- * later. Never "corrected arguments": a write whose key changed could run twice.
+ * The default text of a temporary failure: the same call again after the wait, whose time the
+ * library keeps for the tool's next call in the scope. Told after a transient failure that outlasted
+ * the call's patience, an open circuit, a spent retry budget, and a call that did not run or is
+ * still running (`IN_PROGRESS`, `STORE_UNAVAILABLE`, `OVERLOADED`, a write cut off at its time
+ * limit). Never "corrected arguments": a write whose key changed could run twice.
  */
 export const DEFAULT_RETRY_LATER_PROMPT =
-  "The tool '{tool_name}' did not complete this call: {error}. Call it again with the same arguments (the same idempotency key, if it has one) in about {retry_after_s} s; do not change them.";
+  "The tool '{tool_name}' is temporarily unavailable: {error}. It may work again in about {retry_after_s} s: call it again then with the same arguments (the same idempotency key, if it has one), or tell the user.";
 
 /** The text of a write without a key that failed transiently: it may have taken effect. */
 export function unknownOutcomeText(toolName: string, quotedError: string): string {
@@ -75,46 +77,13 @@ export function exhaustedAction(toolName: string): string {
   return `Do not call '${toolName}' again for this task; tell the user that it failed and why.`;
 }
 
-/** The stop instruction for an open circuit. */
-export function circuitOpenText(toolName: string, retryAfterMs: number): string {
-  return circuitOpenTemplate(toolName).text(retryAfterMs);
-}
-
 export function circuitOpenMessage(toolName: string): string {
   return `The circuit breaker of '${toolName}' is open after repeated failures.`;
 }
 
-export function circuitOpenAction(toolName: string): string {
-  return `Do not call '${toolName}' again for now; continue without it or tell the user it is unavailable.`;
-}
-
-/** The parts of a rejection's message that depend only on the tool, built once per tool. */
-export interface CircuitOpenTemplate {
-  /** The `CIRCUIT_OPEN` error's message and suggested action (`circuitOpenMessage`, `circuitOpenAction`). */
-  readonly errorMessage: string;
-  readonly action: string;
-  /** The stop instruction. */
-  text(retryAfterMs: number): string;
-  /** The whole `failed` message: the instruction and the structured error, byte for byte as `structuredErrorJson` writes it. */
-  message(retryAfterMs: number, attempt: number, maxRetries: number): string;
-}
-
-export function circuitOpenTemplate(toolName: string): CircuitOpenTemplate {
-  const head = `The tool '${toolName}' is temporarily unavailable: it failed repeatedly and its circuit breaker is open. Do not call it again for now (it may work again in about `;
-  const tail = " s); continue without it or tell the user.";
-  const errorMessage = circuitOpenMessage(toolName);
-  const action = circuitOpenAction(toolName);
-  const jsonHead =
-    `{"error_code":"CIRCUIT_OPEN","message":${JSON.stringify(errorMessage)},"recoverable":false,` +
-    `"suggested_action":${JSON.stringify(action)},"attempt":`;
-  const text = (retryAfterMs: number) => head + Math.max(1, Math.ceil(retryAfterMs / 1000)) + tail;
-  return {
-    errorMessage,
-    action,
-    text,
-    message: (retryAfterMs, attempt, maxRetries) =>
-      `${text(retryAfterMs)}\n\n${jsonHead}${attempt},"max_retries":${maxRetries},"retry_after_ms":${retryAfterMs}}`,
-  };
+/** The action of a tool told as temporarily unavailable (past a call's patience, its circuit open): the same call after the wait, or without the tool. */
+export function temporaryAction(toolName: string): string {
+  return `Call '${toolName}' again with the same arguments after retry_after_ms, or continue without it and tell the user it is unavailable for now.`;
 }
 
 /** The suggested action of an `INVALID_ARGUMENTS` error built from schema problems. */
@@ -243,7 +212,7 @@ const OWN_TEXTS: ReadonlySet<string> = new Set<string>([
 export function isOwnText(text: string, toolName: string): boolean {
   if (OWN_TEXTS.has(text)) return true;
   if (text.startsWith("Do not call '"))
-    return text === exhaustedAction(toolName) || text === circuitOpenAction(toolName) || text === isolatedAction(toolName);
+    return text === exhaustedAction(toolName) || text === temporaryAction(toolName) || text === isolatedAction(toolName);
   if (text.startsWith("The circuit breaker of '")) return text === circuitOpenMessage(toolName) || text === isolatedMessage(toolName);
   return false;
 }

@@ -48,6 +48,7 @@ export function makeEvent<T extends RetryReflectEvent["type"]>(
     idempotency_conflict: ["WARN", "idempotency conflict"],
     store_error: ["WARN", "store error"],
     waiting_before_retry: ["INFO", "waiting before retry"],
+    waiting_for_recovery: ["INFO", "waiting for recovery"],
     attempt_timed_out: ["WARN", "attempt timed out"],
     fallback_used: ["WARN", "fallback used"],
     call_refused: ["WARN", "call refused"],

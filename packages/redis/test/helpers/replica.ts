@@ -9,7 +9,9 @@ interface Init {
   url: string;
   client: "node-redis" | "ioredis";
   prefix: string;
+  /** `circuitBreakerThreshold`. @default 5 (the plugin's own default is 10) */
   threshold?: number;
+  /** `circuitBreakerResetMs`. @default 60_000 */
   resetMs?: number;
   leaseMs?: number;
   /** @default 2000: a limit for a loaded CI machine (2 cores, test files in parallel), not for a hung server */
@@ -20,8 +22,14 @@ interface Init {
   cluster?: { rootNodes: Array<{ url: string }>; startupNodes: Array<{ host: string; port: number }> };
   /** The stores' `replicas` option (WAIT for replication). */
   replicas?: { count: number; timeoutMs: number };
-  /** The plugin's `retryBudget` (shared through the breaker store). @default none */
+  /** The plugin's `retryBudget` (shared through the breaker store). @default none (`retryBudget: false`) */
   retryBudget?: { ratio?: number; minPerSecond?: number; windowMs?: number };
+  /**
+   * The plugin's `waitForRecovery`. @default false: these tests count the calls a replica turns
+   * away at an open circuit without running the tool (the temporary `CIRCUIT_OPEN` text); `true`
+   * makes a call whose circuit is due within its patience wait for the fleet's probe instead.
+   */
+  waitForRecovery?: boolean;
   /** The plugin's `initialBackoffMs` (real time here). @default 500 */
   initialBackoffMs?: number;
   /** A failure-rate breaker (`circuitBreakerFailureRate`, `circuitBreakerMinimumCalls`, `circuitBreakerWindowMs`). @default none: the consecutive count */
@@ -115,7 +123,8 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       maxRetries: 3,
       circuitBreakerThreshold: init.threshold ?? 5,
       circuitBreakerResetMs: init.resetMs ?? 60_000,
-      ...(init.retryBudget === undefined ? {} : { retryBudget: init.retryBudget }),
+      waitForRecovery: init.waitForRecovery ?? false,
+      retryBudget: init.retryBudget ?? false,
       ...(init.initialBackoffMs === undefined ? {} : { initialBackoffMs: init.initialBackoffMs }),
       ...(init.failureRate === undefined
         ? {}
