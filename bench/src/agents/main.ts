@@ -279,6 +279,7 @@ async function main(): Promise<void> {
     trials,
     workers: Math.min(workers, jobs.length),
     seconds,
+    cpuSeconds: results.cpuSeconds,
     node: process.version,
     date: new Date().toISOString(),
     ...(modelSpec === undefined ? {} : { model: modelSpec }),
@@ -292,7 +293,7 @@ async function runJobs(
   jobs: readonly Job[],
   workers: number,
   progress: boolean,
-): Promise<{ tasks: TaskRecord[]; fleets: FleetRecord[]; fleetSeconds: Map<string, number> }> {
+): Promise<{ tasks: TaskRecord[]; fleets: FleetRecord[]; fleetSeconds: Map<string, number>; cpuSeconds: number }> {
   const tasks: TaskRecord[] = [];
   const fleets: FleetRecord[] = [];
   const fleetSeconds = new Map<string, number>();
@@ -300,7 +301,7 @@ async function runJobs(
   let lastPrint = 0;
   let done = 0;
   const argv = ["--pool-worker", ...(modelSpec === undefined ? [] : [`--model=${modelSpec}`])];
-  await runPool<Job, JobResult>(here, argv, jobs, workers, (job, result, ms) => {
+  const { cpuSeconds } = await runPool<Job, JobResult>(here, argv, jobs, workers, (job, result, ms) => {
     done++;
     if (result.kind === "task") tasks.push(result.record);
     else {
@@ -318,7 +319,7 @@ async function runJobs(
       console.log(`  ${what}${done}/${jobs.length} jobs (${((now - started) / 1000).toFixed(0)} s)`);
     }
   });
-  return { tasks, fleets, fleetSeconds };
+  return { tasks, fleets, fleetSeconds, cpuSeconds };
 }
 
 /** The grid's records of one seed, summarised per cell and contestant (the contestants of each cell, in order). */
