@@ -586,10 +586,10 @@ export function renderReport(input: ReportInput): string {
  * contestant over the comparable cells, small dots per cell.
  */
 export function renderSvg(input: Bench): string {
-  const width = 980;
+  const width = 1_120;
   const height = 480;
   const left = 70;
-  const right = 470;
+  const right = 510;
   const top = 40;
   const bottom = 60;
   const cells = comparableCells(input.cells);
