@@ -42,7 +42,7 @@ export function renderCurvesSvg(contestants: readonly string[], summaries: reado
   const gap = 40;
   const top = 50;
   const plot = 300;
-  const legend = 250;
+  const legend = 420;
   const width = left + faults.length * (panel + gap) + legend;
   const height = top + plot + 70;
   const y = (value: number) => top + plot * (1 - value);

@@ -361,7 +361,7 @@ function rewriteFrom(file: string): void {
   );
 }
 
-/** Writes AGENTS.md (or --out) with agents.json, agents.svg and agents.outage.svg beside it; --out=none prints it. */
+/** Writes AGENTS.md (or --out) with agents.json, agents.svg, agents.outage.svg (and, with a profile sweep, agents.curves.svg) beside it; --out=none prints it. */
 function writeReport(cells: readonly Cell[], contestants: readonly Contestant[], runs: readonly SeedRun[], run: RunInfo): void {
   const spec = run.model;
   const defaultName = spec === undefined ? "AGENTS.md" : `AGENTS.${spec.replace(/[^A-Za-z0-9.-]+/g, "-")}.md`;
@@ -389,7 +389,10 @@ function writeReport(cells: readonly Cell[], contestants: readonly Contestant[],
   const base = join(dirname(path), basename(path, ".md").replace(/^AGENTS/, "agents"));
   writeFileSync(
     path,
-    markdown.replace("](agents.svg)", `](${basename(base)}.svg)`).replace("](agents.outage.svg)", `](${basename(base)}.outage.svg)`),
+    markdown
+      .replace("](agents.svg)", `](${basename(base)}.svg)`)
+      .replace("](agents.outage.svg)", `](${basename(base)}.outage.svg)`)
+      .replace("](agents.curves.svg)", `](${basename(base)}.curves.svg)`),
   );
   const saved: SavedRun = {
     run,
@@ -405,6 +408,7 @@ function writeReport(cells: readonly Cell[], contestants: readonly Contestant[],
   writeFileSync(`${base}.json`, `${JSON.stringify(saved, null, 2)}\n`);
   writeFileSync(`${base}.svg`, renderSvg(bench));
   writeFileSync(`${base}.outage.svg`, renderOutageSvg(bench));
+  if (sweep !== undefined) writeFileSync(`${base}.curves.svg`, renderCurvesSvg(sweep.curves.contestants, sweep.curves.summaries));
   const episodes = runs.reduce(
     (sum, seedRun) =>
       sum +
