@@ -55,7 +55,7 @@ export class RetryReflectPluginBuilder {
   circuitBreakerThreshold(value: number) {
     return this.with("circuitBreakerThreshold", value);
   }
-  /** @see RetryReflectOptions.circuitBreakerResetMs (default 60000) */
+  /** @see RetryReflectOptions.circuitBreakerResetMs (default 1000) */
   circuitBreakerResetMs(value: number) {
     return this.with("circuitBreakerResetMs", value);
   }
@@ -177,7 +177,7 @@ export class RetryReflectPluginBuilder {
   circuitOpenPrompt(value: string) {
     return this.with("circuitOpenPrompt", value);
   }
-  /** @see RetryReflectOptions.attemptTimeoutMs (default [30_000, 60_000]; 0: no limit) */
+  /** @see RetryReflectOptions.attemptTimeoutMs (default [10_000, 30_000, 60_000]; 0: no limit) */
   attemptTimeoutMs(value: number | readonly number[]) {
     return this.with("attemptTimeoutMs", value);
   }
@@ -217,7 +217,7 @@ export class RetryReflectPluginBuilder {
   exhaustedResetMs(value: number) {
     return this.with("exhaustedResetMs", value);
   }
-  /** @see RetryReflectOptions.retryBudget (default undefined: no budget) */
+  /** @see RetryReflectOptions.retryBudget (default `{ ratio: 0.05, minPerSecond: 1, windowMs: 10_000 }`; `false` for none) */
   retryBudget(value: RetryBudgetOptions | false) {
     return this.with("retryBudget", value);
   }

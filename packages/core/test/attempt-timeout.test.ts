@@ -70,7 +70,7 @@ describe("a hung tool with attemptTimeoutMs", () => {
 
   it("ends even when the tool ignores its signal: every attempt times out, then the give-up time passes and the model is told to stop", async () => {
     const clock = createFakeClock();
-    // The tool has failed for giveUpMs (since its first failure, at 500 ms) by the third timeout.
+    // The tool has failed for giveUpMs (since its first failure, at 500 ms) and more than maxRetries times by the fourth timeout.
     const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 500, maxRetries: 2, initialBackoffMs: 100, giveUpMs: 1_000 });
     let runs = 0;
     const outcome = await within(

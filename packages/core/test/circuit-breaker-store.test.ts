@@ -170,7 +170,7 @@ describe("circuitBreakerStore: the plugin over a shared, async store", () => {
   });
 
   it("opens at the threshold through the store's answer, emits circuit_opened once, and rejects the next call without running it", async () => {
-    const { store, call, events, runs, plugin } = setup({ circuitBreakerThreshold: 5 });
+    const { store, call, events, runs, plugin } = setup({ circuitBreakerThreshold: 5, circuitBreakerResetMs: 60_000 });
     for (let i = 0; i < 4; i++) expect((await call("search", "fail")).status).toBe("reflect");
     // The store's answer to the 5th says it opened the circuit: the model is told the tool is down for the open time.
     expect(await call("search", "fail")).toMatchObject({

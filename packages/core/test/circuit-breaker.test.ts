@@ -16,11 +16,13 @@ describe("circuit breaker inside the plugin", () => {
   function setup(options: RetryReflectOptions = {}) {
     const clock = createFakeClock();
     const events: RetryReflectEvent[] = [];
-    // The scenario's threshold (the default, 10, sits above the attempts of one patient call).
+    // The scenario's threshold (the default, 10, sits above the attempts of one patient call) and a
+    // long open time (60 s, past the calls' patience; the default, 1 s, has calls wait for the probe).
     const plugin = RetryReflectPlugin.create({
       clock,
       maxRetries: 0,
       circuitBreakerThreshold: 5,
+      circuitBreakerResetMs: 60_000,
       observers: [{ onEvent: (event) => events.push(event) }],
       ...options,
     });
@@ -378,24 +380,26 @@ describe("the failure that opens the circuit", () => {
 
 describe("waiting for recovery: the calls waiting when the probe starts", () => {
   // A call that met the open circuit within its patience waits for the probe's result, whatever
-  // the probe's lease (circuitBreakerResetMs, 60 s by default): it is not turned away when another
+  // the probe's lease (circuitBreakerResetMs, 1 s by default): it is not turned away when another
   // waiting call becomes the probe (DESIGN.md Part 4: "when it succeeds the waiting calls run").
   it("with the defaults, the calls waiting for the circuit run once the probe succeeds", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
     await plugin.execute({ toolName: "t", args: {}, scope: "opener" }, broken);
-    expect(plugin.circuits.retryAfterMs("t")).toBe(60_000);
-    await clock.advance(50_000); // 10 s left: within the calls' patience (15 s)
-    let runs = 0;
+    expect(plugin.circuits.retryAfterMs("t")).toBe(1_000); // the default open time
+    await clock.advance(500); // 500 ms left: within the calls' patience (15 s)
+    const runsAt: number[] = [];
     const tool = async () => {
-      if (++runs === 1) await clock.sleep(1_000); // the probe takes 1 s
+      runsAt.push(clock.now());
+      if (runsAt.length === 1) await clock.sleep(500); // the probe takes 500 ms
       return "ok";
     };
     const calls = ["a", "b"].map((scope) => plugin.execute({ toolName: "t", args: {}, scope }, tool));
     const outcomes = await Promise.all(calls.map((call) => drive(clock, call)));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["success", "success"]);
-    expect(runs).toBe(2);
-    expect(clock.now()).toBe(61_000);
+    expect(runsAt).toEqual([1_000, 1_500]); // the probe when the circuit half-opens; the other once it succeeded
+    expect(plugin.circuitState("t")).toBe("closed");
+    expect(clock.now()).toBe(1_500);
   });
 });
 
@@ -405,7 +409,7 @@ describe("the failure that opens the circuit, told as temporary", () => {
   // structured error asks for the same call later too, not for corrected arguments.
   it("says the same thing in its text and in its suggested_action", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1 });
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1, circuitBreakerResetMs: 60_000 });
     const outcome = await plugin.execute({ toolName: "t", args: {}, scope: "s" }, broken);
     expect(plugin.circuitState("t")).toBe("open");
     expect(outcome.status).toBe("reflect");
@@ -423,7 +427,7 @@ describe("the rejection message", () => {
   it("is the temporary text and the structured error, byte for byte, for any tool name", async () => {
     for (const toolName of ["broken_api", `we'ird "tool" \\ name\n`]) {
       const clock = createFakeClock();
-      const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1, maxRetries: 2 });
+      const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 1, circuitBreakerResetMs: 60_000, maxRetries: 2 });
       await plugin.execute({ toolName, args: {} }, () => {
         throw new Error("boom");
       });
@@ -461,6 +465,7 @@ describe("circuitBreakerKey", () => {
       clock,
       maxRetries: 0,
       circuitBreakerThreshold: 2,
+      circuitBreakerResetMs: 60_000, // open past the calls' patience: a call is turned away at once
       circuitBreakerKey: (call) => {
         const key = (call.args as { host: string }).host;
         keys.push(key);

@@ -184,7 +184,8 @@ describe("parallel calls of one tool in one scope share one attempt budget", () 
 
   it("a call waiting at the backoff gate is turned away when the circuit opened while it waited (its open time past the patience)", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 2 });
+    // A 60 s open time, past the patience (the default, 1 s, would have the call wait for the probe).
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 3, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 });
     let runs = 0;
     await plugin.execute({ toolName: "t", args: {}, scope: "s" }, () => {
       runs++;

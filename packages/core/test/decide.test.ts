@@ -18,6 +18,8 @@ const base: FailureFacts = {
   inPlaceRetries: 0,
   sinceCallStartMs: 0,
   failingForMs: 0,
+  failures: 1,
+  succeededElsewhere: false,
 };
 
 const table: ReadonlyArray<readonly [name: string, facts: Partial<FailureFacts>, decision: Decision]> = [
@@ -78,12 +80,30 @@ const table: ReadonlyArray<readonly [name: string, facts: Partial<FailureFacts>,
     { kind: "reflect", delayMs: 4_000, text: "retry_later" },
   ],
   // The give-up time: a definitive stop only once the tool has kept failing that long in the scope.
-  ["failing for the give-up time: exhausted, whatever the patience", { failingForMs: 20_000 }, { kind: "stop", reason: "exhausted" }],
+  [
+    "failing for the give-up time, more than maxRetries times: exhausted, whatever the patience",
+    { failingForMs: 20_000, failures: 4 },
+    { kind: "stop", reason: "exhausted" },
+  ],
+  [
+    "failing for the give-up time but only maxRetries times (attempts cut off at their limits): not yet a stop",
+    { failingForMs: 100_000, failures: 3, inPlaceRetries: 2, sinceCallStartMs: 100_000 },
+    { kind: "retry", delayMs: 500 },
+  ],
+  [
+    "failing for the give-up time, but the tool succeeded elsewhere meanwhile (overloaded, not down): not a stop",
+    { failingForMs: 30_000, failures: 6, inPlaceRetries: 3, sinceCallStartMs: 30_000, succeededElsewhere: true },
+    { kind: "reflect", delayMs: 500, text: "retry_later" },
+  ],
   ["failing just under the give-up time: in place", { failingForMs: 19_999 }, { kind: "retry", delayMs: 500 }],
-  ["failing for the give-up time beats the floor", { failingForMs: 25_000, inPlaceRetries: 0 }, { kind: "stop", reason: "exhausted" }],
+  [
+    "failing for the give-up time beats the floor",
+    { failingForMs: 25_000, inPlaceRetries: 0, failures: 4 },
+    { kind: "stop", reason: "exhausted" },
+  ],
   [
     "an invalid-arguments failure while failing for the give-up time: exhausted",
-    { kind: "invalid_arguments", reflections: 1, failingForMs: 20_000 },
+    { kind: "invalid_arguments", reflections: 1, failingForMs: 20_000, failures: 4 },
     { kind: "stop", reason: "exhausted" },
   ],
   // The model's corrections: maxRetries of them, then exhausted.

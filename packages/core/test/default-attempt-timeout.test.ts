@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, recordEvents } from "../src/testing.js";
 
-// The default attempt limits (`[30_000, 60_000]`, chosen with bench:agents): the first attempt of a
-// tool's failing row in the scope is cut off at 30 s, every later one at 60 s, so a hung tool no
-// longer hangs the agent and a slow one still gets its time on the retry. The default is a
+// The default attempt limits (`[10_000, 30_000, 60_000]`, chosen with bench:agents): the first
+// attempt of a tool's failing row in the scope is cut off at 10 s, the second at 30 s, every later
+// one at 60 s, so a hung tool no longer hangs the agent and a slow one still gets its time on a retry. The default is a
 // watchdog sleep on the plugin's clock (left out of the test clock's `sleeps`), met exactly; the
 // tool's `context.signal` is made only if it reads it. `attemptTimeoutMs: 0` turns it off; a value
 // set replaces it (a number: one limit for every attempt).
@@ -12,12 +12,12 @@ import { createFakeClock, recordEvents } from "../src/testing.js";
 const hangs = () => new Promise<never>(() => {});
 
 describe("the default attempt limit", () => {
-  it("is documented as 30 s for the first attempt, then 60 s", () => {
-    expect(DEFAULT_OPTIONS.attemptTimeoutMs).toEqual([30_000, 60_000]);
-    expect(RetryReflectPlugin.create().options.policy.attemptTimeoutsMs).toEqual([30_000, 60_000]);
+  it("is documented as 10 s for the first attempt, 30 s for the second, then 60 s", () => {
+    expect(DEFAULT_OPTIONS.attemptTimeoutMs).toEqual([10_000, 30_000, 60_000]);
+    expect(RetryReflectPlugin.create().options.policy.attemptTimeoutsMs).toEqual([10_000, 30_000, 60_000]);
   });
 
-  it("with the defaults, a hung read tool is cut off at 30 s, retried in place with 60 s, then stopped (it has failed past the give-up time)", async () => {
+  it("with the defaults, a hung read tool is cut off at 10 s, 30 s, 60 s and 60 s, retried in place each time, then stopped (more than maxRetries failures, past the give-up time)", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
     const plugin = RetryReflectPlugin.create({ clock, observers: [events] });
@@ -30,54 +30,60 @@ describe("the default attempt limit", () => {
     void outcome.then(() => {
       settled = true;
     });
-    await clock.advance(29_999);
+    await clock.advance(9_999);
     expect(events.types()).toEqual([]); // never before the limit
     await clock.advance(1);
     expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
-    expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 30_000 });
+    expect(events.events[0]?.fields).toMatchObject({ tool_name: "search", attempt: 1, timeout_ms: 10_000 });
     expect(events.events[1]?.fields).toMatchObject({ mode: "in_place", backoff_ms: 500 });
     expect(runs).toBe(1);
     await clock.advance(500); // the in-place retry's backoff
     expect(runs).toBe(2);
-    await clock.advance(59_999); // the second attempt's limit is 60 s
+    await clock.advance(29_999); // the second attempt's limit is 30 s
     expect(events.types()).toEqual(["attempt_timed_out", "retry"]);
     await clock.advance(1);
-    expect(events.events[2]?.fields).toMatchObject({ tool_name: "search", attempt: 2, timeout_ms: 60_000 });
+    expect(events.events[2]?.fields).toMatchObject({ attempt: 2, timeout_ms: 30_000 });
+    // Past the patience, but the floor is maxRetries (3) in-place retries: the third and fourth get 60 s.
+    await clock.advance(1_000 + 60_000 + 2_000 + 60_000);
+    expect(runs).toBe(4);
+    expect(events.events.filter((event) => event.type === "attempt_timed_out").map((event) => event.fields.timeout_ms)).toEqual([
+      10_000, 30_000, 60_000, 60_000,
+    ]);
     expect(settled).toBe(true);
-    // The tool has been failing for 60.5 s (more than giveUpMs, 20 s): the definitive stop.
+    // Four failures (more than maxRetries) over 153.5 s (more than giveUpMs): the definitive stop.
     const final = await outcome;
     expect(final.status === "failed" && final.error.code).toBe("RETRIES_EXHAUSTED");
     expect(final.status === "failed" && (final.error.cause as { code?: string }).code).toBe("TIMEOUT");
   });
 
-  it("the limits follow the tool's failing row in the scope: the model's next call after a cut-off gets 60 s", async () => {
+  it("the limits follow the tool's failing row in the scope: the model's next call after a cut-off gets 30 s", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
     // No in-place retry: each attempt is a call of the model.
     const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0, patienceMs: 0 });
     const first = plugin.execute({ toolName: "search", args: {}, scope: "run" }, hangs);
-    await clock.advance(30_000);
+    await clock.advance(10_000);
     expect((await first).status).toBe("reflect");
-    const second = plugin.execute({ toolName: "search", args: {}, scope: "run" }, () => clock.sleep(45_000).then(() => "slow but fine"));
-    await clock.advance(500 + 45_000); // the gate, then the slow answer, within 60 s
+    const second = plugin.execute({ toolName: "search", args: {}, scope: "run" }, () => clock.sleep(25_000).then(() => "slow but fine"));
+    await clock.advance(500 + 25_000); // the gate, then the slow answer, within 30 s
     expect(await second).toMatchObject({ status: "success", value: "slow but fine", attempt: 2 });
-    // Another scope's first attempt: 30 s again.
+    // Another scope's first attempt: 10 s again.
     void plugin.execute({ toolName: "search", args: {}, scope: "other" }, hangs);
-    await clock.advance(30_000);
+    await clock.advance(10_000);
     expect(events.events.filter((event) => event.type === "attempt_timed_out").map((event) => event.fields.timeout_ms)).toEqual([
-      30_000, 30_000,
+      10_000, 10_000,
     ]);
   });
 
   it("the tool's context.signal, when it reads it, aborts at the limit with the TIMEOUT", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, patienceMs: 0 });
     let signal: AbortSignal | undefined;
     const outcome = plugin.execute({ toolName: "search", args: {} }, (_args, context: ToolContext) => {
       signal = context.signal;
       return hangs();
     });
-    await clock.advance(29_999);
+    await clock.advance(9_999);
     expect(signal?.aborted).toBe(false);
     await clock.advance(1);
     expect(signal?.aborted).toBe(true);
@@ -130,13 +136,13 @@ describe("the default attempt limit", () => {
       ["quick", 2_000],
       ["quick", 2_000],
     ]);
-    await clock.advance(30_000 - 4_501);
+    await clock.advance(10_000 - 4_501);
     expect(timedOut()).toHaveLength(2);
     await clock.advance(1);
     expect(timedOut()).toEqual([
       ["quick", 2_000],
       ["quick", 2_000],
-      ["other", 30_000],
+      ["other", 10_000],
     ]);
   });
 
@@ -148,7 +154,7 @@ describe("the default attempt limit", () => {
       runs++;
       return hangs();
     });
-    await clock.advance(30_000);
+    await clock.advance(10_000);
     const outcome = await first;
     expect(outcome.status === "reflect" && outcome.error.code).toBe("TIMEOUT");
     expect(outcome.status === "reflect" && outcome.prompt).toContain("call it again then with the same arguments");
@@ -158,7 +164,7 @@ describe("the default attempt limit", () => {
   it("many attempts in flight at once, started over several ticks: each hung one times out once, never early; the others succeed", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0, patienceMs: 0 });
     const ended: Array<Promise<{ index: number; startedAt: number; endedAt: number; status: string }>> = [];
     const finishers: Array<() => void> = [];
     for (let index = 0; index < 600; index++) {
@@ -182,8 +188,8 @@ describe("the default attempt limit", () => {
       }
       expect(status, String(index)).toBe("reflect"); // past the patience, no in-place retry: temporary
       // Never early; late by at most this test's 100 ms steps.
-      expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(30_000);
-      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(30_100);
+      expect(endedAt - startedAt, String(index)).toBeGreaterThanOrEqual(10_000);
+      expect(endedAt - startedAt, String(index)).toBeLessThanOrEqual(10_100);
     }
   });
 });

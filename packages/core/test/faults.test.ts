@@ -394,7 +394,14 @@ describe("the bounded idempotency store never drops an in-flight lock", () => {
 describe("bounded registries count reads and rejections as use", () => {
   it("maxCircuitBreakers 3: an open circuit that keeps rejecting calls is not evicted by new tools' failures", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxCircuitBreakers: 3, circuitBreakerThreshold: 1, maxRetries: 0 });
+    // A 60 s open time, past the calls' patience: the calls are turned away (with the default, 1 s, they wait for the probe).
+    const plugin = RetryReflectPlugin.create({
+      clock,
+      maxCircuitBreakers: 3,
+      circuitBreakerThreshold: 1,
+      circuitBreakerResetMs: 60_000,
+      maxRetries: 0,
+    });
     let brokenRuns = 0;
     const broken = () => {
       brokenRuns++;

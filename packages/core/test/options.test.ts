@@ -58,7 +58,7 @@ describe("defaults", () => {
     expect(options.backoffMultiplier).toBe(2);
     expect(options.maxBackoffMs).toBe(4_000);
     expect(options.circuitBreakerThreshold).toBe(10);
-    expect(options.circuitBreakerResetMs).toBe(60_000);
+    expect(options.circuitBreakerResetMs).toBe(1_000);
     expect(options.circuitBreakerCountsInvalidArguments).toBe(false);
     expect(options.circuitBreakerKey).toBeUndefined();
     expect(options.maxCircuitBreakers).toBe(10_000);
@@ -88,18 +88,18 @@ describe("defaults", () => {
     expect(options.idempotency.store).toBeInstanceOf(InMemoryIdempotencyStore);
     // Agents finish when tools come back (DESIGN Part 4): patience, the give-up time, waiting for
     // recovery, a growing attempt limit and a retry budget, on by default.
-    expect(options.attemptTimeoutsMs).toEqual([30_000, 60_000]);
+    expect(options.attemptTimeoutsMs).toEqual([10_000, 30_000, 60_000]);
     expect(options.defaultLimit).toBe(true);
     expect(options.patienceMs).toBe(15_000);
     expect(options.giveUpMs).toBe(20_000);
     expect(options.waitForRecovery).toBe(true);
     expect(options.exhaustedResetMs).toBe(60_000);
-    expect(options.retryBudget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+    expect(options.retryBudget).toEqual({ ratio: 0.05, minPerSecond: 1, windowMs: 10_000 });
     // The breaker's threshold sits above the attempts one patient call makes (0, 0.5, 1.5, 3.5, 7.5, 11.5 s: six).
     expect(options.circuitBreakerThreshold).toBeGreaterThan(6);
     // The plugin's policy is the same.
     expect(options.policy).toMatchObject({ patienceMs: 15_000, giveUpMs: 20_000, waitForRecovery: true, maxBackoffMs: 4_000 });
-    expect(options.policy.attemptTimeoutsMs).toEqual([30_000, 60_000]);
+    expect(options.policy.attemptTimeoutsMs).toEqual([10_000, 30_000, 60_000]);
   });
 
   it("are the same through create(), create({}) and an empty builder", () => {
@@ -227,8 +227,8 @@ describe("numeric options are validated", () => {
     expect(resolveOptions({ attemptTimeoutMs: 5_000 }).attemptTimeoutsMs).toEqual([5_000]);
     expect(resolveOptions({ attemptTimeoutMs: 0 }).attemptTimeoutsMs).toEqual([]);
     expect(resolveOptions({ attemptTimeoutMs: [10_000, 20_000, 40_000] }).attemptTimeoutsMs).toEqual([10_000, 20_000, 40_000]);
-    // Set, it is no longer the default limit.
-    expect(resolveOptions({ attemptTimeoutMs: [30_000, 60_000] }).defaultLimit).toBe(false);
+    // Set, it is no longer the default limit (even set to the default's values).
+    expect(resolveOptions({ attemptTimeoutMs: [10_000, 30_000, 60_000] }).defaultLimit).toBe(false);
     // Per tool: the tool's list replaces the plugin's.
     const options = resolveOptions({ attemptTimeoutMs: 5_000, tools: { report: { attemptTimeoutMs: [60_000, 120_000] } } });
     expect(options.tools.get("report")?.attemptTimeoutsMs).toEqual([60_000, 120_000]);

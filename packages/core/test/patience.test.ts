@@ -88,6 +88,28 @@ describe("patience: in place while the next attempt starts within patienceMs of 
     expect(other.status).toBe("reflect");
   });
 
+  it.each([
+    ["succeeds in another scope meanwhile (overloaded, not down): told as temporary", true, "reflect"],
+    ["succeeds nowhere: the definitive stop", false, "failed"],
+  ])("a scope whose calls keep failing past the give-up time, while the tool %s", async (_name, luckyCall, status) => {
+    const clock = createFakeClock();
+    const plugin = RetryReflectPlugin.create({ clock, retryBudget: false });
+    const unlucky = downUntil(clock, Number.POSITIVE_INFINITY).tool;
+    const first = await settle(clock, plugin.execute({ toolName: "search", args: {}, scope: "unlucky" }, unlucky));
+    expect(first.status).toBe("reflect");
+    // Another run's call gets through: the tool answers some calls.
+    if (luckyCall)
+      await settle(
+        clock,
+        plugin.execute({ toolName: "search", args: {}, scope: "lucky" }, () => "results"),
+      );
+    await clock.advance(1_500);
+    const second = await settle(clock, plugin.execute({ toolName: "search", args: {}, scope: "unlucky" }, unlucky));
+    expect(clock.now()).toBeGreaterThan(20_000); // failing for longer than giveUpMs
+    expect(second.status).toBe(status);
+    expect(second.status !== "success" && second.message).toMatch(luckyCall ? /temporarily unavailable/ : STOP);
+  });
+
   it("only the definitive stops say not to call again", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, maxRetries: 1 });
@@ -221,9 +243,9 @@ describe("waiting for recovery at an open circuit", () => {
   });
 
   it("a call waits for a hung probe only within its patience, then is told the tool is temporarily unavailable", async () => {
-    const { clock, plugin } = await openCircuit(60_000, { patienceMs: 15_000 });
+    const { clock, plugin } = await openCircuit(60_000, { patienceMs: 15_000, attemptTimeoutMs: 0 });
     await clock.advance(60_000);
-    void plugin.execute({ toolName: "t", args: {}, scope: "probe" }, () => new Promise(() => {})); // the probe, hung
+    void plugin.execute({ toolName: "t", args: {}, scope: "probe" }, () => new Promise(() => {})); // the probe, hung (no attempt limit)
     await clock.advance(1);
     const waiting = plugin.execute({ toolName: "t", args: {}, scope: "run" }, () => "ok");
     await clock.advance(14_999);
@@ -262,8 +284,8 @@ describe("waiting for recovery at an open circuit", () => {
   });
 });
 
-describe("the attempt limit grows: 30 s for the first attempt of a row, 60 s for every later one", () => {
-  it("a first attempt that hangs is cut off at 30 s; the in-place retry gets 60 s and a slow answer arrives", async () => {
+describe("the attempt limit grows: 10 s for the first attempt of a row, 30 s for the second, 60 s for every later one", () => {
+  it("a first attempt that hangs is cut off at 10 s, a slow one at 30 s; the third gets 60 s and the slow answer arrives, all in place", async () => {
     const clock = createFakeClock();
     const events = recordEvents();
     const plugin = RetryReflectPlugin.create({ clock, observers: [events] });
@@ -273,10 +295,14 @@ describe("the attempt limit grows: 30 s for the first attempt of a row, 60 s for
       return runs === 1 ? new Promise(() => {}) : clock.sleep(45_000).then(() => "slow but fine");
     };
     const call = plugin.execute({ toolName: "report", args: {}, scope: "run" }, tool);
-    await clock.advance(30_000);
-    expect(events.events.filter((event) => event.type === "attempt_timed_out").map((event) => event.fields.timeout_ms)).toEqual([30_000]);
-    await clock.advance(500 + 45_000);
-    expect(await call).toMatchObject({ status: "success", value: "slow but fine" });
+    await clock.advance(10_000 + 500 + 30_000 + 1_000 + 45_000);
+    const outcome = await call;
+    expect(outcome).toMatchObject({ status: "success", value: "slow but fine", attempt: 3 });
+    expect(events.events.filter((event) => event.type === "attempt_timed_out").map((event) => event.fields.timeout_ms)).toEqual([
+      10_000, 30_000,
+    ]);
+    // 10 s, 0.5 s, 30 s, 1 s, then the 45 s answer.
+    expect(clock.now()).toBe(86_500);
   });
 
   it("attemptTimeoutMs takes a list, and a number; 0 turns it off; an empty list or a zero in it is refused", () => {

@@ -863,6 +863,7 @@ describe("fallback(call, error)", () => {
       const plugin = RetryReflectPlugin.create({
         clock,
         circuitBreakerThreshold: 2,
+        circuitBreakerResetMs: 60_000, // open past the calls' patience (the default, 1 s, has them wait for the probe)
         maxRetries: 5,
         observers: observersOf([]),
         fallback: (_call, error) => {

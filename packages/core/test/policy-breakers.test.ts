@@ -22,7 +22,8 @@ type Result = "ok" | "fail";
 /**
  * A plugin whose calls that meet an open circuit are turned away at once (`waitForRecovery: false`),
  * told the circuit's remaining time: these tests read the breakers' states and open times (the wait
- * for recovery is tested in patience.test.ts).
+ * for recovery is tested in patience.test.ts). Open 60 s unless a test says otherwise (not the
+ * default, 1 s): a circuit stays open while a test's clock moves on.
  */
 function setup(options: RetryReflectOptions = {}) {
   const clock = createFakeClock();
@@ -30,6 +31,7 @@ function setup(options: RetryReflectOptions = {}) {
   const plugin = RetryReflectPlugin.create({
     clock,
     waitForRecovery: false,
+    circuitBreakerResetMs: 60_000,
     observers: [{ onEvent: (event) => events.push(event) }],
     ...options,
   });

@@ -258,9 +258,9 @@ describe("repeatedCallLimit: an exact call that keeps failing is refused", () =>
     expect(plugin.circuits.state("orders")).toBe("closed");
     expect(events.some((event) => event.type === "circuit_opened")).toBe(false);
     // Another scope: one more real failure opens it (it had one failure, not four). The failure
-    // that opens it is told as temporary, with the circuit's open time.
+    // that opens it is told as temporary, with the circuit's open time (the default, 1 s).
     const other = await plugin.execute({ toolName: "orders", args: { id: 43 }, scope: "t" }, tool);
-    expect(other).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", recoverable: true, retryAfterMs: 60_000 } });
+    expect(other).toMatchObject({ status: "reflect", error: { code: "TOOL_FAILED", recoverable: true, retryAfterMs: 1_000 } });
     expect(plugin.circuits.state("orders")).toBe("open");
   });
 

@@ -234,7 +234,8 @@ describe("a plugin with a retry budget", () => {
     expect(() => create({ minPerSecond: Number.NaN })).toThrow(/`retryBudget.minPerSecond`/);
     expect(() => create({ perSecond: 1 })).toThrow(/`retryBudget.perSecond`/);
     expect(() => create(undefined, { pay: { retryBudget: { ratio: "10%" } } })).toThrow(/`tools.pay.retryBudget.ratio`/);
-    expect(RetryReflectPlugin.create({ retryBudget: {} }).options.retryBudget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+    // Members left out take the default's.
+    expect(RetryReflectPlugin.create({ retryBudget: {} }).options.retryBudget).toEqual({ ratio: 0.05, minPerSecond: 1, windowMs: 10_000 });
   });
 });
 

@@ -103,18 +103,24 @@ describe("the options a tool gets under the default limit", () => {
   it("the signal aborts at the limit with the TIMEOUT when the tool read it while running", async () => {
     const clock = createFakeClock();
     const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0 });
-    let signal: AbortSignal | undefined;
+    const signals: Array<AbortSignal | undefined> = [];
     const outcome = callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
-      signal = options.abortSignal;
-      return hangs();
+      signals.push(options.abortSignal);
+      return signals.length === 1 ? hangs() : "ok";
     });
-    await clock.advance(29_999);
+    await clock.advance(9_999);
+    const [signal] = signals;
     expect(signal?.aborted).toBe(false);
-    await clock.advance(1); // the default limit of a first attempt: 30 s
+    await clock.advance(1); // the default limit of a first attempt: 10 s
     expect(signal?.aborted).toBe(true);
     expect((signal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
-    // Past the patience, no in-place retry: the call ends, told as temporary.
-    expect(((await outcome) as { status: string }).status).toBe("reflect");
+    // Within the patience, the call retries in place: the retry gets a signal of its own, not aborted.
+    await clock.advance(500); // the backoff
+    expect(((await outcome) as { status: string }).status).toBe("success");
+    expect(signals).toHaveLength(2);
+    expect(signals[1]).toBeInstanceOf(AbortSignal);
+    expect(signals[1]).not.toBe(signal);
+    expect(signals[1]?.aborted).toBe(false);
   });
 
   it("read first after the attempt was cut off at the limit, the signal is already aborted with the TIMEOUT", async () => {
@@ -123,12 +129,14 @@ describe("the options a tool gets under the default limit", () => {
     let kept: { abortSignal?: AbortSignal } | undefined;
     let context: ToolContext | undefined;
     const outcome = callWith(plugin, { abortSignal: undefined as AbortSignal | undefined }, "abortSignal", (options) => {
-      kept = options;
+      if (kept !== undefined) return "ok"; // the in-place retry answers
+      kept = options; // the first attempt's options, its signal not read
       context = getToolContext(options);
       return hangs();
     });
-    await clock.advance(30_000);
-    expect(((await outcome) as { status: string }).status).toBe("reflect");
+    await clock.advance(10_000); // the default limit of a first attempt: 10 s
+    await clock.advance(500); // the backoff before the in-place retry
+    expect(((await outcome) as { status: string }).status).toBe("success");
     expect(kept?.abortSignal?.aborted).toBe(true);
     expect((kept?.abortSignal?.reason as { code?: string } | undefined)?.code).toBe("TIMEOUT");
     expect(context?.signal).toBe(kept?.abortSignal);

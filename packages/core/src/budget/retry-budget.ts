@@ -10,7 +10,7 @@ import { LruMap } from "../internal/lru-map.js";
 
 /** A tool's retry budget, resolved: every member given. */
 export interface RetryBudgetSettings {
-  /** In-place retries allowed per logical call in the window (0.1: one retry per ten calls). */
+  /** In-place retries allowed per logical call in the window (0.05: one retry per twenty calls). */
   readonly ratio: number;
   /** Retries allowed per second of the window whatever the call rate, so that a quiet tool can still retry. */
   readonly minPerSecond: number;
@@ -19,7 +19,7 @@ export interface RetryBudgetSettings {
 }
 
 /** The members a `retryBudget` object leaves out. */
-export const DEFAULT_RETRY_BUDGET: RetryBudgetSettings = { ratio: 0.1, minPerSecond: 1, windowMs: 10_000 };
+export const DEFAULT_RETRY_BUDGET: RetryBudgetSettings = { ratio: 0.05, minPerSecond: 1, windowMs: 10_000 };
 
 const MEMBERS: ReadonlySet<string> = new Set(Object.keys(DEFAULT_RETRY_BUDGET));
 

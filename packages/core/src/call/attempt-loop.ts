@@ -202,7 +202,7 @@ async function attempts<T>(
         if (recorded !== undefined) await recorded; // a shared store told (after failures, or a probe)
         // The write ran: a store fault now loses only the replay, never the result.
         if (token !== undefined) await guard.complete(run, token, value);
-        tracker.clearUnlessExhausted(run.counterKey, run.toolName);
+        tracker.succeeded(run.counterKey, run.toolName, engine.options.clock.now());
         throwIfAborted(run.signal); // the caller's abort wins, even over a late success (stored above)
         if (run.attempt > 1) notifier.emit("retry_succeeded", run.toolName, run.info, { tool_name: run.toolName, attempt: run.attempt });
         return { status: "success", value: value as T, attempt: run.attempt, replayed: false } satisfies SuccessOutcome<T>;

@@ -55,6 +55,8 @@ export function counterKey(scope: string, toolName: string): string {
 interface ToolCounters {
   active: number;
   held: number;
+  /** When a call of the tool last succeeded while it had counters (any scope): the tool was not down then. */
+  lastSuccessAt: number;
 }
 
 /**
@@ -113,7 +115,7 @@ export class AttemptTracker {
       waiters: undefined,
     };
     const counts = this.perTool.get(toolName);
-    if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1 });
+    if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1, lastSuccessAt: Number.NEGATIVE_INFINITY });
     else {
       counts.active++;
       counts.held++;
@@ -127,6 +129,22 @@ export class AttemptTracker {
     if (!this.hasCounters(toolName)) return;
     const tracked = this.counters.peek(key);
     if (tracked !== undefined && isActive(tracked)) this.idle(tracked);
+  }
+
+  /**
+   * A call of the tool succeeded (at `at`): the tool is not down, whatever failed in other scopes;
+   * then the scope's row ends (`clearUnlessExhausted`).
+   */
+  succeeded(key: string, toolName: string, at: number): void {
+    if (!this.hasCounters(toolName)) return;
+    (this.perTool.get(toolName) as ToolCounters).lastSuccessAt = at;
+    this.clearUnlessExhausted(key, toolName);
+  }
+
+  /** Did a call of the tool succeed, in any scope, since `since`? */
+  succeededSince(toolName: string, since: number): boolean {
+    const counts = this.perTool.get(toolName);
+    return counts !== undefined && counts.lastSuccessAt >= since;
   }
 
   /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope); its failed exact calls stay. */

@@ -41,6 +41,10 @@ export interface FailureFacts {
   readonly sinceCallStartMs: number;
   /** From the first failure of the tool's failing row in the scope to this failure (0 for the first). */
   readonly failingForMs: number;
+  /** The failures of the row in the scope, this one included. */
+  readonly failures: number;
+  /** A call of the tool succeeded in another scope since this row began failing: the tool is not down (an overloaded or flaky one). */
+  readonly succeededElsewhere: boolean;
 }
 
 export interface DecisionPolicy {
@@ -103,8 +107,11 @@ export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
     const wait = facts.retryAfterMs === undefined ? 0 : Math.min(facts.retryAfterMs, policy.maxBackoffMs);
     return { kind: "reflect", delayMs: wait, text: facts.sameCallLater === true ? "retry_later" : "reflection" };
   }
-  // The tool has kept failing for the give-up time in this scope: the stop is true now.
-  if (facts.failingForMs >= policy.giveUpMs) return { kind: "stop", reason: "exhausted" };
+  // The tool has kept failing in this scope for the give-up time, more than `maxRetries` times (two
+  // attempts cut off at their limits are not yet a dead tool), and nowhere else has it succeeded
+  // meanwhile (an overloaded tool is not a dead one): the stop is true now.
+  const keptFailing = facts.failingForMs >= policy.giveUpMs && facts.failures > policy.maxRetries && !facts.succeededElsewhere;
+  if (keptFailing) return { kind: "stop", reason: "exhausted" };
   const backoff = withRetryAfter(facts.backoffMs, facts.retryAfterMs, policy.maxBackoffMs);
   const openFor = facts.circuitOpenForMs;
   if (facts.kind !== "transient") {

@@ -166,7 +166,7 @@ function succeeded(
   // A parallel call's failure may have started a row of this tool while this one ran.
   if (tracker.hasCounters(call.toolName)) {
     const scope = run?.scope ?? trackingScopeOf(engine.options, attempt.resolved());
-    tracker.clearUnlessExhausted(counterKey(scope, call.toolName), call.toolName);
+    tracker.succeeded(counterKey(scope, call.toolName), call.toolName, engine.options.clock.now());
   }
   if (call.signal?.aborted) throw abortReason(call.signal);
 }

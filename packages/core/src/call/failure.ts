@@ -103,6 +103,8 @@ function decideFailure(
       inPlaceRetries: run.inPlace,
       sinceCallStartMs: now - run.startedAt,
       failingForMs: now - tracked.failingSince,
+      failures: tracked.failures,
+      succeededElsewhere: engine.tracker.succeededSince(run.toolName, tracked.failingSince),
     },
     policy,
   );
@@ -163,6 +165,8 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
       inPlaceRetries: run.inPlace,
       sinceCallStartMs: 0,
       failingForMs: 0,
+      failures: tracked.failures,
+      succeededElsewhere: false,
     },
     run.policy,
   );

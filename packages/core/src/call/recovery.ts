@@ -53,7 +53,7 @@ export function openCircuitOutcome(
   });
   // Unavailable in this scope since its first failure or refusal: past the give-up time, the stop is true.
   tracked.failingSince ??= now;
-  if (now - tracked.failingSince >= policy.giveUpMs) {
+  if (now - tracked.failingSince >= policy.giveUpMs && !engine.tracker.succeededSince(run.toolName, tracked.failingSince)) {
     return applyDecision(engine, run, tracked, error, { kind: "stop", reason: "exhausted" }, "refusal") as FailedOutcome;
   }
   engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, retry_after_ms: wait });

@@ -16,11 +16,11 @@ import type { ResolvedPolicy } from "./policy.js";
 // The documented defaults and the option names, in one place.
 
 /**
- * The default attempt time limits: 30 s for the first attempt of a failing row, 60 s for every
- * later one, chosen with `bench:agents` (a hung tool is cut off soon; a tool that answers after
- * 20–50 s gets its time on the in-place retry).
+ * The default attempt time limits: 10 s for the first attempt of a failing row, 30 s for the
+ * second, 60 s for every later one, chosen with `bench:agents` (a hung attempt is cut off soon and
+ * retried in place; a tool that answers after 20–50 s gets its time on a retry).
  */
-export const DEFAULT_ATTEMPT_TIMEOUTS_MS: readonly number[] = [30_000, 60_000];
+export const DEFAULT_ATTEMPT_TIMEOUTS_MS: readonly number[] = [10_000, 30_000, 60_000];
 
 export const EFFECTS: readonly ToolEffect[] = ["read", "idempotent", "write"];
 
@@ -90,7 +90,7 @@ export const DEFAULT_OPTIONS = {
   backoffMultiplier: 2,
   maxBackoffMs: 4_000,
   circuitBreakerThreshold: 10,
-  circuitBreakerResetMs: 60_000,
+  circuitBreakerResetMs: 1_000,
   circuitBreakerCountsInvalidArguments: false,
   circuitBreakerFailureRate: undefined,
   circuitBreakerMinimumCalls: 10,

@@ -23,13 +23,18 @@ export interface PolicyOptions {
   readonly initialBackoffMs?: number;
   /** Each further retry waits this many times longer. @default 2 */
   readonly backoffMultiplier?: number;
-  /** Upper bound of any delay, a `Retry-After` hint included, and the far end of a spent retry budget's waits. @default 30_000 */
+  /** Upper bound of any delay, a `Retry-After` hint included, and the far end of a spent retry budget's waits. @default 4_000 */
   readonly maxBackoffMs?: number;
   /** Randomisation of delays. `"none"` keeps the documented delays exact. @default "none" */
   readonly jitter?: Jitter;
-  /** Consecutive failures of a tool that open its circuit. @default 5 */
+  /** Consecutive failures of a tool that open its circuit (above the attempts one patient call makes). @default 10 */
   readonly circuitBreakerThreshold?: number;
-  /** How long an open circuit stays open before one probe is let through. @default 60_000 */
+  /**
+   * How long an open circuit stays open before one probe is let through (also a probe's lease).
+   * Short by default: a call that meets an open circuit waits for its probe (`waitForRecovery`)
+   * instead of being turned away, so many agents on one failing tool send one call a second, not
+   * one each. @default 1_000
+   */
   readonly circuitBreakerResetMs?: number;
   /** Whether `INVALID_ARGUMENTS` failures count towards opening the circuit. @default false */
   readonly circuitBreakerCountsInvalidArguments?: boolean;
@@ -63,10 +68,10 @@ export interface PolicyOptions {
   /**
    * One attempt's time limit: past it the tool's `context.signal` aborts and the attempt fails with
    * `TIMEOUT` (transient), whether or not the tool stops. A hung tool never hangs the agent. A list
-   * gives a limit per attempt of the tool's failing row in the scope (`[30_000, 60_000]`: the first
-   * attempt 30 s, every later one 60 s), so that a hung first attempt is cut off soon and a slow
-   * tool still gets the time it needs. `0` turns the limit off.
-   * @default [30_000, 60_000]
+   * gives a limit per attempt of the tool's failing row in the scope (`[10_000, 30_000, 60_000]`:
+   * the first attempt 10 s, the second 30 s, every later one 60 s), so that a hung attempt is cut
+   * off soon and a slow tool still gets the time it needs. `0` turns the limit off.
+   * @default [10_000, 30_000, 60_000]
    */
   readonly attemptTimeoutMs?: number | readonly number[];
   /**
@@ -136,9 +141,9 @@ export interface PolicyOptions {
    * (recoverable, `retry_after_ms` drawn between the time the window has room and `maxBackoffMs`) and the `retryLaterPrompt` text.
    * Reflections are not throttled (they count against `maxRetries`). Counted per tool, in this
    * process; fleet-wide with a `circuitBreakerStore` that counts budgets (the Redis one).
-   * Members left out take the plugin's budget (for a tool's own), else `{ ratio: 0.1,
-   * minPerSecond: 1, windowMs: 10_000 }`; `false` turns the plugin's budget off for a tool.
-   * @default undefined (no budget)
+   * Members left out take the plugin's budget (for a tool's own), else the default's; `false` turns
+   * the budget off (for the plugin, or for a tool).
+   * @default { ratio: 0.05, minPerSecond: 1, windowMs: 10_000 }
    */
   readonly retryBudget?: RetryBudgetOptions | false;
 }

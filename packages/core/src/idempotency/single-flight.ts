@@ -19,7 +19,7 @@ interface InFlight {
  * the key and the same arguments join it and share its outcome; other arguments under the key are
  * `key_reused`. A joiner waits for as long as the leader runs, whatever the store and its lease
  * (the leader is alive here: running the write beside it could do it twice), and never past its own
- * abort. A leader whose tool hangs ends at its attempt limit (`attemptTimeoutMs`, 60 s by default).
+ * abort. A leader whose tool hangs ends at its attempt limit (`attemptTimeoutMs`, at most 60 s by default).
  */
 export class SingleFlight {
   private readonly inFlight = new Map<string, InFlight>();
