@@ -10,7 +10,7 @@ import { type DemoResult, planScenarios, runDemo } from "../src/runner/run-demo.
 import type { ReplicasScenarioResult } from "../src/runner/run-replicas-scenario.js";
 import type { TurnEngine } from "../src/runner/turn-engine.js";
 import { createVirtualClock } from "../src/runner/virtual-clock.js";
-import { REPLICAS_SCENARIO_ID, REPLICAS_THRESHOLD, WELCOME_EMAIL } from "../src/scenarios/replicas-scenario.js";
+import { REPLICAS_RESET_MS, REPLICAS_SCENARIO_ID, REPLICAS_THRESHOLD, WELCOME_EMAIL } from "../src/scenarios/replicas-scenario.js";
 
 // Scenario 9 (two replicas share one Redis) against a real redis-server started here; without
 // redis-server on PATH these tests are skipped with a note (under CI=true they fail instead).
@@ -176,6 +176,7 @@ describe.skipIf(!redis)("scenario 9 against a real redis-server", () => {
       expect(replicas.A.events.find((event) => event.type === "circuit_opened")?.fields).toMatchObject({
         tool_name: "broken_api",
         failures: REPLICAS_THRESHOLD,
+        reset_ms: REPLICAS_RESET_MS,
       });
       // One patient call on A: 4 retries in place, and its 5th failure opens the circuit.
       expect(replicas.A.executionsByTool.broken_api).toBe(REPLICAS_THRESHOLD);
@@ -188,7 +189,9 @@ describe.skipIf(!redis)("scenario 9 against a real redis-server", () => {
       expect(replicas.B.callsRejected).toBe(1);
       expect(replicas.B.waitsForRecovery).toBe(0);
       expect(replicas.B.breakerTransitions).toEqual([]);
-      // Both calls end as temporary: the tool may work again when the circuit's 60 s have passed; neither says "do not call".
+      // Both calls end as temporary: the tool may work again when the circuit's 60 s have passed (the scenario sets
+      // circuitBreakerResetMs: 60000, longer than a call's patience; with the default 1000 B would wait for the probe);
+      // neither says "do not call".
       expect([replicas.A.temporary, replicas.B.temporary]).toEqual([1, 1]);
       for (const stats of [replicas.A, replicas.B]) {
         const content = stats.toolResults.at(-1)?.content ?? "";
@@ -198,6 +201,8 @@ describe.skipIf(!redis)("scenario 9 against a real redis-server", () => {
       }
       expect(replicas.B.toolResults.at(-1)?.content).toContain('"error_code":"CIRCUIT_OPEN"');
       expectInOrder(lines, [
+        "       The circuit stays open circuitBreakerResetMs: 60000 (default 1000), longer than a call's patience, so a call",
+        "       that meets it is turned away at once, told the wait (with the default, it would wait for the circuit's probe).",
         "   — replica A · agent run scenario-9-run-3 · a user asks replica A —",
         '    WARN retry_reflect: tool call failed, retrying tool_name=broken_api attempt=4 max=3 backoff_ms=4000 error="HTTP 500: Internal Server Error: database connection pool exhausted" error_code=TRANSIENT mode=in_place',
         "    WARN retry_reflect: circuit breaker opened tool_name=broken_api failures=5 reset_ms=60000",

@@ -15,7 +15,9 @@ describe("the circuit breaker across agent runs", () => {
   it("opens after 10 failures in 10 runs; the next run is told at once the tool is temporarily unavailable, without calling it; a run due within its patience waits for the probe", async () => {
     const clock = createFakeClock();
     const recorder = recordEvents();
-    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder] }); // threshold 10, reset 60 s, patience 15 s
+    // Threshold 10 and patience 15 s (the defaults); the circuit's 60 s set here (the default is 1 s,
+    // with which every call would wait for the probe), so that a call can be turned away at once.
+    const plugin = RetryReflectPlugin.create({ clock, observers: [recorder], circuitBreakerResetMs: 60_000 });
     let broken = true;
     let toolCalls = 0;
     const brokenApi = tool(

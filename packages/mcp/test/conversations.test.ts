@@ -8,8 +8,10 @@ import { connect, drive, firstText, recordEvents, text } from "./helpers.js";
 
 // A long-lived host wraps its MCP client once and serves every conversation through it, each call
 // saying whose it is (`_meta.conversationId`). A tool one conversation gave up on (it kept failing
-// there for `giveUpMs`) stays usable in the others, and in that conversation again once
-// `exhaustedResetMs` has passed.
+// there for `giveUpMs`, more than `maxRetries` times, and succeeded nowhere else meanwhile) stays
+// usable in the others, and in that conversation again once `exhaustedResetMs` has passed. A
+// success in another conversation while that conversation's calls keep failing means the tool is
+// up (its failures there are not a dead tool): no stop then, only the wait.
 
 const RESET_MS = 30_000;
 
@@ -53,11 +55,14 @@ describe("one wrapper serving three conversations (scope from the call's _meta)"
   it("one conversation gives up on a tool; the other two still run it and succeed; after exhaustedResetMs it runs again there", async () => {
     const { ran, clock, recorder, plugin, lookup, heal } = await host();
 
-    // c-2's call is retried in place for its patience (attempts at 0, 0.5, 1.5, 3.5, 7.5 and 11.5 s)
-    // and told the tool is temporarily unavailable, while c-1 and c-3 call it too and succeed.
-    const [first1, first2, first3] = await drive(clock, Promise.all([lookup("c-1"), lookup("c-2"), lookup("c-3")]));
+    // c-1 and c-3 call the tool and succeed; then c-2's call is retried in place for its patience
+    // (attempts at 0, 0.5, 1.5, 3.5, 7.5 and 11.5 s) and told the tool is temporarily unavailable.
+    // (The others' successes come before c-2's calls began failing: one during them would keep c-2 from
+    // giving up, as the last test shows.)
+    const [first1, first3] = await drive(clock, Promise.all([lookup("c-1"), lookup("c-3")]));
     expect(firstText(first1)).toBe("order A-7 for c-1: shipped");
     expect(firstText(first3)).toBe("order A-7 for c-3: shipped");
+    const first2 = await drive(clock, lookup("c-2"));
     expect(first2.isError).toBe(true);
     expect(first2._meta).toMatchObject({ "retry-reflect/outcome": { status: "reflect", attempt: 6 } });
     expect(first2.structuredContent).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 4_000 });
@@ -97,5 +102,31 @@ describe("one wrapper serving three conversations (scope from the call's _meta)"
     expect(ran).toEqual(["c-1", "c-3", "c-2"]);
     expect(after.isError).toBeUndefined();
     expect(firstText(after)).toBe("order A-7 for c-2: shipped");
+  });
+
+  it("a conversation whose calls keep failing is not given up on while another conversation's calls of the tool succeed: told to wait, not to stop", async () => {
+    const { ran, clock, recorder, lookup, heal } = await host();
+
+    // c-2's call spends its patience (6 attempts, to 11.5 s) and is told to wait.
+    const first2 = await drive(clock, lookup("c-2"));
+    expect(first2._meta).toMatchObject({ "retry-reflect/outcome": { status: "reflect", attempt: 6 } });
+    // Then c-1 calls the same tool and succeeds: the tool is up, only c-2's shard is not.
+    const first1 = await drive(clock, lookup("c-1"));
+    expect(firstText(first1)).toBe("order A-7 for c-1: shipped");
+    expect(clock.now()).toBe(11_500);
+
+    // c-2 calls again after the wait; its calls fail past giveUpMs (20 s) and maxRetries, yet the
+    // tool succeeded elsewhere since they began failing: no stop, the model is told to wait again.
+    const second2 = await drive(clock, lookup("c-2"));
+    expect(second2._meta).toMatchObject({ "retry-reflect/outcome": { status: "reflect" } });
+    expect(second2.structuredContent).toMatchObject({ error_code: "TRANSIENT", recoverable: true, retry_after_ms: 4_000 });
+    expect(clock.now()).toBeGreaterThan(20_000);
+    expect(ran.filter((conversation) => conversation === "c-2").length).toBeGreaterThan(3);
+    expect(recorder.events.filter((event) => event.type === "retries_exhausted")).toEqual([]);
+
+    // The shard is back: c-2's next call runs and succeeds.
+    heal();
+    const third2 = await drive(clock, lookup("c-2"));
+    expect(firstText(third2)).toBe("order A-7 for c-2: shipped");
   });
 });

@@ -170,7 +170,7 @@ describe("a failed result keeps the server's other content, structuredContent an
       isError: true,
     }));
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, circuitBreakerThreshold: 1 });
+    const plugin = RetryReflectPlugin.create({ clock, maxRetries: 0, circuitBreakerThreshold: 1, circuitBreakerResetMs: 60_000 });
     const opening = (await drive(
       clock,
       withRetryReflect(server.client, plugin).callTool({ name: "render", arguments: { page: 1 } }),

@@ -118,7 +118,7 @@ describe("withRetryReflect inside the OpenAI Agents SDK runner", () => {
 
   it("once the circuit opens, the next run's call is not run: the model is told the tool is temporarily unavailable", async () => {
     const clock = createFakeClock();
-    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2 }); // open for 60 s, beyond a call's patience
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerThreshold: 2, circuitBreakerResetMs: 60_000 }); // open for 60 s, beyond a call's patience
     const flaky = failing("flaky", () => new Error("upstream exploded"));
     const tools = withRetryReflect([flaky.definition], plugin);
     const first = new ScriptedModel([

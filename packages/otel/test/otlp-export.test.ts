@@ -37,6 +37,7 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
   const clock = createFakeClock();
   const plugin = RetryReflectPlugin.builder()
     .maxRetries(3)
+    .circuitBreakerResetMs(60_000) // open for 60 s (the default is 1 s), so run-3 is turned away and run-4 waits
     .toolEffects({ send_email: "write" })
     .clock(clock)
     .observer(
@@ -62,8 +63,8 @@ async function exportScenario(exporter: SpanExporter, options: OpenTelemetryObse
     await clock.advance(500);
     await corrected;
 
-    // A broken tool, under the default patience (15 s), give-up time (20 s) and breaker (10
-    // failures, open 60 s). run-1's call is retried in place for its patience and told the tool is
+    // A broken tool, under the default patience (15 s), give-up time (20 s) and breaker threshold
+    // (10 failures), the circuit open 60 s. run-1's call is retried in place for its patience and told the tool is
     // temporarily unavailable; its next call, held at the gate for the wait it was told, fails until
     // the tool has failed for 20 s: the definitive stop. The 10th failure (run-2) opens the breaker;
     // run-3's call is turned away at once. The service is back 50 s later; run-4's call, 10 s

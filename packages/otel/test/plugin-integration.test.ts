@@ -144,7 +144,8 @@ describe("the seed's weather case through the real plugin", () => {
 
 describe("the breaker, exhaustion and rejection through the real plugin", () => {
   it("a broken tool: temporary first (a reflection), 'retries exhausted' once it has failed for giveUpMs, then 'circuit breaker opened' (failures=10, reset_ms=60000); the next call is rejected", async () => {
-    const plugin = RetryReflectPlugin.create({ clock, observers: [observer()] }); // patience 15 s, give-up 20 s, threshold 10
+    // patience 15 s, give-up 20 s, threshold 10 (the defaults); the circuit open 60 s (the default is 1 s)
+    const plugin = RetryReflectPlugin.create({ clock, circuitBreakerResetMs: 60_000, observers: [observer()] });
 
     // run-1: retried in place for its patience (6 attempts), then told the tool is temporarily unavailable.
     const temporary = plugin.execute({ toolName: "api_call", args: {}, callId: "call_1", scope: "run-1" }, alwaysDown);
@@ -226,7 +227,13 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
   });
 
   it("a call that meets an open circuit due within its patience waits for recovery: 'waiting for recovery', then the probe's half-open and closed, in its span; counted, and its wait in its duration", async () => {
-    const plugin = RetryReflectPlugin.create({ maxRetries: 0, circuitBreakerThreshold: 1, clock, observers: [observer()] });
+    const plugin = RetryReflectPlugin.create({
+      maxRetries: 0,
+      circuitBreakerThreshold: 1,
+      circuitBreakerResetMs: 60_000,
+      clock,
+      observers: [observer()],
+    });
     await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
     expect(plugin.circuitState("api_call")).toBe("open");
     await clock.advance(50_000);
@@ -254,7 +261,13 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
   });
 
   it("after reset_ms the probe's span shows half-open then closed, and the state ends closed", async () => {
-    const plugin = RetryReflectPlugin.create({ maxRetries: 0, circuitBreakerThreshold: 1, clock, observers: [observer()] });
+    const plugin = RetryReflectPlugin.create({
+      maxRetries: 0,
+      circuitBreakerThreshold: 1,
+      circuitBreakerResetMs: 60_000,
+      clock,
+      observers: [observer()],
+    });
     await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
     await clock.advance(60_000);
     const probe = await plugin.execute({ toolName: "api_call", args: {}, scope: "run-2" }, () => "ok");

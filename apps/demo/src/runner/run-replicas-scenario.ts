@@ -15,7 +15,7 @@ import { type RedisStores, redisStores } from "@retry-reflect/redis";
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";
 import type { Transcript } from "../output/transcript.js";
-import { REPLICAS_REQUESTS, REPLICAS_THRESHOLD, replicasScenario } from "../scenarios/replicas-scenario.js";
+import { REPLICAS_REQUESTS, REPLICAS_RESET_MS, REPLICAS_THRESHOLD, replicasScenario } from "../scenarios/replicas-scenario.js";
 import { type DemoTiming, expectEqual, type ScenarioVerdict } from "../scenarios/scenario.js";
 import { startBrokenService } from "../services/broken-service.js";
 import { startEmailService } from "../services/email-service.js";
@@ -214,6 +214,7 @@ async function runUntraced(config: ReplicasRunConfig): Promise<ReplicasScenarioR
     const plugin = RetryReflectPlugin.create({
       ...DEMO_PLUGIN_OPTIONS,
       circuitBreakerThreshold: REPLICAS_THRESHOLD,
+      circuitBreakerResetMs: REPLICAS_RESET_MS,
       clock,
       idempotency: { store: shared.idempotency },
       circuitBreakerStore: shared.circuitBreaker,

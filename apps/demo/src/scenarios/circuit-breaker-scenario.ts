@@ -45,7 +45,7 @@ export const circuitBreakerScenario: Scenario = {
   intro: (timing) => [
     "The inventory API answers HTTP 500 every time, until it is repaired. This scenario's options, on top of the defaults:",
     `circuitBreakerThreshold: ${THRESHOLD} (default 10), so that two requests open the breaker, and circuitBreakerResetMs: ${timing.circuitBreakerResetMs}`,
-    `with patienceMs: ${timing.circuitPatienceMs} (defaults 60000 and 15000), shortened for the demo, the open time still longer than the patience.`,
+    `with patienceMs: ${timing.circuitPatienceMs} (defaults 1000 and 15000, with which a call would always wait for the probe): the open time longer than the patience.`,
     "So a call that meets the freshly opened circuit is turned away at once, told when the tool may work again; a call",
     "that meets it when its probe is due within the call's patience waits for the probe (waitForRecovery, on by default).",
     "Each request is a new agent run (its own retry scope); the breaker is shared by all runs.",

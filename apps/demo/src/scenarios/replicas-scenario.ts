@@ -11,6 +11,13 @@ export const REPLICAS_SCENARIO_ID = 9;
 /** The breaker threshold of both replicas: as in scenario 3 (the default is 10). */
 export const REPLICAS_THRESHOLD = THRESHOLD;
 
+/**
+ * How long the replicas' open circuit stays open (`circuitBreakerResetMs`; the default is 1000):
+ * longer than a call's patience (15000), so that B's call is turned away at once. With the default,
+ * B's call would wait for the circuit's probe, and the probe would reach the inventory API.
+ */
+export const REPLICAS_RESET_MS = 60_000;
+
 /** The welcome email; its key comes from the request (the customer), so a redelivered request carries the same one. */
 export const WELCOME_EMAIL = {
   to: "ada@example.com",
@@ -60,5 +67,7 @@ export const replicasScenario: ScenarioInfo & { readonly intro: (redis: string, 
     "    id as the write's namespace, so the stored result is B's to replay (another request's never would be).",
     `(b) The inventory API answers HTTP 500 every time. A's call retries in place within its patience (the defaults), and its`,
     `    ${REPLICAS_THRESHOLD}th failure in a row opens the circuit (circuitBreakerThreshold: ${REPLICAS_THRESHOLD}, default 10); then B is asked.`,
+    `    The circuit stays open circuitBreakerResetMs: ${REPLICAS_RESET_MS} (default 1000), longer than a call's patience, so a call`,
+    "    that meets it is turned away at once, told the wait (with the default, it would wait for the circuit's probe).",
   ],
 };

@@ -8,17 +8,18 @@ import type { ToolHooks } from "../tools/tool-hooks.js";
 
 /** Durations the demo may shorten, so that it ends in seconds. */
 export interface DemoTiming {
-  /** How long scenario 3's open circuit stays open. The library's default is 60000. */
+  /** How long scenario 3's open circuit stays open. The library's default is 1000. */
   readonly circuitBreakerResetMs: number;
   /**
-   * Scenario 3's patience (`patienceMs`): shorter than its open time, as the defaults' 15000 is
-   * shorter than their 60000, so that a call meeting a fresh open circuit is turned away at once
-   * and one meeting it near its end waits for the probe. The library's default is 15000.
+   * Scenario 3's patience (`patienceMs`): shorter than its open time (unlike the defaults' 15000
+   * and 1000, with which every call waits for the probe), so that a call meeting a fresh open
+   * circuit is turned away at once and one meeting it near its end waits for the probe. The
+   * library's default is 15000.
    */
   readonly circuitPatienceMs: number;
   /** Client timeout of `send_email` (scenario 4's lost response). */
   readonly emailTimeoutMs: number;
-  /** `attemptTimeoutMs` of `generate_report` (scenario 7's hung call). The library's default is 30000, then 60000. */
+  /** `attemptTimeoutMs` of `generate_report` (scenario 7's hung call). The library's default is 10000, then 30000, then 60000. */
   readonly reportTimeoutMs: number;
 }
 
