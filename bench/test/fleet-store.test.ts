@@ -14,7 +14,13 @@ describe("FleetStore", () => {
     const clock = createFakeClock();
     const store = new FleetStore(clock);
     const [a, b] = [0, 1].map(() =>
-      RetryReflectPlugin.create({ clock, circuitBreakerStore: store, circuitBreakerThreshold: 2, maxRetries: 0 }),
+      RetryReflectPlugin.create({
+        clock,
+        circuitBreakerStore: store,
+        circuitBreakerThreshold: 2,
+        circuitBreakerResetMs: 60_000,
+        maxRetries: 0,
+      }),
     );
     let scopes = 0;
     let runs = 0;

@@ -38,6 +38,7 @@ function row(seed: number, cellName: string, contestant: string, perTask: readon
     virtualSeconds: 6,
     virtualSecondsP95: 9,
     outcomes,
+    outlived: 0,
     perTask,
     ...extra,
   };
@@ -178,12 +179,43 @@ describe("issue 51's checks", () => {
       `degraded-under-load, seed 1: 1.050×, 69.0 % against 70.0 % (${careful.name}), -1.0 points; degraded-under-load, seed 2: 1.050×, 50.0 % against 70.0 % (${careful.name}), -20.0 points`,
     );
     expect(by("The profile sweep's least favourable point")).toMatchObject({ met: undefined });
+    expect(by("No wait outlives the user's deadline")).toMatchObject({
+      met: true,
+      figures:
+        "seed 1: 0 runs reached the deadline, 0 still pending after its abort; seed 2: 0 runs reached the deadline, 0 still pending after its abort",
+    });
     expect(by("`npm run bench:agents` takes")).toMatchObject({ met: true, figures: "512 s" });
     const slow = doneWhen(fixture(), { seconds: GOALS.wallSeconds + 1, workers: 2, cpuSeconds: 900 }).at(-1);
     expect(slow).toMatchObject({
       met: false,
       figures: "601 s (its 2 processes used 900 s of CPU, about 450 s each: the wall time on 2 cores of their own)",
     });
+  });
+
+  it("a run of the defaults still pending after the deadline's abort misses the deadline check; a run without the count is not measured", () => {
+    const bench = fixture();
+    const late = {
+      ...bench,
+      runs: bench.runs.map((run) => ({
+        ...run,
+        summaries: run.summaries.map((summary) =>
+          run.seed === 2 && summary.cell === "explicit-transient" && summary.contestant === OURS.name
+            ? { ...summary, outcomes: { ...summary.outcomes, deadline: 3 }, outlived: 1 }
+            : summary,
+        ),
+      })),
+    };
+    const check = (from: Bench) => doneWhen(from, { seconds: 1, workers: 2 }).find((entry) => entry.goal.startsWith("No wait outlives"));
+    expect(check(late)).toMatchObject({
+      met: false,
+      figures:
+        "seed 1: 0 runs reached the deadline, 0 still pending after its abort; seed 2: 3 runs reached the deadline, 1 still pending after its abort",
+    });
+    const before = {
+      ...bench,
+      runs: bench.runs.map((run) => ({ ...run, summaries: run.summaries.map(({ outlived: _, ...summary }) => summary) })),
+    };
+    expect(check(before)).toMatchObject({ met: undefined, figures: "not measured in this run (agents.json from before it was)" });
   });
 
   it("reads the profile sweep's least favourable point when the sweep ran these peers", () => {
@@ -224,7 +256,7 @@ describe("issue 51's checks", () => {
     expect(screen).toContain(
       `**Cells lost** (to any peer, a paired gap below twice its standard error): seed 1: none; seed 2: explicit-transient to ${careful.name} (-10.0 ± 0.0 points).`,
     );
-    expect(screen).toContain("## Done when (issue 51): 3 of 7 met");
+    expect(screen).toContain("## Done when (issue 51): 4 of 8 met");
     expect(screen).toContain("- A dead tool (down-for-good)");
     expect(markdown).toContain("## The outage sweep: how long a tool may be down");
     expect(markdown).toContain(`| ${OURS.name} | 100.0 / 62.5 | 100.0 / 100.0 |`);
@@ -272,7 +304,7 @@ describe("the cells and the rows of a run", () => {
     expect(formatOptions({ retryBudget: {}, attemptTimeoutMs: [30_000, 60_000] })).toBe(
       "retryBudget: {}, attemptTimeoutMs: [30_000, 60_000]",
     );
-    expect(CANDIDATE_ROWS.map((entry) => entry.name)).toContain("retry-reflect (attemptTimeoutMs: 30_000)");
+    expect(CANDIDATE_ROWS.map((entry) => entry.name)).toContain("retry-reflect (attemptTimeoutMs: [30_000, 60_000])");
     for (const entry of CANDIDATE_ROWS) expect(entry.role).toBe("candidate");
     expect(new Set(CANDIDATE_ROWS.map((entry) => entry.name)).size).toBe(CANDIDATE_ROWS.length);
     const known = [...CELLS, ...OUTAGE_ONLY_CELLS].map((entry) => entry.name).concat(LOADS.map((spec) => spec.name));
@@ -285,13 +317,14 @@ describe("the cells and the rows of a run", () => {
     expect(pickCandidates("attempt-timeout").map((entry) => entry.name)).toEqual([
       "retry-reflect (attemptTimeoutMs: 0)",
       "retry-reflect (attemptTimeoutMs: 10_000)",
-      "retry-reflect (attemptTimeoutMs: 30_000)",
       "retry-reflect (attemptTimeoutMs: 60_000)",
+      "retry-reflect (attemptTimeoutMs: [30_000, 60_000])",
     ]);
     // A name that holds commas is one name.
-    expect(pickCandidates("retry-reflect (maxRetries: 6, circuitBreakerThreshold: 8),nothing-declared").map((entry) => entry.name)).toEqual(
-      ["retry-reflect, nothing declared", "retry-reflect (maxRetries: 6, circuitBreakerThreshold: 8)"],
-    );
+    expect(pickCandidates("retry-reflect, 4 replicas sharing a breaker store,nothing-declared").map((entry) => entry.name)).toEqual([
+      "retry-reflect, nothing declared",
+      "retry-reflect, 4 replicas sharing a breaker store",
+    ]);
     expect(() => pickCandidates("patience")).toThrow('--candidates: unknown "patience"');
   });
 

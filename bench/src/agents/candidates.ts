@@ -31,7 +31,7 @@ export interface CandidateSpec {
 }
 
 /** The families `npm run bench:agents` runs (others run with `--candidates=<family>`). */
-export const DEFAULT_RUN: readonly string[] = ["nothing-declared"];
+export const DEFAULT_RUN: readonly string[] = ["nothing-declared", "open-time"];
 
 /** Cells by name, for a candidate's `cells`: the grid's 13, the outage sweep's other durations, the load sections. */
 export const GRID_CELLS: readonly string[] = CELLS.map((cell) => cell.name);
@@ -39,13 +39,6 @@ export const OUTAGE_SWEEP_CELLS: readonly string[] = OUTAGE_ONLY_CELLS.map((cell
 export const LOAD_SECTIONS: readonly string[] = LOADS.map((spec) => spec.name);
 /** Everywhere the defaults run: a candidate there gets a row in the overall table too. */
 export const EVERYWHERE: readonly string[] = [...GRID_CELLS, ...OUTAGE_SWEEP_CELLS, ...LOAD_SECTIONS];
-
-/** The core README's recipe for many agents on one service (issue 26): a failure-rate breaker, a small budget floor, a minute's spread. */
-const FLEET_RECIPE: Partial<RetryReflectOptions> = {
-  circuitBreakerFailureRate: 0.9,
-  retryBudget: { minPerSecond: 0.1 },
-  maxBackoffMs: 60_000,
-};
 
 export const CANDIDATES: readonly CandidateSpec[] = [
   {
@@ -55,48 +48,49 @@ export const CANDIDATES: readonly CandidateSpec[] = [
     cells: ["baseline", "lost-write-response"],
     why: 'the defaults with send_email\'s declaration undone (`toolEffects: { send_email: "read" }` wins over its metadata; "read" is the core\'s default effect): what a user who declares nothing gets, where the declaration shows (the write tasks\' key request, the lost write reply)',
   },
-  // The attempt time limit (DESIGN Part 3): where an attempt can last long enough for it to act.
-  ...[0, 10_000, 30_000, 60_000].map(
-    (ms): CandidateSpec => ({
+  // The attempt time limit (issue 51): the defaults' growing limits against one limit, none, and
+  // the former default, where an attempt can last long enough for it to act.
+  ...([0, 10_000, 60_000, [30_000, 60_000]] as const).map(
+    (limit): CandidateSpec => ({
       family: "attempt-timeout",
-      options: { attemptTimeoutMs: ms },
-      cells: ["hang", "slow-but-fine"],
-      why: `one attempt's time limit at ${ms === 0 ? "none" : `${ms / 1000} s`}, where an attempt can last that long (a hung call, a slow one that answers)`,
+      options: { attemptTimeoutMs: limit },
+      cells: ["hang", "slow-but-fine", "down-for-good"],
+      why:
+        typeof limit !== "number"
+          ? "the former default limits (30 s, then 60 s): a hang costs 30 s before its in-place retry"
+          : limit === 0
+            ? "no attempt time limit, where an attempt can last long (a hung call, a slow one that answers)"
+            : `one limit for every attempt, ${limit / 1000} s`,
     }),
   ),
-  // What follows a transient exhaustion (issue 24), measured under the former defaults.
-  ...[
-    { maxRetries: 6, circuitBreakerThreshold: 8 },
-    { exhaustedResetMs: 1_000, circuitBreakerResetMs: 5_000 },
-  ].map(
-    (options): CandidateSpec => ({
-      family: "exhaustion",
-      options,
-      cells: ["explicit-transient", "outage", "down-for-good"],
-      why: "a longer budget in place, or a shorter refusal and circuit reset, where what follows a transient exhaustion decides the task",
-    }),
-  ),
-  // Many agents on one service (issue 26): a budget, the fleet recipe, and that recipe over 4 replicas.
+  // Many agents on one service (issues 26 and 51): the circuit's former open time (60 s, calls
+  // turned away instead of waiting for the probe), no budget, and the defaults over 4 replicas.
   {
-    family: "budget",
-    options: { retryBudget: {} },
+    family: "open-time",
+    options: { circuitBreakerResetMs: 60_000 },
     cells: LOAD_SECTIONS,
-    why: "the retry budget at its defaults (in any 10 s, in-place retries ≤ 10 % of the calls + 10)",
+    why: "the circuit's former open time: the calls that meet an open circuit are turned away with the temporary text (60 s is past their patience) instead of waiting for its probe",
   },
   {
-    family: "budget",
-    options: FLEET_RECIPE,
+    family: "fleet",
+    options: { circuitBreakerResetMs: 10_000 },
     cells: LOAD_SECTIONS,
-    why: "the core README's recipe for a fleet: a breaker on a 90 % failure rate, a budget floor small beside a fleet's calls, a spent budget's waits spread over up to a minute",
+    why: "an open time of 10 s: calls wait for the probe, but 10 s at a time",
+  },
+  {
+    family: "fleet",
+    options: { retryBudget: false },
+    cells: LOAD_SECTIONS,
+    why: "the defaults without the retry budget: in-place retries bounded by the patience alone",
   },
   ...[true, false].map(
     (shared): CandidateSpec => ({
-      family: "budget",
-      name: `retry-reflect (${formatOptions(FLEET_RECIPE)}, 4 replicas${shared ? " sharing a breaker store" : ", nothing shared"})`,
-      options: FLEET_RECIPE,
+      family: "fleet",
+      name: `retry-reflect, 4 replicas${shared ? " sharing a breaker store" : ", nothing shared"}`,
+      options: {},
       cells: LOAD_SECTIONS,
       replicas: { count: 4, shared },
-      why: `the recipe split over 4 plugins (replicas of one service, the agents dealt in turn)${shared ? " over one shared breaker store (the in-memory FleetStore in place of Redis): the failure rate and the budget are the fleet's" : ", each with its own circuits and budget"}`,
+      why: `the defaults split over 4 plugins (replicas of one service, the agents dealt in turn)${shared ? " over one shared breaker store (the in-memory FleetStore in place of Redis): the circuits and the budget are the fleet's" : ", each with its own circuits and budget"}`,
     }),
   ),
 ];

@@ -26,6 +26,8 @@ export interface EpisodeResult {
   readonly duplicates: number;
   /** Time to finish: virtual with the simulated model, real with a real one. */
   readonly virtualMs: number;
+  /** A deadline episode whose run was still pending after the deadline's abort (a wait outlived it). */
+  readonly outlived?: true;
 }
 
 export type AgentResult = { messages: unknown[] };
@@ -108,7 +110,8 @@ export function scoreEpisode(
     ? outcome === "gave-up" && emails.length === 0
     : outcome === "answered" && (task.kind !== "write" || (rightEmail && emails.length === 1));
   const toolExecutions = Object.values(world.executions).reduce((sum, count) => sum + count, 0);
-  return { success, outcome, modelCalls, toolExecutions, duplicates, virtualMs };
+  const outlived = end.kind === "deadline" && end.unwound === false;
+  return { success, outcome, modelCalls, toolExecutions, duplicates, virtualMs, ...(outlived ? { outlived } : {}) };
 }
 
 function isRecursionError(error: unknown): boolean {

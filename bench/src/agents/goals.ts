@@ -3,6 +3,7 @@
 // peer, and issue 51's "Done when" checks, each met or missed with its figure.
 import { CELLS, type Cell } from "./cells.js";
 import type { Contestant } from "./contestants.js";
+import { DEADLINE_MS } from "./episode.js";
 import { LOADS, type LoadRun, type LoadSummary } from "./load.js";
 import { OUTCOMES, type Summary } from "./run-grid.js";
 import type { Sweep } from "./sweep.js";
@@ -341,6 +342,25 @@ export function doneWhen(
       least === undefined
         ? "no profile sweep of these contestants (`npm run bench:agents:sweep` writes agents.sweep.json)"
         : `${signed((least.ours - least.best) * 100)} points at ${least.path === "" ? "the committed profile" : `${least.path}=${least.value} (committed ${least.base})`} (${percent(least.ours)} vs ${percent(least.best)}, ${least.bestPeer})`,
+  });
+
+  // No wait of the defaults outlives the user's deadline: every run aborted at it has ended.
+  const deadlines = bench.runs.flatMap((run) => {
+    const rows = run.summaries.filter((summary) => summary.contestant === OURS);
+    if (rows.some((summary) => summary.outlived === undefined)) return [];
+    const ended = rows.reduce((sum, summary) => sum + summary.outcomes.deadline, 0);
+    const outlived = rows.reduce((sum, summary) => sum + (summary.outlived ?? 0), 0);
+    return [{ seed: run.seed, ended, outlived }];
+  });
+  checks.push({
+    goal: `No wait outlives the user's deadline in the grid: every run of the defaults that the user's deadline (${DEADLINE_MS / 1000} s) aborts has ended within a few turns of the event loop, virtual time stopped (the core's tests hold the caller's abort ending each wait at once)`,
+    met: deadlines.length === 0 ? undefined : deadlines.every((entry) => entry.outlived === 0),
+    figures:
+      deadlines.length === 0
+        ? "not measured in this run (agents.json from before it was)"
+        : deadlines
+            .map((entry) => `seed ${entry.seed}: ${entry.ended} runs reached the deadline, ${entry.outlived} still pending after its abort`)
+            .join("; "),
   });
 
   checks.push({

@@ -479,6 +479,7 @@ export function renderReport(input: ReportInput): string {
   }
 
   lines.push(...giveUpSection(input));
+  lines.push(...DEFAULTS_SECTION);
   lines.push(...candidateSection(input));
   for (const spec of LOADS) {
     lines.push(
@@ -645,3 +646,26 @@ export function renderSvg(input: Bench): string {
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
 }
+
+/**
+ * Issue 51: every default of the decision, and the cells that chose it. The candidates' rows below
+ * (`--candidates=attempt-timeout,open-time,fleet`) measure the alternatives named here.
+ */
+const DEFAULTS_SECTION: readonly string[] = [
+  "## The defaults, and why",
+  "",
+  "Each default of the core's decision was chosen with this grid (issue 51); the rows that measure an alternative are candidates (below, and in the load sections).",
+  "",
+  "| option | default | why |",
+  "| --- | --- | --- |",
+  "| `patienceMs` | 15 s | a transient failure is retried in place while the next attempt starts within 15 s of the call's start: outages up to about 12 s end inside one call, with no model round trip (outage, explicit-transient, lost-connection) |",
+  "| `maxBackoffMs` | 4 s | the patience's attempts stay about 4 s apart at most, so a tool that comes back is found within 4 s (the outage sweep) |",
+  "| `maxRetries` | 3 | the model's corrections, and the floor of in-place retries whatever the patience |",
+  "| `giveUpMs` | 20 s | the definitive stop, once the tool has failed for 20 s in the run, more than `maxRetries` times, and succeeded nowhere meanwhile: a dead tool is given up within the best peer's p95 + 5 s (down-for-good), an outage of 20 s or more still finishes when the model calls again (the outage sweep), and an overloaded tool that answers other agents is never called dead (the load sections) |",
+  "| `attemptTimeoutMs` | 10 s, 30 s, then 60 s | a hang costs 10 s before its in-place retry (hang), a tool that answers after 20–50 s gets its time on a retry (slow-but-fine); the former 30 s then 60 s lost the hang cell by about 2.5 points (candidate `attemptTimeoutMs: [30_000, 60_000]`) |",
+  "| `waitForRecovery` | on | a call that meets an open circuit due within its patience waits for the probe instead of failing (outage, the load sections) |",
+  "| `circuitBreakerThreshold` | 10 | above the attempts one patient call makes, so one call's outage does not open the circuit for everyone |",
+  "| `circuitBreakerResetMs` | 1 s | an open circuit is a pause in which calls wait for one probe: 60 s turned them away and the model spent its tries on refusals (candidate `circuitBreakerResetMs: 60_000` in the load sections) |",
+  "| `retryBudget` | 5 % of the calls + 1/s, per 10 s | the load amplification of a fleet stays under 1.1× (the load sections; 10 % measured about 1.11×) |",
+  "",
+];

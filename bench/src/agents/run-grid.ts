@@ -118,6 +118,8 @@ export interface Summary {
   readonly giveUpSeconds?: number;
   readonly giveUpSecondsP95?: number;
   readonly outcomes: Readonly<Record<Outcome, number>>;
+  /** The deadline episodes whose run was still pending after the deadline's abort; absent in runs before it was measured. */
+  readonly outlived?: number;
   /** Each task's share of successful trials, by task number (what the paired comparison reads). */
   readonly perTask: readonly number[];
 }
@@ -175,6 +177,7 @@ export function summarise(cell: string, contestant: string, unordered: readonly 
       ? {}
       : { giveUpSeconds: gaveUp.reduce((sum, ms) => sum + ms, 0) / gaveUp.length / 1000, giveUpSecondsP95: p95(gaveUp) / 1000 }),
     outcomes,
+    outlived: episodes.filter((result) => result.outlived === true).length,
     perTask: records.map((record) => record.results.filter((result) => result.success).length / Math.max(1, record.results.length)),
   };
 }

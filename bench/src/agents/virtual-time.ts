@@ -139,11 +139,17 @@ const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 const IDLE_TURNS = 3;
 /** Turns with no sleep pending and no end before the run counts as stuck (a hang nothing cuts off). */
 const STUCK_TURNS = 200;
+/** Turns of the event loop an aborted run has to settle, time stopped, before it counts as outliving its deadline. */
+const UNWIND_TURNS = 20;
 
 export type EpisodeEnd<T> =
   | { readonly kind: "settled"; readonly value: T }
   | { readonly kind: "threw"; readonly error: unknown }
-  | { readonly kind: "deadline" };
+  /**
+   * `unwound`: whether the run settled within a few turns of the event loop after the deadline's
+   * abort (no wait of the contestant's outlived it); undefined where it is not measured.
+   */
+  | { readonly kind: "deadline"; readonly unwound?: boolean };
 
 /**
  * `setTimeout` / `clearTimeout` whose delays above 0 ms go to `clock`; zero delays stay real
@@ -207,7 +213,8 @@ export async function runEpisode<T>(
   globalThis.clearTimeout = patchedClearTimeout;
   Math.random = random;
   try {
-    start(controller.signal).then(
+    const running = start(controller.signal);
+    running.then(
       (value) => {
         end ??= { kind: "settled", value };
       },
@@ -230,8 +237,19 @@ export async function runEpisode<T>(
         clock.jumpTo(deadlineMs);
         end = { kind: "deadline" };
         controller.abort(new Error("episode deadline"));
-        // Let the aborted run unwind (its rejection is ignored: the episode already ended).
-        for (let turn = 0; turn < 5; turn++) await macrotask();
+        // Let the aborted run unwind (its rejection is ignored: the episode already ended), with
+        // virtual time stopped: a run still pending then waits on something the abort did not end.
+        let settled = false;
+        running.then(
+          () => {
+            settled = true;
+          },
+          () => {
+            settled = true;
+          },
+        );
+        for (let turn = 0; turn < UNWIND_TURNS && !settled; turn++) await macrotask();
+        end = { kind: "deadline", unwound: settled };
         break;
       }
       clock.fireNext();
