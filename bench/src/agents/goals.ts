@@ -359,7 +359,10 @@ export function doneWhen(
       deadlines.length === 0
         ? "not measured in this run (agents.json from before it was)"
         : deadlines
-            .map((entry) => `seed ${entry.seed}: ${entry.ended} runs reached the deadline, ${entry.outlived} still pending after its abort`)
+            .map(
+              (entry) =>
+                `seed ${entry.seed}: ${entry.ended} ${entry.ended === 1 ? "run" : "runs"} reached the deadline, ${entry.outlived} still pending after its abort`,
+            )
             .join("; "),
   });
 
