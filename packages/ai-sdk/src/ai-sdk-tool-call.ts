@@ -1,5 +1,5 @@
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, isRecord, keepShape, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, isRecord, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeInput } from "./adapter-options.js";
 import { runOfMessages } from "./run-of-messages.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
@@ -72,12 +72,3 @@ export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, T
     return isAsyncIterable(result) ? lastOf(result) : result;
   }
 }
-
-// One kept, built as a wrapped tool's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
-keepShape(
-  new AiSdkToolCall(
-    { toolName: "", description: undefined, effect: undefined, declaresKey: undefined, namespace: undefined } as unknown as ToolBinding,
-    undefined,
-    { toolCallId: "", abortSignal: undefined } as ToolExecutionOptionsLike,
-  ),
-);

@@ -1,5 +1,5 @@
 // `@retry-reflect/core/adapter`: what every framework adapter needs, so that its own code is only
-// glue: run a host's tool call under the plugin (with the healthy fast path), check the options
+// glue: run a host's tool call under the plugin, check the options
 // every adapter takes (plugin or options, scope, namespace, effects), tell returned failures from
 // results, read the structured error out of a result's text, render schema failures for the
 // model, write the notes for tools left out while their circuit is open, and reject an aborted
@@ -31,7 +31,7 @@ export {
 export { isPlugin } from "./adapter/is-plugin.js";
 export { renderValue } from "./adapter/render-value.js";
 export { RetryReflectToolError, valueOrToolError } from "./adapter/retry-reflect-tool-error.js";
-export { canCallDirectly, type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
+export { type HostOutcome, type HostToolCall, runToolCall } from "./adapter/run-tool-call.js";
 export { declaresField, declaresKey, keyFieldOf } from "./adapter/schema-fields.js";
 export {
   type ArgumentProblem,
@@ -58,5 +58,4 @@ export { pauseStackTraces, resumeStackTraces } from "./errors/stack-traces.js";
 export { createToolError, isToolErrorShape } from "./errors/tool-error.js";
 export { type GuardedRequest, RequestGuard, type RequestGuardHost, type RequestOutcome } from "./idempotency/request-guard.js";
 export { REQUEST_GUARD_DEFAULTS, type RequestGuardOptions } from "./idempotency/request-guard-options.js";
-export { keepShape } from "./internal/keep-shape.js";
 export { aboutDuration, isolatedCircuitNote, openCircuitNote } from "./texts/circuit-notes.js";

@@ -3,7 +3,7 @@ import { RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 describe("attempt numbers start at 1 on every path", () => {
-  it("classifyError sees 1, 2, 3 for three failing attempts, the first on the healthy fast path", async () => {
+  it("classifyError sees 1, 2, 3 for three failing attempts of a tool that was healthy", async () => {
     const clock = createFakeClock();
     const seen: number[] = [];
     const plugin = RetryReflectPlugin.create({

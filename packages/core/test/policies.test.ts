@@ -57,8 +57,8 @@ function parts(message: string): { text: string; json: Record<string, unknown> }
 }
 
 /**
- * The three ways `execute` may run a call (its fast path without observers, the fast path with an
- * observer of events, the observed path with call hooks): every option must act the same on each.
+ * The three kinds of observation (none, an observer of events, an observer with call hooks):
+ * every option must act the same under each.
  */
 const PATHS: readonly [string, (events: RetryReflectEvent[]) => RetryReflectObserver[]][] = [
   ["no observer", () => []],

@@ -47,7 +47,7 @@ function hostCall(
 describe("HostToolCall.readThrown", () => {
   it("passThrough: the host's error is rethrown as thrown, not counted, the breaker untouched, the call 'interrupted'", async () => {
     const interrupt = new Interrupt("waiting for a human");
-    // The direct attempt of a healthy tool, and the policy's attempt loop (a tool with a concurrency slot to take).
+    // A healthy tool, and one with a concurrency slot to take.
     for (const options of [{}, { maxConcurrent: 4 }]) {
       const { plugin, ends } = setup({ circuitBreakerThreshold: 1, ...options });
       const call = hostCall(

@@ -186,10 +186,10 @@ describe("the options a tool gets without a limit (attemptTimeoutMs: 0)", () => 
     const plugin = RetryReflectPlugin.create({ attemptTimeoutMs: 0 });
     const caller = new AbortController();
     const options = { toolCallId: "call_1", messages: [], abortSignal: caller.signal };
-    const seen = (await callWith(plugin, options, "abortSignal", (given) => ({ given, context: getToolContext(given) }))) as {
-      given: typeof options;
-      context: ToolContext | undefined;
+    const outcome = (await callWith(plugin, options, "abortSignal", (given) => ({ given, context: getToolContext(given) }))) as {
+      value: { given: typeof options; context: ToolContext | undefined };
     };
+    const seen = outcome.value;
     expect(seen.given).not.toBe(options);
     const { abortSignal, ...rest } = seen.given;
     expect(Object.fromEntries(Object.entries(rest))).toEqual({ toolCallId: "call_1", messages: [] });

@@ -2,7 +2,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { type Command, getConfig } from "@langchain/langgraph";
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import { isPlugin, isRecord, keepShape, pluginOf } from "@retry-reflect/core/adapter";
+import { isPlugin, isRecord, pluginOf } from "@retry-reflect/core/adapter";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
@@ -201,18 +201,3 @@ class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
     );
   }
 }
-
-// One kept, built as the hook's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
-keepShape(
-  new MiddlewareToolCall(
-    undefined as never,
-    "",
-    "read",
-    undefined,
-    undefined,
-    { toolCall: { args: undefined, id: undefined }, runtime: { signal: undefined } } as unknown as ToolCallRequest,
-    undefined as never,
-    undefined as never,
-    undefined,
-  ),
-);

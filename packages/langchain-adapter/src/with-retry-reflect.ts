@@ -2,7 +2,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import { keepShape, pluginOf } from "@retry-reflect/core/adapter";
+import { pluginOf } from "@retry-reflect/core/adapter";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { defaultNamespace, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";
@@ -208,15 +208,3 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
     return this.owner.tool.invoke(input as never, this.innerConfig) as Promise<unknown>;
   }
 }
-
-// One kept, built as a wrapped tool's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
-keepShape(
-  new WrappedToolCall(
-    { plugin: undefined, name: "", effectOption: "read", tool: { schema: undefined }, toolContextOption: undefined } as never,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-    {},
-  ),
-);

@@ -1,6 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, keepShape, lendToolContext, type ScopedToolCallBinding, type ThrownReading } from "@retry-reflect/core/adapter";
+import { BoundToolCall, lendToolContext, type ScopedToolCallBinding, type ThrownReading } from "@retry-reflect/core/adapter";
 import type { ToolCallInput } from "./adapter-options.js";
 import { SuspendWatch, ToolSuspension } from "./suspension.js";
 
@@ -108,12 +108,3 @@ export function settleSuspension(error: unknown): unknown {
   if (error instanceof ToolSuspension) return error.value;
   throw error;
 }
-
-// One kept, built as a wrapped tool's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
-keepShape(
-  new MastraToolCall(
-    { toolName: "", description: undefined, effect: undefined, declaresKey: undefined, namespace: undefined } as unknown as ToolBinding,
-    undefined,
-    undefined,
-  ),
-);

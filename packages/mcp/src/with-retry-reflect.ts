@@ -12,7 +12,6 @@ import {
   type HostOutcome,
   type HostToolCall,
   isRecord,
-  keepShape,
   pluginOf,
   randomScope,
   runToolCall,
@@ -239,17 +238,3 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
     return next;
   }
 }
-
-// One kept, built as a wrapper's calls are (see `keepShape` of `@retry-reflect/core/adapter`).
-keepShape(
-  new McpToolCall(
-    undefined as never,
-    { name: "" } as CallToolParams,
-    undefined as never,
-    undefined as never,
-    undefined,
-    "",
-    undefined,
-    () => undefined,
-  ),
-);

@@ -1,6 +1,6 @@
 import type { RunContext } from "@openai/agents";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, keepShape, randomScope, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, randomScope, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A definition's `execute`, as the SDK calls it. */
@@ -71,22 +71,3 @@ export class OpenAiAgentsToolCall extends BoundToolCall<AskOf, ToolBinding> {
     return this.binding.execute(args, this.runContext, withToolContext(this.details ?? {}, context, "signal"));
   }
 }
-
-// One kept, built as a wrapped tool's calls are (see `keepShape`).
-keepShape(
-  new OpenAiAgentsToolCall(
-    {
-      toolName: "",
-      execute: () => undefined,
-      description: undefined,
-      effect: undefined,
-      scope: undefined,
-      namespace: undefined,
-      declaresKey: undefined,
-      fallbackScope: "",
-    },
-    undefined,
-    undefined,
-    undefined,
-  ),
-);

@@ -1,5 +1,5 @@
 import { ENGINE, type Engine } from "../call/engine.js";
-import { canRunDirectly, runHostCall } from "../call/run-call.js";
+import { runHostCall } from "../call/run-call.js";
 import type { EngineCall, ThrownReading } from "../call/tool-call.js";
 import type { ToolContext } from "../config/options.js";
 import { isInScope } from "../config/resolve.js";
@@ -61,27 +61,24 @@ export type HostOutcome<R> = SuccessOutcome<R> | { readonly status: "passthrough
 
 /**
  * Runs a host's tool call under the plugin; the adapter's own code is then only glue. The call
- * takes the core's one path: a healthy tool is run directly, as a bare wrapper would, and a failure
- * of that run becomes attempt 1 of the policy. What the host threw or returned is read by the
+ * takes the core's one path, as every call does. What the host threw or returned is read by the
  * call's own hooks (`failureOfResult`, `readThrown`); control flow is rethrown as the host threw it.
  *
- * With `present`, the promise resolves to the host's result instead of the outcome: the tool's own
- * value for a success made directly (no outcome object, no extra frame: the healthy path costs
- * what a bare wrapper does), `present(outcome, call)` for every other outcome (a success through
- * the policy, a replay, a pass-through, a reflection or a stop). `present` can be one function
- * made once: it gets the call.
+ * With `present`, the promise resolves to `present(outcome, call)` (the host's result: its tool
+ * message, its value) instead of the outcome. `present` can be one function made once: it gets the
+ * call.
  */
 export function runToolCall<R>(plugin: RetryReflectPlugin, call: HostToolCall<R>): Promise<HostOutcome<R>>;
 export function runToolCall<R, P>(
   plugin: RetryReflectPlugin,
   call: HostToolCall<R>,
   present: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
-): Promise<R | P>;
+): Promise<P>;
 export function runToolCall<R, P>(
   plugin: RetryReflectPlugin,
   call: HostToolCall<R>,
   present?: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
-): Promise<HostOutcome<R> | R | P> {
+): Promise<HostOutcome<R> | P> {
   let engine: Engine;
   try {
     engine = engineOf(plugin);
@@ -89,7 +86,7 @@ export function runToolCall<R, P>(
     return Promise.reject(error);
   }
   if (!isInScope(engine.options, call.toolName)) return outOfScope(call, present);
-  return runHostCall(engine, call as EngineCall, call.run as never, present as never) as Promise<HostOutcome<R> | R | P>;
+  return runHostCall(engine, call as EngineCall, call.run as never, present as never) as Promise<HostOutcome<R> | P>;
 }
 
 /** A tool the plugin does not handle: one plain call, its result as it is, its error untouched. */
@@ -100,16 +97,6 @@ async function outOfScope<R, P>(
   const value = await call.run(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
   const outcome: HostOutcome<R> = { status: "passthrough", value };
   return present === undefined ? outcome : present(outcome, call);
-}
-
-/**
- * True when a call of `toolName` would make its first attempt directly, in one frame, with no
- * per-call bookkeeping: in scope, not a `write`, no failure of this tool tracked in any scope, no
- * `circuitBreakerKey` function, its circuit closed, no `attemptTimeoutMs` or `maxConcurrent`.
- * Bookkeeping is per tool: a failure of another tool changes nothing here.
- */
-export function canCallDirectly(plugin: RetryReflectPlugin, toolName: string, effect: ToolEffect = plugin.effectOf(toolName)): boolean {
-  return canRunDirectly(engineOf(plugin), toolName, effect);
 }
 
 function engineOf(plugin: RetryReflectPlugin): Engine {

@@ -1,10 +1,9 @@
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
-import type { FailureContext, ToolCall } from "../config/options.js";
+import type { FailureContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import { ToolError } from "../errors/tool-error.js";
 import { lateOf } from "./attempt.js";
-import { type CallRun, type HostReading, trackingScopeOf } from "./call-state.js";
-import type { Engine } from "./engine.js";
+import type { HostReading } from "./call-state.js";
 import type { EngineCall, ThrownReading } from "./tool-call.js";
 
 // What an attempt did, read as a failure: a returned value that reports one, or what a thrown
@@ -74,19 +73,4 @@ function isPromise(value: unknown): value is Promise<unknown> {
   } catch {
     return false; // a revoked Proxy
   }
-}
-
-/** What `isFailure` sees of a direct attempt (asked for only for a tool with `isFailure`: no closure per call otherwise). */
-export function firstAttemptContext(
-  engine: Engine,
-  call: EngineCall,
-  attempt: { resolved(): ToolCall },
-  run: CallRun | undefined,
-): () => FailureContext {
-  return () => ({
-    toolName: call.toolName,
-    args: call.args,
-    attempt: 1,
-    scope: run?.scope ?? trackingScopeOf(engine.options, attempt.resolved()),
-  });
 }

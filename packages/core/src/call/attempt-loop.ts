@@ -1,4 +1,3 @@
-import { CLOSED_PERMIT } from "../breaker/circuit-breaker.js";
 import { abortReason } from "../clock.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import { admission, resetIfDue, stopExhausted } from "./admission.js";
@@ -78,38 +77,10 @@ export async function observed<T>(engine: Engine, run: CallRun, fn: ToolFunction
   return ended(engine, run, outcome);
 }
 
-/**
- * A fast path's first attempt failed: decide on it, then go on as any call (the gate is behind it).
- * The decision is synchronous: an outcome comes back as it is, an in-place retry as a promise.
- */
-export function continueAfterFailure<T>(
-  engine: Engine,
-  run: CallRun,
-  fn: ToolFunction<unknown, T>,
-  failure: unknown,
-  thrown: unknown,
-): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
-  run.attempts = 1;
-  const next = afterFailure(engine, run, CLOSED_PERMIT, failure, thrown);
-  if (next instanceof Promise) return next.then((after) => (typeof after === "number" ? attempts(engine, run, fn, false, after) : after));
-  return typeof next === "number" ? attempts(engine, run, fn, false, next) : next;
-}
-
-/** One attempt after another while failures are transient and safe to repeat; `firstDelayMs`: an in-place retry's wait first. */
-async function attempts<T>(
-  engine: Engine,
-  run: CallRun,
-  fn: ToolFunction<unknown, T>,
-  guarded: boolean,
-  firstDelayMs?: number,
-): Promise<ExecuteOutcome<T>> {
+/** One attempt after another while failures are transient and safe to repeat. */
+async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, guarded: boolean): Promise<ExecuteOutcome<T>> {
   const { tracker, guard, notifier } = engine;
   const { breaker } = run;
-  if (firstDelayMs !== undefined) {
-    run.inPlace++;
-    const waiting = backoff(engine, run, firstDelayMs);
-    if (waiting !== undefined) await waiting;
-  }
   /** The circuit turned the last try away: for how long, and whether its probe was running (see recovery.ts). */
   let turnedAway: { readonly forMs: number; readonly probing: boolean } | undefined;
   for (;;) {

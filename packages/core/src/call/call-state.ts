@@ -139,28 +139,6 @@ function argsWithoutKey(args: unknown, keyField: string): unknown {
   }
 }
 
-/**
- * The run of a direct call, whose attempt 1 is made before any run: made before the attempt when
- * observers follow calls (`observed`), else when the attempt failed (observed by events only when
- * observers listen).
- */
-export function directRun(
-  engine: Engine,
-  call: ToolCall,
-  host: EngineCall | undefined,
-  effect: ToolEffect,
-  breakerKey: string,
-  setup: ToolSetup,
-  observed: boolean,
-  startedAt: number,
-): CallRun {
-  const scope = trackingScopeOf(engine.options, call);
-  const info = observed ? callInfo(engine, call, scope, effect, setup) : undefined;
-  const run = newRun(call, host, scope, effect, breakerKey, setup, startedAt, info);
-  run.attempt = 1;
-  return run;
-}
-
 /** The attempt-tracking scope of a call. */
 export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): string {
   return options.trackingScope === "global" ? "global" : (call.scope ?? "default");
@@ -168,9 +146,8 @@ export function trackingScopeOf(options: ResolvedOptions, call: ToolCall): strin
 
 /**
  * The call as hooks, observers and the guard see it: `execute`'s as it is; a host call's with its
- * scope asked for, and its namespace for a write. Made once per call by the call's owner (the
- * dispatch, then the run; or the direct attempt), which keeps it: a host's scope and namespace
- * functions are asked once per call.
+ * scope asked for, and its namespace for a write. Made once per call by `dispatch` and kept by the
+ * run: a host's scope and namespace functions are asked once per call.
  */
 export function resolvedCall(call: EngineCall, host: EngineCall | undefined, effect: ToolEffect): ToolCall {
   return host === undefined ? (call as ToolCall) : resolveHostCall(host, effect);

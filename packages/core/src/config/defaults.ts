@@ -190,5 +190,4 @@ export const DEFAULT_POLICY: ResolvedPolicy = {
   classifyError: undefined,
   idempotency: { ...DEFAULT_OPTIONS.idempotency, key: undefined },
   retryBudget: DEFAULT_RETRY_BUDGET,
-  slowOnly: false,
 };

@@ -48,8 +48,6 @@ export interface ResolvedPolicy {
   readonly idempotency: IdempotencySettings;
   /** The tool's retry budget; undefined: none. */
   readonly retryBudget: RetryBudgetSettings | undefined;
-  /** A healthy call of this tool still needs the attempt loop (a timeout or a concurrency limit). */
-  readonly slowOnly: boolean;
 }
 
 /** Each policy option checked and resolved: `input`'s value where given, else `base`'s. Names are prefixed (`tools.pay.maxRetries`). */
@@ -80,7 +78,7 @@ export function resolvePolicy(
   const stop = (option: "exhaustedPrompt" | "notRecoverablePrompt" | "circuitOpenPrompt", fallback: ReflectionTemplate | undefined) =>
     input[option] === undefined ? fallback : compileReflectionTemplate(input[option] as string, name(option), STOP_PLACEHOLDERS);
 
-  const resolved = {
+  return {
     maxRetries: pick("maxRetries", integer(0), base.maxRetries),
     initialBackoffMs,
     backoffMultiplier: pick("backoffMultiplier", finite(1), base.backoffMultiplier),
@@ -118,10 +116,6 @@ export function resolvePolicy(
     idempotency: resolveIdempotency(idempotency, base.idempotency, `${prefix}idempotency.`),
     retryBudget:
       input.retryBudget === undefined ? base.retryBudget : checkRetryBudget(input.retryBudget, name("retryBudget"), base.retryBudget),
-  };
-  return {
-    ...resolved,
-    slowOnly: resolved.maxConcurrent !== undefined,
   };
 }
 

@@ -24,9 +24,8 @@ export function swallow(value: unknown, except?: unknown): void {
 export class Notifier {
   readonly observed: boolean;
   /**
-   * Does any observer follow calls (`onCallStart`, `runInContext`, `onCallEnd`)? Without one, a
-   * healthy call keeps the fast path even when events are observed (`consoleLogger`): a success
-   * emits no event.
+   * Does any observer follow calls (`onCallStart`, `runInContext`, `onCallEnd`)? Without one, no
+   * call is told of its start or end, even when events are observed (`consoleLogger`).
    */
   readonly callHooks: boolean;
   private readonly observers: readonly RetryReflectObserver[];

@@ -40,10 +40,10 @@ export class IdempotencyGuard {
   private readonly storeKeys = new StoreKeys();
 
   constructor(
-    private readonly store: IdempotencyStore,
+    readonly store: IdempotencyStore,
     clock: Clock,
     onStoreError: StoreErrorReport,
-    private readonly records: RecordRules = {},
+    readonly records: RecordRules = {},
   ) {
     this.flights = new SingleFlight();
     this.storeLock = new StoreLock(store, clock, onStoreError, records);
@@ -53,25 +53,6 @@ export class IdempotencyGuard {
   prepare(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
     run.prepared ??= this.read(run);
     return run.prepared;
-  }
-
-  /**
-   * A completed key with these arguments, answered synchronously when the store can (`peekCompleted`)
-   * and no call with the key is in flight here: the stored value, else undefined (go the usual way).
-   */
-  replayNow(run: GuardedCall): { readonly value: unknown } | undefined {
-    const peek = this.store.peekCompleted;
-    if (peek === undefined || this.prepare(run) !== "guarded" || this.flights.has(run.storeKey as string)) return undefined;
-    try {
-      const record = peek.call(this.store, run.storeKey as string);
-      // A record that may not be replayed goes the usual way, which refuses it and says why.
-      const replayable = this.records.replayable;
-      return record !== undefined && record.fingerprint === run.fingerprint && (replayable === undefined || replayable(record.value))
-        ? record
-        : undefined;
-    } catch {
-      return undefined; // the usual way reports the store's fault
-    }
   }
 
   private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {

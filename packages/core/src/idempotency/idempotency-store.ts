@@ -56,10 +56,4 @@ export interface IdempotencyStore {
   release(key: string, token: string): boolean | void | Promise<boolean | void>;
   /** Optional: renew the lease of `token` for `leaseMs` from now; whether it still held the key. */
   extend?(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
-  /**
-   * Optional: the completed record of `key` if this process holds it, read synchronously, with no
-   * I/O and no side effect (an in-memory store, or a local cache of a shared one). With it, a
-   * replay is answered without waiting; without it (or on `undefined`), `begin` answers as usual.
-   */
-  peekCompleted?(key: string): { readonly fingerprint: string; readonly value: unknown } | undefined;
 }

@@ -106,12 +106,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return { status: "acquired", token };
   }
 
-  /** The completed, unexpired record of `key`, without touching anything else. */
-  peekCompleted(key: string): { readonly fingerprint: string; readonly value: unknown } | undefined {
-    const record = this.completed.get(key);
-    return record !== undefined && record.expiresAt > this.clock.now() ? record : undefined;
-  }
-
   /** `false` when `token` no longer holds the key (another holder, or its lease ran out): nothing stored. */
   complete(key: string, token: string, value: unknown, ttlMs: number): boolean {
     const lock = this.held(key, token);

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, recordEvents } from "../src/testing.js";
 
-// The direct attempt of a healthy tool settles the call's promise from the tool's own, under the
-// default limit (watched, with a context of its own) and without one (`attemptTimeoutMs: 0`).
+// A healthy tool's call settles from the tool's own promise, under the default limit and without
+// one (`attemptTimeoutMs: 0`).
 // Whatever shape the tool's answer takes, the call ends once, and nothing escapes as an unhandled
 // rejection, also when the tool settles after the limit cut it off.
 
@@ -15,7 +15,7 @@ for (const [name, options] of [
   ["under the default limit", {}],
   ["without a limit", { attemptTimeoutMs: 0 }],
 ] as const) {
-  describe(`the direct attempt, ${name}`, () => {
+  describe(`a healthy tool's call, ${name}`, () => {
     let unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     beforeEach(() => {
@@ -79,7 +79,7 @@ for (const [name, options] of [
   });
 }
 
-describe("the direct attempt cut off at the default limit", () => {
+describe("a healthy tool's attempt cut off at the default limit", () => {
   it("a tool that settles after its cut-off changes nothing: a late value is dropped, a late rejection is nobody's unhandled rejection", async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
