@@ -118,6 +118,7 @@ export const DEFAULT_OPTIONS = {
   maxAttemptCounters: 10_000,
   onExhausted: "return",
   maxErrorLength: 1000,
+  observers: [] as readonly never[],
   idempotency: {
     keyField: "idempotency_key",
     ttlMs: 86_400_000,

@@ -59,7 +59,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   if (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.sleep !== "function") {
     throw new InvalidOptionError("clock", options.clock, "an object with now() and sleep(ms, signal)");
   }
-  const observers = options.observers === undefined ? [] : options.observers;
+  const observers = options.observers === undefined ? DEFAULT_OPTIONS.observers : options.observers;
   if (!Array.isArray(observers) || !observers.every(isObserver)) {
     throw new InvalidOptionError(
       "observers",
