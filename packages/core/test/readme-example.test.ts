@@ -35,12 +35,12 @@ describe("the published package", () => {
     writeFileSync(join(project, "example.mjs"), block("## Usage", "js"));
     // consoleLogger writes WARN to stderr and INFO to stdout: merge both streams, in order.
     const output = execFileSync("sh", ["-c", "node example.mjs 2>&1"], { cwd: project, encoding: "utf8" });
-    // The corrected call waits what is left of the 50 ms backoff: a little less than 50, by how long
-    // the first call took on this machine.
+    // The corrected call waits what is left of the 500 ms backoff: a little less than 500, by how
+    // long the first call took on this machine (a loaded machine takes tens of ms).
     const waited = /wait_ms=(\d+)/.exec(output);
     expect(Number(waited?.[1])).toBeGreaterThan(0);
-    expect(Number(waited?.[1])).toBeLessThanOrEqual(50);
-    expect(output.replace(/wait_ms=\d+/, "wait_ms=50")).toBe(block("It prints:", "text"));
+    expect(Number(waited?.[1])).toBeLessThanOrEqual(500);
+    expect(output.replace(/wait_ms=\d+/, "wait_ms=500")).toBe(block("It prints:", "text"));
   });
 
   it("has no node: imports and no Node globals in its main entry (Deno, Bun, browsers)", () => {
