@@ -18,8 +18,9 @@ export type { ToolFunction } from "./call/call-state.js";
  * const outcome = await plugin.execute({ toolName: "get_weather", args }, (args) => getWeather(args));
  * ```
  *
- * This class is the face: options, circuits and `execute`; a call's path starts in `call/run-call.ts`. What
- * happens after a failure lives in the stages beside it (`attempt-loop.ts`, `decide.ts`, ...).
+ * This class is the face: options, circuits and `execute`; a call's one path is `call/run-call.ts`
+ * (src/README.md maps it). What happens after a failure lives in the stages beside it
+ * (`failure.ts`, `decide.ts`, `outcome.ts`).
  */
 export class RetryReflectPlugin {
   /** The options in force, defaults applied. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countsForBreaker, type Decision, decide, type FailureFacts } from "../src/call/decision.js";
+import { countsForBreaker, type Decision, decide, type FailureFacts } from "../src/call/decide.js";
 
 const policy = { maxRetries: 3, maxBackoffMs: 4_000, patienceMs: 15_000, giveUpMs: 20_000, waitForRecovery: true };
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { counterKey } from "../src/call/attempt-tracker.js";
 import { ENGINE, type Engine } from "../src/call/engine.js";
-import { type ExecuteOutcome, type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type ExecuteOutcome, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
+import { counterKey } from "../src/state/counters.js";
 import { createFakeClock } from "../src/testing.js";
 
 // `repeatedCallLimit`: an exact call (same tool, same canonical arguments) that already failed that

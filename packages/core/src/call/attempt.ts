@@ -1,32 +1,27 @@
 import { abortReason, watchdogSignal } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
-import type { CallInfo } from "../events/events.js";
-import { callTool, cutOff } from "./attempt-parts.js";
+import { ErrorCodes } from "../errors/error-codes.js";
+import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
 import type { CallRun, ToolFunction } from "./call-state.js";
 import type { Engine } from "./engine.js";
 
-export { callTool, lateOf } from "./attempt-parts.js";
+// One attempt: the tool called once, with one signal of its own (aborted with the caller's and at
+// the limit) and one timer (its limit); a tagged result: what it returned, or what it threw.
+
+/** What one attempt did: `returned` a value (which may still report a failure), or `threw`. */
+export type AttemptResult<T> = { readonly kind: "returned"; readonly value: T } | { readonly kind: "threw"; readonly error: unknown };
 
 const noop = (): void => {};
 
-/** What one attempt is: the tool's context, the caller's signal, its time limit. */
-export interface AttemptSpec {
-  readonly toolName: string;
-  readonly attempt: number;
-  readonly callId: string | undefined;
-  readonly idempotencyKey: string | undefined;
-  /** The caller's signal: its abort ends the attempt at once. */
-  readonly signal: AbortSignal | undefined;
-  /** The policy's time limit, undefined for none (`attemptTimeoutMs: 0`). */
-  readonly limitMs: number | undefined;
-  /** Whether the limit is the default one (a test clock leaves its timer out of its pending sleeps). */
-  readonly defaultLimit: boolean;
-  /** A guarded write: cut off at its limit, it may still take effect. */
-  readonly write: boolean;
-  readonly info: CallInfo | undefined;
-  /** Told of the tool's promise when the attempt ends before it (its limit, the caller's abort): a write may still take effect. */
-  readonly onLate?: ((tool: Promise<unknown>) => void) | undefined;
+/** A timeout error of this engine → the tool's own promise, still running after the time limit. */
+const LATE_ATTEMPTS = new WeakMap<object, Promise<unknown>>();
+
+/** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
+export function lateOf(failure: unknown): Promise<unknown> | undefined {
+  // A WeakMap, not a property read: what a tool threw may be a Proxy whose traps throw.
+  return typeof failure === "object" && failure !== null ? LATE_ATTEMPTS.get(failure) : undefined;
 }
 
 /** The time limit of attempt `attempt` (1-based, in its failing row) under `policy`: its own limit, or the last one for every later attempt; undefined for none. */
@@ -37,28 +32,21 @@ export function limitOf(policy: ResolvedPolicy, attempt: number): number | undef
 
 /**
  * Runs the tool of a call's run once, inside every observer's context (a span per attempt ends
- * with the attempt, at the limit too).
+ * with the attempt, at the limit too). `onLate` is told of the tool's promise when the attempt ends
+ * before it (its limit, the caller's abort): a write may still take effect.
  */
-export function runAttempt<T>(
+export async function runAttempt<T>(
   engine: Engine,
   run: CallRun,
   fn: ToolFunction<unknown, T>,
-  onLate?: (tool: Promise<unknown>) => void,
-): Promise<T> {
-  const spec: AttemptSpec = {
-    toolName: run.toolName,
-    attempt: run.attempt,
-    callId: run.call.callId,
-    idempotencyKey: run.idempotencyKey,
-    signal: run.signal,
-    limitMs: limitOf(run.policy, run.attempt),
-    defaultLimit: run.policy.defaultLimit,
-    write: run.storeKey !== undefined,
-    info: run.info,
-    onLate,
-  };
-  if (run.info === undefined) return attemptOnce(engine, fn, run.host, run.call.args, spec);
-  return engine.notifier.inContext(run.info, () => attemptOnce(engine, fn, run.host, run.call.args, spec));
+  onLate: (tool: Promise<unknown>) => void,
+): Promise<AttemptResult<T>> {
+  try {
+    const value = await engine.notifier.inContext(run.info, () => attemptOnce(engine, run, fn, onLate));
+    return { kind: "returned", value };
+  } catch (error) {
+    return { kind: "threw", error };
+  }
 }
 
 /**
@@ -68,18 +56,20 @@ export function runAttempt<T>(
  * stops. Its timer and listener are gone when it ends; while it runs, its timer (on the system
  * clock) keeps the process alive, so a script awaiting the call ends when the call does.
  */
-export function attemptOnce<T>(engine: Engine, fn: ToolFunction<unknown, T>, self: unknown, args: unknown, spec: AttemptSpec): Promise<T> {
-  const caller = spec.signal;
+function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, onLate: (tool: Promise<unknown>) => void): Promise<T> {
+  const caller = run.signal;
   if (caller?.aborted) return Promise.reject(abortReason(caller));
+  const limitMs = limitOf(run.policy, run.attempt);
+  const attempt = run.attempt;
   return new Promise<T>((resolve, reject) => {
     const own = new AbortController();
-    const stopTimer = spec.limitMs === undefined ? undefined : new AbortController();
+    const stopTimer = new AbortController();
     let settled = false;
     const end = (): boolean => {
       if (settled) return false;
       settled = true;
       caller?.removeEventListener("abort", onAbort);
-      stopTimer?.abort();
+      stopTimer.abort();
       return true;
     };
     const onAbort = (): void => {
@@ -87,10 +77,14 @@ export function attemptOnce<T>(engine: Engine, fn: ToolFunction<unknown, T>, sel
       const reason = abortReason(caller as AbortSignal);
       own.abort(reason);
       tool.catch(noop); // the tool's late failure is nobody's rejection
-      spec.onLate?.(tool);
+      onLate(tool);
       reject(reason);
     };
-    const tool = callTool(fn, self, args, contextOf(spec, own.signal));
+    const context =
+      run.idempotencyKey === undefined
+        ? { attempt, signal: own.signal, toolName: run.toolName, callId: run.call.callId }
+        : { attempt, signal: own.signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
+    const tool = callTool(fn, run.host, run.call.args, context);
     caller?.addEventListener("abort", onAbort, { once: true });
     if (caller?.aborted) onAbort(); // aborted by the tool's own synchronous code
     tool.then(
@@ -101,19 +95,40 @@ export function attemptOnce<T>(engine: Engine, fn: ToolFunction<unknown, T>, sel
         if (end()) reject(error);
       },
     );
-    if (spec.limitMs === undefined || stopTimer === undefined) return;
-    const limitMs = spec.limitMs;
-    const timerSignal = spec.defaultLimit ? watchdogSignal(stopTimer) : stopTimer.signal;
+    if (limitMs === undefined) return;
+    // The default limit's timer is left out of a test clock's pending sleeps.
+    const timerSignal = run.policy.defaultLimit ? watchdogSignal(stopTimer) : stopTimer.signal;
     engine.options.clock.sleep(limitMs, timerSignal).then(() => {
       if (!end()) return;
-      spec.onLate?.(tool);
-      reject(cutOff(engine, spec.toolName, spec.attempt, spec.info, limitMs, spec.write, tool, (error) => own.abort(error)));
+      onLate(tool);
+      const error = timeoutError(run.toolName, run.storeKey !== undefined, limitMs, tool);
+      own.abort(error);
+      tool.catch(noop);
+      engine.notifier.emit("attempt_timed_out", run.toolName, run.info, { tool_name: run.toolName, attempt, timeout_ms: limitMs });
+      reject(error);
     }, noop);
   });
 }
 
-function contextOf(spec: AttemptSpec, signal: AbortSignal): ToolContext {
-  return spec.idempotencyKey === undefined
-    ? { attempt: spec.attempt, signal, toolName: spec.toolName, callId: spec.callId }
-    : { attempt: spec.attempt, signal, toolName: spec.toolName, callId: spec.callId, idempotencyKey: spec.idempotencyKey };
+/** The `TIMEOUT` of an attempt cut off at its limit; `write`: a guarded write, which may still take effect (it is not retried in place; its key stays held until it ends). */
+function timeoutError(toolName: string, write: boolean, timeoutMs: number, late: Promise<unknown>): ToolError {
+  const error = createToolError({
+    code: ErrorCodes.TIMEOUT,
+    message: write ? writeTimeoutMessage(toolName, timeoutMs) : attemptTimeoutMessage(toolName, timeoutMs),
+    recoverable: true,
+    suggestedAction: write ? WRITE_TIMEOUT_ACTION : DEFAULT_SUGGESTED_ACTIONS.TIMEOUT,
+    kind: "transient",
+    details: { timeout_ms: timeoutMs },
+  });
+  LATE_ATTEMPTS.set(error, late);
+  return error;
+}
+
+/** The tool, once: a host adapter's call is its `this` (its `run` method). */
+function callTool<T>(fn: ToolFunction<unknown, T>, self: unknown, args: unknown, context: ToolContext): Promise<T> {
+  try {
+    return Promise.resolve(fn.call(self, args, context));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

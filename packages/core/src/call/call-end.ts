@@ -1,16 +1,25 @@
 import { ErrorCodes } from "../errors/error-codes.js";
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
-import type { CallEnd } from "../events/events.js";
-import { isThenable } from "../internal/thenable.js";
 import type { ExecuteOutcome } from "../outcome.js";
-import { type CallRun, passesThrough } from "./call-state.js";
+import type { CallRun } from "./call-state.js";
 import type { Engine } from "./engine.js";
+import { passesThrough } from "./read-failure.js";
 
-// The ends of a logical call: a fallback for a final failure, what observers are told when it
-// ends, and `onExhausted: "throw"`.
+// The end of a logical call: a fallback replaces a final failure, observers are told how the call
+// ended, then `onExhausted: "throw"`.
 
 /** The codes of a tool told as temporarily unavailable (its circuit open, its retry budget spent). */
 const UNAVAILABLE: ReadonlySet<string> = new Set<string>([ErrorCodes.CIRCUIT_OPEN, ErrorCodes.RETRY_BUDGET_SPENT]);
+
+/** A call's end: the fallback, the observers told, then `onExhausted`. */
+export async function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): Promise<ExecuteOutcome<T>> {
+  const last = await withFallback(engine, run, outcome);
+  endCall(engine, run, last);
+  if (last.status === "failed" && last.reason === "exhausted" && engine.options.onExhausted === "throw") {
+    throw new RetriesExhaustedError({ toolName: run.toolName, attempts: last.attempt, error: last.error });
+  }
+  return last;
+}
 
 /**
  * Would the call otherwise fail: a `failed` outcome, or the tool told as temporarily unavailable (a
@@ -26,79 +35,40 @@ function fails(run: CallRun, outcome: ExecuteOutcome<unknown>): boolean {
 /**
  * An outcome that fails (`fails`) replaced by the policy's `fallback` value, when it gives one:
  * `success` with `fallback: true` (the failure was counted all the same). A fallback that throws,
- * or returns `undefined`, keeps the failure. Synchronous when there is nothing to do.
+ * rejects, or gives `undefined`, keeps the failure.
  */
-export function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
+async function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): Promise<ExecuteOutcome<T>> {
   const fallback = run.policy.fallback;
   if (fallback === undefined || outcome.status === "success" || !fails(run, outcome)) return outcome;
-  const replace = (value: unknown): ExecuteOutcome<T> => {
-    if (value === undefined) return outcome;
-    engine.notifier.emit("fallback_used", run.toolName, run.info, { tool_name: run.toolName, error_code: outcome.error.code });
-    return { status: "success", value: value as T, attempt: outcome.attempt, replayed: false, fallback: true };
-  };
+  let value: unknown;
   try {
-    const value = fallback(run.call, outcome.error);
     // Any thenable is awaited (a promise of another realm or library too), never returned as the value.
-    return isThenable(value) ? Promise.resolve(value).then(replace, () => outcome) : replace(value);
+    value = await fallback(run.call, outcome.error);
   } catch {
-    return outcome; // a throwing fallback, or a thenable whose `then` getter throws
+    return outcome; // a throwing or rejecting fallback, or a thenable whose `then` getter throws
   }
+  if (value === undefined) return outcome;
+  engine.notifier.emit("fallback_used", run.toolName, run.info, { tool_name: run.toolName, error_code: outcome.error.code });
+  return { status: "success", value: value as T, attempt: outcome.attempt, replayed: false, fallback: true };
 }
 
-/** `onExhausted: "throw"` turns an exhausted outcome into a `RetriesExhaustedError`. */
-export function throwIfExhausted<T>(engine: Engine, outcome: ExecuteOutcome<T>, toolName: string): ExecuteOutcome<T> {
-  if (outcome.status === "failed" && outcome.reason === "exhausted" && engine.options.onExhausted === "throw") {
-    throw new RetriesExhaustedError({ toolName, attempts: outcome.attempt, error: outcome.error });
-  }
-  return outcome;
-}
-
-/** The end of a call nobody observes: the fallback, then `onExhausted`. */
-export function finish<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
-  const next = withFallback(engine, run, outcome);
-  return next instanceof Promise
-    ? next.then((settled) => throwIfExhausted(engine, settled, run.toolName))
-    : throwIfExhausted(engine, next, run.toolName);
-}
-
-/**
- * Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. The
- * `CallEnd` is one object literal, every member in one order (no spread): one shape for every end.
- */
+/** Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. */
 export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<unknown> | undefined, thrown?: unknown): void {
+  if (!engine.notifier.callHooks) return;
   const info = run.info;
-  if (info === undefined || !engine.notifier.callHooks) return;
-  const durationMs = engine.options.clock.now() - info.startTime;
-  const circuitState = run.breaker.state(run.breakerKey);
   const success = outcome?.status === "success" ? outcome : undefined;
   const failure = outcome !== undefined && outcome.status !== "success" ? outcome : undefined;
-  const end: CallEnd = {
+  engine.notifier.callEnd(info, {
     status: outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
     attempts: run.attempts,
-    attempt: run.attempt,
+    attempt: outcome?.attempt ?? run.attempt,
     replayed: success?.replayed === true,
     fallback: success?.fallback === true,
-    durationMs,
-    circuitState,
+    durationMs: engine.options.clock.now() - info.startTime,
+    circuitState: run.breaker.state(run.breakerKey),
     error: failure?.error,
     reason: failure?.status === "failed" ? failure.reason : undefined,
     value: success?.value,
     thrown: outcome === undefined ? thrown : undefined,
-  };
-  engine.notifier.callEnd(info, end);
-}
-
-/** A call's end: a fallback replaces a final failure before the observers are told how the call ended; then `onExhausted`. */
-export function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): ExecuteOutcome<T> | Promise<ExecuteOutcome<T>> {
-  if (run.info === undefined || !engine.notifier.callHooks) return finish(engine, run, outcome);
-  const settled = withFallback(engine, run, outcome);
-  const tell = (last: ExecuteOutcome<T>): ExecuteOutcome<T> => {
-    endCall(engine, run, last);
-    return throwIfExhausted(engine, last, run.toolName);
-  };
-  if (!(settled instanceof Promise)) return tell(settled);
-  return settled.then(tell, (error: unknown) => {
-    endCall(engine, run, undefined, error);
-    throw error;
   });
 }

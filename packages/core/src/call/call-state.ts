@@ -6,13 +6,14 @@ import type { CallInfo } from "../events/events.js";
 import { withoutField } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { ToolEffect } from "../outcome.js";
+import { counterKey } from "../state/counters.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import { counterKey } from "./attempt-tracker.js";
 import type { Engine, ToolSetup } from "./engine.js";
 import type { EngineCall } from "./tool-call.js";
 
 // What one logical call carries through its stages (the engine's parts are in engine.ts), made
-// once per call. Stages import this file and the parts below them, never the plugin class.
+// once per call: the one owner of a call's state. Stages import this file and the parts below
+// them, never the plugin class.
 
 /** The tool function `execute` runs. */
 export type ToolFunction<Args, T> = (args: Args, context: ToolContext) => T | Promise<T>;
@@ -34,8 +35,8 @@ export interface CallRun {
   readonly breakerKey: string;
   /** The key of its (scope, tool) attempt counter, made once per call. */
   readonly counterKey: string;
-  /** The observers' view of the call; undefined when nobody observes. */
-  readonly info: CallInfo | undefined;
+  /** The observers' view of the call. */
+  readonly info: CallInfo;
   readonly signal: AbortSignal | undefined;
   /** When the call started (the clock's time): its patience counts from here. */
   readonly startedAt: number;
@@ -45,7 +46,7 @@ export interface CallRun {
   inPlace: number;
   /** Whether the call waited for its circuit's recovery (the event is emitted once). */
   waitedForRecovery: boolean;
-  /** The attempt number in its scope: provisional while an attempt runs, the failure's own once recorded. */
+  /** The attempt number in its scope: provisional while an attempt runs, the failure's own once recorded (set by state/counters.ts only). */
   attempt: number;
   /** Set for a guarded write: the user's key, the store key derived from it, the fingerprint. */
   idempotencyKey: string | undefined;
@@ -73,7 +74,7 @@ export function newRun(
   breakerKey: string,
   setup: ToolSetup,
   startedAt: number,
-  info?: CallInfo,
+  info: CallInfo,
 ): CallRun {
   const idempotency = setup.policy.idempotency;
   return {
@@ -168,26 +169,4 @@ function resolveHostCall(host: EngineCall, effect: ToolEffect): ToolCall {
     description: host.description,
     toolType: host.toolType,
   };
-}
-
-/**
- * Whether what was thrown is control flow, rethrown untouched: a host adapter's reading of it says
- * so, else `execute`'s `call.passThrough` (a throwing one says no).
- */
-export function passesThrough(run: CallRun, thrown: unknown): boolean {
-  const reading = readingOf(run, thrown);
-  if (reading !== undefined) return reading.passThrough;
-  const passThrough = run.call.passThrough;
-  if (passThrough === undefined) return false;
-  try {
-    return passThrough(thrown) === true;
-  } catch {
-    return false;
-  }
-}
-
-/** A host adapter's reading of `thrown` (`readThrown`), when the run holds one of that very error. */
-export function readingOf(run: CallRun, thrown: unknown): HostReading | undefined {
-  const reading = run.reading;
-  return reading !== undefined && reading.thrown === thrown ? reading : undefined;
 }

@@ -9,7 +9,7 @@ import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
-import { AttemptTracker } from "./attempt-tracker.js";
+import { AttemptTracker } from "../state/counters.js";
 import type { CallRun } from "./call-state.js";
 
 /** A tool's settings and breaker (a tool without a policy of its own shares the plugin's). */
@@ -40,7 +40,7 @@ export interface Engine {
 
 /** The settings and breaker of a tool. */
 export function setupOf(engine: Engine, toolName: string): ToolSetup {
-  return engine.setups.size === 0 ? engine.defaults : (engine.setups.get(toolName) ?? engine.defaults);
+  return engine.setups.get(toolName) ?? engine.defaults;
 }
 
 /**
@@ -63,7 +63,6 @@ export function createEngine(options: ResolvedOptions): Engine {
       recovering.delete(transition.key);
       for (const wake of waiting) wake();
     }
-    if (!notifier.observed) return;
     const toolName = call?.toolName ?? transition.key;
     if (transition.to === "open") {
       notifier.emit("circuit_opened", toolName, call, {

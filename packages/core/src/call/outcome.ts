@@ -2,6 +2,7 @@ import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
+import type { ExhaustedMark, TrackedAttempts } from "../state/counters.js";
 import {
   exhaustedAction,
   exhaustedText,
@@ -10,17 +11,102 @@ import {
   isolatedText,
   notRecoverableAction,
   notRecoverableText,
+  temporaryAction,
+  UNKNOWN_OUTCOME_ACTION,
   unknownOutcomeText,
+  WRITE_TIMEOUT_ACTION,
 } from "../texts/model-texts.js";
 import { ERROR_ONCE, NO_USES, type ReflectionTemplate } from "../texts/templater.js";
-import type { ExhaustedMark } from "./attempt-tracker.js";
 import type { CallRun } from "./call-state.js";
 import { type Composed, compose, type FailureValues, placeholderValues } from "./compose-message.js";
-import type { ReflectText } from "./decision.js";
+import type { Decision, ReflectText } from "./decide.js";
 import type { Engine } from "./engine.js";
 
-// The outcomes the model reads, built from a run and its (clean) error: the reflection (the
-// temporary text among them), the stops, and an isolated circuit's.
+// A decision carried out (`applyDecision`), and the outcomes the model reads, built from a run and
+// its (clean) error: the reflection (the temporary text among them), the stops, and an isolated
+// circuit's.
+
+/** A failure retried in place after `delayMs` (the attempt loop waits, then runs the next attempt). */
+export interface Retry {
+  readonly status: "retry";
+  readonly delayMs: number;
+}
+
+/**
+ * Carries a decision out: the events, the scope's counter (the gate time, the exhausted stop) and
+ * the outcome; or an in-place retry after its delay. `error` is already clean.
+ */
+export function applyDecision(
+  engine: Engine,
+  run: CallRun,
+  tracked: TrackedAttempts,
+  error: ToolError,
+  decision: Decision,
+  origin: "tool" | "refusal",
+): ReflectOutcome | FailedOutcome | Retry {
+  const { options, notifier, tracker } = engine;
+  switch (decision.kind) {
+    case "stop": {
+      if (decision.reason === "not_recoverable") return failedOutcome(engine, run, error, "not_recoverable");
+      // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
+      const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
+      if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
+      else tracked.exhausted = mark;
+      const resetMs = run.policy.exhaustedResetMs;
+      notifier.emit(
+        "retries_exhausted",
+        run.toolName,
+        run.info,
+        options.trackingScope === "global" || resetMs === 0
+          ? { tool_name: run.toolName, attempts: run.attempt, error: error.message }
+          : { tool_name: run.toolName, attempts: run.attempt, error: error.message, retry_after_ms: resetMs },
+      );
+      return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
+    }
+    case "retry":
+    case "reflect": {
+      const inPlace = decision.kind === "retry";
+      if (origin === "tool") {
+        tracked.lastDelayMs = decision.delayMs;
+        notifier.emit("retry", run.toolName, run.info, {
+          tool_name: run.toolName,
+          attempt: run.attempt,
+          max: run.policy.maxRetries,
+          backoff_ms: decision.delayMs,
+          error: error.message,
+          error_code: error.code,
+          mode: inPlace ? "in_place" : "reflect",
+        });
+      }
+      if (inPlace) return { status: "retry", delayMs: decision.delayMs };
+      // The gate: a refusal moves it only when it asks for a wait.
+      if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
+      let shown = error;
+      if (decision.kind === "reflect" && decision.text === "unknown_outcome")
+        shown = withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION });
+      // A failure of the tool told as temporary asks for the same call after the wait (a write cut
+      // off at its limit, and a spent budget, keep their own action, which says why).
+      const ownAction = error.suggestedAction === WRITE_TIMEOUT_ACTION || error.code === ErrorCodes.RETRY_BUDGET_SPENT;
+      if (decision.kind === "reflect" && decision.text === "retry_later" && origin === "tool" && !ownAction) {
+        shown = withText(error, { suggestedAction: temporaryAction(run.toolName) });
+      }
+      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped); a
+      // temporary failure always says it: the tool may work again after it.
+      const told = decision.kind === "reflect" && decision.text === "retry_later";
+      if ((told || shown.retryAfterMs !== undefined) && shown.retryAfterMs !== decision.delayMs) {
+        shown = withText(shown, { retryAfterMs: decision.delayMs });
+      }
+      return reflectOutcome(
+        engine,
+        run,
+        shown,
+        origin === "refusal",
+        decision.kind === "reflect" ? decision.text : "reflection",
+        decision.delayMs,
+      );
+    }
+  }
+}
 
 /**
  * `reflect`: the text (`reflection`: the reflection prompt; `retry_later`: the same call again in

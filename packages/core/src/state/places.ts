@@ -1,12 +1,12 @@
 import { abortReason } from "../clock.js";
-import { type TrackedAttempts, wakeWaiters } from "./attempt-tracker.js";
+import { type TrackedAttempts, wakeWaiters } from "./counters.js";
 
-// A failing row reserves its budget. While a tool has failed in a scope since its last success
-// (`failures > 0`), an attempt starts only while the row's failures plus its attempts in flight
-// stay below `maxRetries + 1`; any other call waits until an attempt in flight settles (its
-// failure recorded, or its success ending the row) and checks again. Nothing here runs for a
-// tool without a failing row: its calls run in parallel without limit, and attempts that started
-// before the row began are not in flight here (counting them would cost the healthy path).
+// Where an attempt may start. A failing row reserves its budget: while a tool has failed in a
+// scope since its last success (`failures > 0`), an attempt starts only while the row's failures
+// plus its attempts in flight stay below `maxRetries + 1`; any other call waits until an attempt in
+// flight settles (its failure recorded, or its success ending the row) and checks again. A tool
+// without a failing row has no places: its calls run in parallel without limit. `maxConcurrent`:
+// a slot per running attempt of a tool, held while the attempt runs (not during waits).
 
 /**
  * Takes a place in the row for one attempt: false when the row has no room (the call waits with
@@ -50,4 +50,18 @@ export function roomInRow(tracked: TrackedAttempts, signal: AbortSignal | undefi
     waiters.add(wake);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Takes a slot of the tool in `running` (attempts running now, per tool): false when `limit` attempts of it are running. */
+export function takeSlot(running: Map<string, number>, toolName: string, limit: number): boolean {
+  const count = running.get(toolName) ?? 0;
+  if (count >= limit) return false;
+  running.set(toolName, count + 1);
+  return true;
+}
+
+export function releaseSlot(running: Map<string, number>, toolName: string): void {
+  const count = (running.get(toolName) ?? 1) - 1;
+  if (count > 0) running.set(toolName, count);
+  else running.delete(toolName);
 }

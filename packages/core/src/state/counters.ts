@@ -19,7 +19,7 @@ export interface TrackedAttempts {
   exhausted: ExhaustedMark | undefined;
   /** With `repeatedCallLimit`: how often each exact call (its arguments' fingerprint) failed for a non-transient reason. */
   repeats: Map<string, number> | undefined;
-  /** Attempts that took a place in a failing row and have not settled yet (see row-reservation.ts). */
+  /** Attempts that took a place in a failing row and have not settled yet (see places.ts). */
   inFlight: number;
   /** Calls waiting for a place in the row: each is woken once, when an attempt settles or the row ends. */
   waiters: Set<() => void> | undefined;
@@ -35,20 +35,44 @@ export interface ExhaustedMark {
 }
 
 const SEPARATOR = "\u0000";
-/** The last counter key made, and what it was made of. */
-let lastScope = "";
-let lastToolName = "";
-let lastKey = SEPARATOR;
 
-/** The key of the (scope, tool) counter: made once per call, so that each lookup hashes a string already hashed. */
+/** The key of the (scope, tool) counter, made once per call. */
 export function counterKey(scope: string, toolName: string): string {
-  // The last key is kept: calls of one tool in one scope (a run's) reuse its string and its hash.
-  if (scope !== lastScope || toolName !== lastToolName) {
-    lastScope = scope;
-    lastToolName = toolName;
-    lastKey = scope + SEPARATOR + toolName;
-  }
-  return lastKey;
+  return scope + SEPARATOR + toolName;
+}
+
+/** What carries an attempt number: a call's run. */
+export interface Numbered {
+  attempt: number;
+}
+
+/**
+ * The only writers of a call's attempt number (its number in its scope, reflections counted):
+ * `nextAttempt` gives it the number its failure would take (while an attempt runs, or when the call
+ * is turned away); `recordFailure` counts a failure in the row and gives the call its number;
+ * `lastAttempt` the row's last recorded number (a call stopped by a spent budget).
+ */
+export function nextAttempt(run: Numbered, tracked: TrackedAttempts | undefined): void {
+  run.attempt = (tracked?.failures ?? 0) + 1;
+}
+
+/** Counts a failure in the row (`at`: when; `code`: its code) and numbers the call with it. */
+export function recordFailure(run: Numbered, tracked: TrackedAttempts, at: number, code: string): void {
+  tracked.failures += 1;
+  tracked.failingSince ??= at;
+  tracked.lastCode = code;
+  run.attempt = tracked.failures;
+}
+
+/** A refusal that asks for other arguments: counted as a failure the model's arguments can fix. */
+export function recordRefusal(run: Numbered, tracked: TrackedAttempts): void {
+  tracked.failures += 1;
+  tracked.reflections += 1;
+  run.attempt = tracked.failures;
+}
+
+export function lastAttempt(run: Numbered, tracked: TrackedAttempts): void {
+  run.attempt = tracked.failures;
 }
 
 /** The counters of one tool: how many are active (a failure counted, a stop, or a failed exact call remembered), and how many are held. */

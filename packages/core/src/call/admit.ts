@@ -1,19 +1,70 @@
 import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
+import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
-import { circuitOpenMessage, temporaryAction } from "../texts/model-texts.js";
-import { circuitOpenOutcome, reflectOutcome } from "./build-outcome.js";
+import { lastAttempt, nextAttempt, type TrackedAttempts } from "../state/counters.js";
+import { circuitOpenMessage, OVERLOADED_ACTION, overloadedMessage, temporaryAction } from "../texts/model-texts.js";
 import type { CallRun } from "./call-state.js";
-import { applyDecision } from "./decision.js";
 import type { Engine } from "./engine.js";
+import { refuse, repeatedCall } from "./failure.js";
+import { applyDecision, circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./outcome.js";
 
-// A call that meets an open circuit, or one whose probe is running (gRPC's wait-for-ready): it
-// waits when the circuit is due to let it through within the call's patience (`waitForRecovery`),
-// woken by the circuit's transitions and looking again at least every second (a probe on another
+// Admission, checked before a call's first attempt and again after every wait: a scope whose
+// budget is spent stops the call (this beats an open circuit), an exact call that keeps failing is
+// refused, then an open circuit turns the call away unless it is due to let it through within the
+// call's patience. Reading only: the circuit moves when an attempt acquires its permit.
+//
+// A call that meets an open circuit, or one whose probe is running (gRPC's wait-for-ready), waits
+// when the circuit is due to let it through within the call's patience (`waitForRecovery`), woken
+// by the circuit's transitions and looking again at least every second (a probe on another
 // replica); otherwise it ends now: the definitive stop once the tool has kept failing for
 // `giveUpMs` in the scope, an isolated circuit's stop, or the temporary text with the circuit's
 // remaining time, which the gate keeps for the model's next call of the tool in the scope.
+
+/** The call's stop before it runs (or its refusal, as an exact call that keeps failing), or undefined when it may go on. */
+export function admission(engine: Engine, run: CallRun): ReflectOutcome | FailedOutcome | undefined {
+  const tracked = engine.tracker.get(run.counterKey, run.toolName);
+  if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
+  const repeated = repeatedCall(run, tracked);
+  if (repeated !== undefined) return refuse(engine, run, repeated);
+  const openFor = run.breaker.peek(run.breakerKey);
+  // A circuit due to let the call through within its patience, or probing: the attempt loop waits for it.
+  if (openFor === undefined) return undefined;
+  return openCircuitOutcome(engine, run, openFor, run.breaker.state(run.breakerKey) === "half-open");
+}
+
+/**
+ * A spent budget ends `exhaustedResetMs` after the failure that spent it: the row starts afresh
+ * (the exact calls that failed are still remembered) and this call goes on. False while it holds.
+ */
+export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempts): boolean {
+  const resetMs = run.policy.exhaustedResetMs;
+  const mark = tracked.exhausted;
+  if (mark === undefined || resetMs === 0 || engine.options.clock.now() - mark.at < resetMs) return false;
+  engine.tracker.clear(run.counterKey, run.toolName);
+  return true;
+}
+
+/** A call of a tool whose budget is spent in this scope: stopped without running. */
+export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAttempts): FailedOutcome {
+  lastAttempt(run, tracked);
+  return failedOutcome(engine, run, exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
+}
+
+/** The refusal of a call that found every `maxConcurrent` slot of its tool taken. */
+export function overloaded(run: CallRun, limit: number): GuardRefusal {
+  return {
+    refused: "overloaded",
+    refusal: createToolError({
+      code: ErrorCodes.OVERLOADED,
+      message: overloadedMessage(run.toolName, limit),
+      recoverable: true,
+      suggestedAction: OVERLOADED_ACTION,
+      retryAfterMs: Math.max(1, run.policy.initialBackoffMs),
+    }),
+  };
+}
 
 /** The longest a waiting call sleeps before it looks at the circuit again (a probe elsewhere tells it nothing). */
 const LOOK_AGAIN_MS = 1_000;
@@ -25,7 +76,7 @@ const LOOK_AGAIN_MS = 1_000;
  * call is within its patience, or for an open circuit due within the call's patience (or within the
  * wait the model was told, which the gate holds the call for anyway).
  */
-export function openCircuitOutcome(
+function openCircuitOutcome(
   engine: Engine,
   run: CallRun,
   retryAfterMs: number,
@@ -42,7 +93,7 @@ export function openCircuitOutcome(
   const due = patient || now + wait <= toldUntil;
   if (policy.waitForRecovery && due) return undefined;
   const tracked = engine.tracker.entry(run.counterKey, run.toolName);
-  run.attempt = tracked.failures + 1;
+  nextAttempt(run, tracked);
   const error = createToolError({
     code: ErrorCodes.CIRCUIT_OPEN,
     message: circuitOpenMessage(run.toolName),
@@ -113,7 +164,7 @@ function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void
 
 /** A call turned away by an isolated circuit (an operator's): failed, no promised time. */
 function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
-  run.attempt = (engine.tracker.get(run.counterKey, run.toolName)?.failures ?? 0) + 1;
+  nextAttempt(run, engine.tracker.get(run.counterKey, run.toolName));
   engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
   return circuitOpenOutcome(engine, run, retryAfterMs);
 }

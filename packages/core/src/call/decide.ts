@@ -1,16 +1,9 @@
 import { withRetryAfter } from "../backoff/backoff.js";
-import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
-import type { ToolError } from "../errors/tool-error.js";
-import type { FailedOutcome, FailureReason, ReflectOutcome, ToolEffect } from "../outcome.js";
-import { temporaryAction, UNKNOWN_OUTCOME_ACTION, WRITE_TIMEOUT_ACTION } from "../texts/model-texts.js";
-import type { TrackedAttempts } from "./attempt-tracker.js";
-import { exhaustedError, failedOutcome, reflectOutcome } from "./build-outcome.js";
-import type { CallRun } from "./call-state.js";
-import type { Engine } from "./engine.js";
+import type { FailureReason, ToolEffect } from "../outcome.js";
 
-// What to do about one recorded failure: `decide`, a pure function of the facts (tested from a
-// table), and `applyDecision`, which carries the decision out.
+// What to do about one recorded failure: `decide`, a pure function of the facts, tested from a
+// table; `countsForBreaker`, whether the breaker counts it. Carried out by outcome.ts.
 
 /** What is known when a failure has been recorded. */
 export interface FailureFacts {
@@ -128,80 +121,4 @@ export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
     if (patient || floor) return { kind: "retry", delayMs };
   }
   return { kind: "reflect", delayMs, text: unguardedWrite ? "unknown_outcome" : "retry_later" };
-}
-
-/**
- * Carries a decision out: the events, the scope's counter (the gate time, the exhausted stop) and
- * the outcome; for an in-place retry, the delay to wait. `error` is already clean.
- */
-export function applyDecision(
-  engine: Engine,
-  run: CallRun,
-  tracked: TrackedAttempts,
-  error: ToolError,
-  decision: Decision,
-  origin: "tool" | "refusal",
-): ReflectOutcome | FailedOutcome | number {
-  const { options, notifier, tracker } = engine;
-  switch (decision.kind) {
-    case "stop": {
-      if (decision.reason === "not_recoverable") return failedOutcome(engine, run, error, "not_recoverable");
-      // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
-      const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
-      if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
-      else tracked.exhausted = mark;
-      const resetMs = run.policy.exhaustedResetMs;
-      notifier.emit(
-        "retries_exhausted",
-        run.toolName,
-        run.info,
-        options.trackingScope === "global" || resetMs === 0
-          ? { tool_name: run.toolName, attempts: run.attempt, error: error.message }
-          : { tool_name: run.toolName, attempts: run.attempt, error: error.message, retry_after_ms: resetMs },
-      );
-      return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
-    }
-    case "retry":
-    case "reflect": {
-      const inPlace = decision.kind === "retry";
-      if (origin === "tool") {
-        tracked.lastDelayMs = decision.delayMs;
-        notifier.emit("retry", run.toolName, run.info, {
-          tool_name: run.toolName,
-          attempt: run.attempt,
-          max: run.policy.maxRetries,
-          backoff_ms: decision.delayMs,
-          error: error.message,
-          error_code: error.code,
-          mode: inPlace ? "in_place" : "reflect",
-        });
-      }
-      if (inPlace) return decision.delayMs;
-      // The gate: a refusal moves it only when it asks for a wait.
-      if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
-      let shown = error;
-      if (decision.kind === "reflect" && decision.text === "unknown_outcome")
-        shown = withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION });
-      // A failure of the tool told as temporary asks for the same call after the wait (a write cut
-      // off at its limit, and a spent budget, keep their own action, which says why).
-      const ownAction = error.suggestedAction === WRITE_TIMEOUT_ACTION || error.code === ErrorCodes.RETRY_BUDGET_SPENT;
-      if (decision.kind === "reflect" && decision.text === "retry_later" && origin === "tool" && !ownAction) {
-        shown = withText(error, { suggestedAction: temporaryAction(run.toolName) });
-      }
-      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped); a
-      // temporary failure always says it: the tool may work again after it.
-      const told = decision.kind === "reflect" && decision.text === "retry_later";
-      if ((told || shown.retryAfterMs !== undefined) && shown.retryAfterMs !== decision.delayMs) {
-        shown = withText(shown, { retryAfterMs: decision.delayMs });
-      }
-      return reflectOutcome(
-        engine,
-        run,
-        shown,
-        origin === "refusal",
-        decision.kind === "reflect" ? decision.text : "reflection",
-        decision.delayMs,
-      );
-    }
-  }
 }
