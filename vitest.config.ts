@@ -11,6 +11,10 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = {
   "@retry-reflect/core/testing": here("./packages/core/src/testing.ts"),
   "@retry-reflect/core/primitives": here("./packages/core/src/primitives.ts"),
+  "@retry-reflect/core/events": here("./packages/core/src/events.ts"),
+  "@retry-reflect/core/stores": here("./packages/core/src/stores.ts"),
+  "@retry-reflect/core/adapter/options": here("./packages/core/src/adapter-options.ts"),
+  "@retry-reflect/core/adapter/failures": here("./packages/core/src/adapter-failures.ts"),
   "@retry-reflect/core/adapter": here("./packages/core/src/adapter.ts"),
   "@retry-reflect/core": here("./packages/core/src/index.ts"),
   "@retry-reflect/langchain": here("./packages/langchain-adapter/src/index.ts"),

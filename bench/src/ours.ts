@@ -2,7 +2,7 @@ import type * as Core from "@retry-reflect/core";
 import type * as Adapter from "@retry-reflect/core/adapter";
 import type * as Primitives from "@retry-reflect/core/primitives";
 
-/** The core's three entries, merged: the main one, its building blocks, and the adapter seam. */
+/** Three of the core's entries, merged: the main one, its building blocks, and the adapter seam. */
 export type CoreModule = typeof Core & typeof Primitives & typeof Adapter;
 
 /**

@@ -1,8 +1,8 @@
 // The `--model` path: the same episode against a real chat model over HTTP (here a loopback
 // OpenAI-compatible stub, since these machines have no model to call). The services and the
 // plugin run on a clock that moves on each sleep without waiting; the HTTP is real.
-import { type Clock, isWatchdog } from "@retry-reflect/core";
-import { seededRandom } from "@retry-reflect/core/testing";
+import type { Clock } from "@retry-reflect/core";
+import { isWatchdog, seededRandom } from "@retry-reflect/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cell } from "../src/agents/cells.js";
 import { CONTESTANTS, INFORMATION } from "../src/agents/contestants.js";

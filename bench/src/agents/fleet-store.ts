@@ -8,6 +8,8 @@
 // once; anything else a microtask later (its "round trip"). Every plugin reads the shared state at
 // once: a publish that takes no time, the best case of the Redis store's local view.
 
+import type { CircuitState, Clock } from "@retry-reflect/core";
+import { CircuitBreaker } from "@retry-reflect/core/primitives";
 import type {
   BudgetShare,
   BudgetShareReply,
@@ -15,12 +17,9 @@ import type {
   CircuitBreakerStore,
   CircuitPermit,
   CircuitResult,
-  CircuitState,
   CircuitStoreSettings,
   CircuitTransition,
-  Clock,
-} from "@retry-reflect/core";
-import { CircuitBreaker } from "@retry-reflect/core/primitives";
+} from "@retry-reflect/core/stores";
 
 export class FleetStore implements CircuitBreakerStore {
   /** Store operations that would be a round trip to Redis (acquire of a circuit not closed, record, shareBudget). */

@@ -10,6 +10,10 @@ export function initialize(data: { readonly root: string }): void {
   aliases = {
     "@retry-reflect/core/testing": source("packages/core/src/testing.ts"),
     "@retry-reflect/core/primitives": source("packages/core/src/primitives.ts"),
+    "@retry-reflect/core/events": source("packages/core/src/events.ts"),
+    "@retry-reflect/core/stores": source("packages/core/src/stores.ts"),
+    "@retry-reflect/core/adapter/options": source("packages/core/src/adapter-options.ts"),
+    "@retry-reflect/core/adapter/failures": source("packages/core/src/adapter-failures.ts"),
     "@retry-reflect/core/adapter": source("packages/core/src/adapter.ts"),
     "@retry-reflect/core": source("packages/core/src/index.ts"),
     "@retry-reflect/langchain": source("packages/langchain-adapter/src/index.ts"),

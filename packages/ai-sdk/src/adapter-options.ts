@@ -1,5 +1,5 @@
 import { InvalidOptionError } from "@retry-reflect/core";
-import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter";
+import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter/options";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";
 
 /** What a `scope` function sees of a tool call. */

@@ -1,5 +1,6 @@
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, isRecord, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { isRecord } from "@retry-reflect/core/adapter/options";
 import type { ScopeInput } from "./adapter-options.js";
 import { runOfMessages } from "./run-of-messages.js";
 import type { ToolExecutionOptionsLike } from "./tool-types.js";

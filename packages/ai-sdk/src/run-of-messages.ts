@@ -1,4 +1,4 @@
-import { isRecord, randomScope } from "@retry-reflect/core/adapter";
+import { isRecord, randomScope } from "@retry-reflect/core/adapter/options";
 
 // Which `generateText` / `streamText` run a tool call belongs to. The AI SDK gives a tool's `execute`
 // no run id; it gives it the messages of the step that made the call (`options.messages`): the run's

@@ -1,4 +1,5 @@
-import { annotatedBinding, isRecord, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { annotatedBinding, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { isRecord } from "@retry-reflect/core/adapter/options";
 import { checkTools, type ScopeInput, type WithRetryReflectOptions } from "./adapter-options.js";
 import { AiSdkToolCall, type Execute, type ToolBinding } from "./ai-sdk-tool-call.js";
 import type { ToolExecutionOptionsLike, ToolSetLike } from "./tool-types.js";

@@ -1,5 +1,5 @@
 import { RetryReflectPlugin } from "@retry-reflect/core";
-import { declaresField } from "@retry-reflect/core/adapter";
+import { declaresField } from "@retry-reflect/core/adapter/options";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { jsonSchema, tool } from "ai";
 import { describe, expect, it } from "vitest";

@@ -1,16 +1,9 @@
 // `@retry-reflect/core/primitives`: the building blocks the plugin is made of, each usable on its
-// own. The plugin does not need you to touch any of them.
+// own: backoff, the circuit breaker, classification, cleaning and redaction, fingerprints,
+// templates and the brand check. The plugin does not need you to touch any of them.
 
-export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, type Jitter, withRetryAfter } from "./backoff/backoff.js";
-export {
-  CircuitBreaker,
-  type CircuitBreakerOptions,
-  type CircuitDecision,
-  type CircuitPermit,
-  type CircuitSnapshot,
-  type CircuitTransition,
-  CLOSED_PERMIT,
-} from "./breaker/circuit-breaker.js";
+export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, withRetryAfter } from "./backoff/backoff.js";
+export { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./breaker/circuit-breaker.js";
 export { CIRCUIT_BREAKER_DEFAULTS } from "./breaker/circuit-breaker-options.js";
 export { classifyError, DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf } from "./classify/classify-error.js";
 export { cleanToolError, type ToolErrorCleaning } from "./cleaning/clean-error.js";
@@ -19,11 +12,5 @@ export { errorMessageOf } from "./cleaning/error-message-of.js";
 export { defaultRedactor } from "./cleaning/redactor.js";
 export { hasBrand } from "./errors/brand.js";
 export { isToolErrorShape } from "./errors/tool-error.js";
-export { ArgumentDepthError, argumentsFingerprint, canonicalJson, MAX_ARGUMENT_DEPTH } from "./idempotency/fingerprint.js";
-export {
-  compileReflectionTemplate,
-  REFLECTION_PLACEHOLDERS,
-  type ReflectionPlaceholder,
-  type ReflectionTemplate,
-  type ReflectionValues,
-} from "./texts/templater.js";
+export { ArgumentDepthError, argumentsFingerprint, canonicalJson } from "./idempotency/fingerprint.js";
+export { compileReflectionTemplate, type ReflectionTemplate } from "./texts/templater.js";

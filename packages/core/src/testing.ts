@@ -135,6 +135,9 @@ export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
   return tracked;
 }
 
+// For a clock of your own that moves time by itself (a simulation): the plugin's own timers, which
+// it should not jump to.
+export { isWatchdog } from "./clock.js";
 export type { FaultKind, FaultPlan, FaultRecord, FaultRule } from "./testing/fault-plan.js";
 export { type FaultyFunction, injectFaults } from "./testing/inject-faults.js";
 export { InjectedFault, type InjectedFaultInit } from "./testing/injected-fault.js";

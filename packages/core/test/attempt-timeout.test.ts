@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type RetryReflectEvent, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, type FakeClock } from "../src/testing.js";
 
 // `attemptTimeoutMs`: one attempt's limit. Past it the tool's signal aborts and the attempt fails

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type RetryReflectObserver, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectObserver } from "../src/events.js";
+import { RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function timers(): number {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { RetryReflectEvent } from "../src/events.js";
 import type { GuardedCall } from "../src/idempotency/guarded-call.js";
 import { answerOf, readBegin } from "../src/idempotency/store-protocol.js";
-import { type IdempotencyStore, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import { RetryReflectPlugin } from "../src/index.js";
 import { argumentsFingerprint } from "../src/primitives.js";
+import type { IdempotencyStore } from "../src/stores.js";
 
 // The one table of answers to a store's `begin` (acquired, completed, in progress, in doubt, busy),
 // read by the plugin's guard and by `RequestGuard` (an MCP server's `withIdempotency`) alike, and

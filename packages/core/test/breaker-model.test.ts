@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type CircuitSnapshot, RetryReflectPlugin } from "../src/index.js";
-import { CircuitBreaker, type CircuitPermit } from "../src/primitives.js";
+import { RetryReflectPlugin } from "../src/index.js";
+import { CircuitBreaker, type CircuitSnapshot } from "../src/primitives.js";
+import type { CircuitPermit } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 
 const THRESHOLD = 3;

@@ -1,20 +1,17 @@
 import { describe, expect, it } from "vitest";
-import {
-  type BudgetShare,
-  type BudgetShareReply,
-  type CircuitAdmission,
-  type CircuitBreakerStore,
-  type CircuitPermit,
-  type CircuitResult,
-  type CircuitStoreSettings,
-  type CircuitTransition,
-  InMemoryIdempotencyStore,
-  InvalidOptionError,
-  type RetryReflectEvent,
-  type RetryReflectOptions,
-  RetryReflectPlugin,
-} from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { InMemoryIdempotencyStore, InvalidOptionError, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { CircuitBreaker } from "../src/primitives.js";
+import type {
+  BudgetShare,
+  BudgetShareReply,
+  CircuitAdmission,
+  CircuitBreakerStore,
+  CircuitPermit,
+  CircuitResult,
+  CircuitStoreSettings,
+  CircuitTransition,
+} from "../src/stores.js";
 import { createFakeClock, drive, type FakeClock } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 

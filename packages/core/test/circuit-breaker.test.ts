@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin, ToolError } from "../src/index.js";
-import { CircuitBreaker, type CircuitTransition } from "../src/primitives.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type RetryReflectOptions, RetryReflectPlugin, ToolError } from "../src/index.js";
+import { CircuitBreaker } from "../src/primitives.js";
+import type { CircuitTransition } from "../src/stores.js";
 import { createFakeClock, drive } from "../src/testing.js";
 import { structuredErrorJson } from "../src/texts/model-texts.js";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type ExecuteOutcome, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 /** A promise and the function that resolves it: lets a test hold tools in flight. */

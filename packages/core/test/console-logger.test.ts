@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { consoleLogger, EVENT_MESSAGES, formatEvent, type RetryReflectEvent } from "../src/index.js";
+import { EVENT_MESSAGES, formatEvent, type RetryReflectEvent } from "../src/events.js";
+import { consoleLogger } from "../src/index.js";
 
 type EventOfType<T extends RetryReflectEvent["type"]> = Extract<RetryReflectEvent, { type: T }>;
 

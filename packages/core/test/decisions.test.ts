@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RetriesExhaustedError, type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { RetriesExhaustedError, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function recorder() {

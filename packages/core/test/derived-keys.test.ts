@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ExecuteOutcome,
-  type IdempotencyDerive,
-  type RetryReflectEvent,
-  type RetryReflectOptions,
-  RetryReflectPlugin,
-  type ToolContext,
-} from "../src/index.js";
+import type { IdempotencyDerive } from "../src/config/options.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type ExecuteOutcome, type RetryReflectOptions, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 // `idempotency.derive` for `write` tools: "never" (the key argument, or `key(call)`),

@@ -1,12 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  type IdempotencyStore,
-  InMemoryIdempotencyStore,
-  RetriesExhaustedError,
-  type RetryReflectEvent,
-  type RetryReflectObserver,
-  RetryReflectPlugin,
-} from "../src/index.js";
+import type { RetryReflectEvent, RetryReflectObserver } from "../src/events.js";
+import { InMemoryIdempotencyStore, RetriesExhaustedError, RetryReflectPlugin } from "../src/index.js";
+import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock, drive } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 

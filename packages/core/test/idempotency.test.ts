@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InMemoryIdempotencyStore, type RetryReflectEvent, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { InMemoryIdempotencyStore, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 

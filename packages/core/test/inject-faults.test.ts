@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { InvalidOptionError, type RetryReflectEvent, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { InvalidOptionError, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { classifyError } from "../src/primitives.js";
 import { createFakeClock, drive, type FaultKind, type FaultPlan, type FaultRule, InjectedFault, injectFaults } from "../src/testing.js";
 

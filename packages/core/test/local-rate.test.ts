@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LocalRate, rateShareKey } from "../src/breaker/local-rate.js";
-import type { BudgetShare, BudgetShareReply } from "../src/index.js";
+import type { BudgetShare, BudgetShareReply } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 
 // The failure-rate window of a breaker over a store (`LocalRate`), with a `shareBudget` whose

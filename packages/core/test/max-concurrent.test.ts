@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type ExecuteOutcome, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 // `maxConcurrent`: calls of one tool running at once. Beyond it a call fails fast with OVERLOADED

@@ -1,13 +1,15 @@
-// The options are documented in two places a user reads: the options table (README or docs) and
-// the JSDoc of `RetryReflectOptions` (what an editor shows). Both must name every option, and
-// every default they state as a value must be the one the code applies (DEFAULT_OPTIONS).
+// The options are documented where a user reads them: the options table (docs/options.md), the
+// README's table of the options used most, and the JSDoc of `RetryReflectOptions` (what an editor
+// shows). The table and the JSDoc must name every option, and every default any of them states as
+// a value must be the one the code applies (DEFAULT_OPTIONS).
 
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS, IDEMPOTENCY_NAMES, OPTION_NAMES, TOOL_IDEMPOTENCY_NAMES, TOOL_POLICY_NAMES } from "../src/config/defaults.js";
 
 const root = new URL("../", import.meta.url);
-const TABLE_FILES = ["docs/options.md", "README.md"].map((file) => new URL(file, root));
+const FULL_TABLE = new URL("docs/options.md", root);
+const README_TABLE = new URL("README.md", root);
 const TYPES_FILE = new URL("src/config/options.ts", root);
 
 interface Row {
@@ -16,27 +18,23 @@ interface Row {
   readonly perTool: string;
 }
 
-/** The rows of the first markdown table whose header starts `| option | default | per tool |`. */
-function optionsTable(): { file: string; rows: Row[] } {
-  for (const url of TABLE_FILES) {
-    if (!existsSync(url)) continue;
-    const lines = readFileSync(url, "utf8").split("\n");
-    const start = lines.findIndex((line) => /^\|\s*option\s*\|\s*default\s*\|\s*per tool\s*\|/.test(line));
-    if (start < 0) continue;
-    const rows: Row[] = [];
-    for (const line of lines.slice(start + 2)) {
-      if (!line.startsWith("|")) break;
-      const cells = line
-        .split(/(?<!\\)\|/)
-        .slice(1, -1)
-        .map((cell) => cell.trim());
-      const name = /^`([^`]+)`$/.exec(cells[0] ?? "")?.[1];
-      if (name === undefined) throw new Error(`${url.pathname}: a row without an option name: ${line.slice(0, 80)}`);
-      rows.push({ name, defaultText: cells[1] ?? "", perTool: cells[2] ?? "" });
-    }
-    return { file: url.pathname, rows };
+/** The rows of the first markdown table of `url` whose header starts `| option | default | per tool |`. */
+function optionsTable(url: URL): { file: string; rows: Row[] } {
+  const lines = readFileSync(url, "utf8").split("\n");
+  const start = lines.findIndex((line) => /^\|\s*option\s*\|\s*default\s*\|\s*per tool\s*\|/.test(line));
+  if (start < 0) throw new Error(`no options table (| option | default | per tool | ...) in ${url.pathname}`);
+  const rows: Row[] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith("|")) break;
+    const cells = line
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    const name = /^`([^`]+)`$/.exec(cells[0] ?? "")?.[1];
+    if (name === undefined) throw new Error(`${url.pathname}: a row without an option name: ${line.slice(0, 80)}`);
+    rows.push({ name, defaultText: cells[1] ?? "", perTool: cells[2] ?? "" });
   }
-  throw new Error("no options table (| option | default | per tool | ...) in docs/options.md or README.md");
+  return { file: url.pathname, rows };
 }
 
 /** Each option of `RetryReflectOptions` / `PolicyOptions` with the text after its JSDoc's `@default`. */
@@ -83,8 +81,21 @@ const ALL_NAMES = [
   ...[...IDEMPOTENCY_NAMES].map((name) => `idempotency.${name}`),
 ];
 
-describe("the options table", () => {
-  const { file, rows } = optionsTable();
+/** The checks every options table passes: its defaults are the code's, its "per tool" column the policy's. */
+function checkRows(file: string, rows: readonly Row[]): { stated: number } {
+  const stated = rows.map((row) => ({ name: row.name, value: writtenValueOf(row.defaultText) })).filter((row) => row.value !== UNPARSED);
+  for (const row of stated) expect(row.value, `${file}: ${row.name}`).toEqual(codeDefault(row.name));
+  for (const row of rows) {
+    const [head, member] = row.name.split(".");
+    const perTool = member === undefined ? TOOL_POLICY_NAMES.has(head as string) : TOOL_IDEMPOTENCY_NAMES.has(member);
+    if (row.name === "tools" || row.name === "toolEffects") continue; // "—" and `effect`: told in words
+    expect(row.perTool, `${file}: ${row.name}`).toBe(perTool ? "yes" : "no");
+  }
+  return { stated: stated.length };
+}
+
+describe("the options table (docs/options.md)", () => {
+  const { file, rows } = optionsTable(FULL_TABLE);
 
   it("has one row per option, and no row for a name that is not one", () => {
     const names = rows.map((row) => row.name);
@@ -92,19 +103,19 @@ describe("the options table", () => {
     expect([...names].sort(), file).toEqual([...ALL_NAMES].sort());
   });
 
-  it("states each default the code applies, where it writes a value", () => {
-    const stated = rows.map((row) => ({ name: row.name, value: writtenValueOf(row.defaultText) })).filter((row) => row.value !== UNPARSED);
-    expect(stated.length).toBeGreaterThan(30); // most defaults are values, not words
-    for (const row of stated) expect(row.value, `${file}: ${row.name}`).toEqual(codeDefault(row.name));
+  it("states each default the code applies, where it writes a value, and which options a tool's policy may set", () => {
+    expect(checkRows(file, rows).stated).toBeGreaterThan(30); // most defaults are values, not words
   });
+});
 
-  it("says which options a tool's policy may set", () => {
-    for (const row of rows) {
-      const [head, member] = row.name.split(".");
-      const perTool = member === undefined ? TOOL_POLICY_NAMES.has(head as string) : TOOL_IDEMPOTENCY_NAMES.has(member);
-      if (row.name === "tools" || row.name === "toolEffects") continue; // "—" and `effect`: told in words
-      expect(row.perTool, `${file}: ${row.name}`).toBe(perTool ? "yes" : "no");
-    }
+describe("the README's table of the options used most", () => {
+  const { file, rows } = optionsTable(README_TABLE);
+
+  it("names options only, each once, and states the defaults the code applies", () => {
+    const names = rows.map((row) => row.name);
+    expect(new Set(names).size, `${file}: a row twice`).toBe(names.length);
+    expect(names.filter((name) => !ALL_NAMES.includes(name))).toEqual([]);
+    expect(checkRows(file, rows).stated).toBeGreaterThan(10);
   });
 });
 

@@ -1,18 +1,17 @@
 import { describe, expect, it } from "vitest";
 import type { ResolvedPolicy } from "../src/config/policy.js";
-import { resolveOptions } from "../src/config/resolve.js";
+import { type ResolvedOptions, resolveOptions } from "../src/config/resolve.js";
+import type { RetryReflectObserver } from "../src/events.js";
 import {
   DEFAULT_REFLECTION_PROMPT,
-  type IdempotencyStore,
   InMemoryIdempotencyStore,
   InvalidOptionError,
-  type ResolvedOptions,
-  type RetryReflectObserver,
   type RetryReflectOptions,
   RetryReflectPlugin,
   systemClock,
 } from "../src/index.js";
 import { defaultRedactor } from "../src/primitives.js";
+import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 
 /** The InvalidOptionError that `run` throws (fails the test when it throws nothing or something else). */

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { FailureContext, ToolCall } from "../src/config/options.js";
+import type { RetryReflectEvent, RetryReflectObserver } from "../src/events.js";
 import {
   type ExecuteOutcome,
   type FailedOutcome,
   InvalidOptionError,
   type ReflectOutcome,
   RetriesExhaustedError,
-  type RetryReflectEvent,
-  type RetryReflectObserver,
   type RetryReflectOptions,
   RetryReflectPlugin,
   ToolError,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ExecuteOutcome, type RetryReflectEvent, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type ExecuteOutcome, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 // The breaker options through the plugin, at plugin level and per tool: the failure-rate breaker

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type HostToolCall, runToolCall, type ThrownReading } from "../src/adapter.js";
-import { type CallEnd, RetryReflectPlugin, ToolError } from "../src/index.js";
+import type { CallEnd } from "../src/events.js";
+import { RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 // A host adapter reads what its tool threw once per failed attempt, as one value (`readThrown`):

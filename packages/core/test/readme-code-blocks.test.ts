@@ -1,11 +1,12 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// Every TypeScript block of every README is typechecked against the built packages (their
-// `dist` types, as a user gets them), and every JavaScript block is run with node, offline.
+// Every TypeScript block of every README (and of every page in a package's `docs/`) is typechecked
+// against the built packages (their `dist` types, as a user gets them), and every JavaScript block
+// is run with node, offline.
 //
 // The convention (also in the root README's Development section): an HTML comment on the line
 // before a fence (blank lines between are allowed) changes what is done with the block.
@@ -45,12 +46,18 @@ interface Block {
   readonly directive: Directive | undefined;
 }
 
-/** Every README a newcomer reads: the root one, the packages', the apps' and the bench's. */
+/**
+ * Every README a newcomer reads (the root one, the packages', the apps' and the bench's), and the
+ * pages of a package's `docs/` folder, which its README links to (`packages/core/docs/*.md`).
+ */
 function readmes(): string[] {
   const found = ["README.md"];
   for (const parent of ["packages", "apps"]) {
     for (const name of readdirSync(join(root, parent)).sort()) {
       if (existsSync(join(root, parent, name, "README.md"))) found.push(`${parent}/${name}/README.md`);
+      const docs = join(root, parent, name, "docs");
+      if (!existsSync(docs)) continue;
+      for (const page of readdirSync(docs).sort()) if (page.endsWith(".md")) found.push(`${parent}/${name}/docs/${page}`);
     }
   }
   if (existsSync(join(root, "bench/README.md"))) found.push("bench/README.md");
@@ -215,6 +222,48 @@ function normalised(output: string, varies: string): string {
   return text;
 }
 
+/** A heading's anchor as GitHub makes it: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+    .replaceAll(" ", "-");
+}
+
+/** The prose of a Markdown file: its lines outside fenced code blocks. */
+function proseOf(file: string): string[] {
+  let fence = "";
+  return readFileSync(join(root, file), "utf8")
+    .split("\n")
+    .filter((line) => {
+      const open = FENCE.exec(line);
+      if (open && (fence === "" || line.trim().replace(/[`~]/g, "") === "")) {
+        fence = fence === "" ? (open[2] ?? "") : "";
+        return false;
+      }
+      return fence === "";
+    });
+}
+
+/** The relative links of a page (`[text](path#anchor)`) that lead nowhere: no such file, or no such heading. */
+function brokenLinksOf(file: string): string[] {
+  const broken: string[] = [];
+  for (const line of proseOf(file)) {
+    for (const [, link = ""] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue; // https:, mailto:
+      const [path = "", anchor] = link.split("#");
+      const target = path === "" ? file : join(dirname(file), path);
+      if (!existsSync(join(root, target))) broken.push(`${link} (no file ${target})`);
+      else if (anchor !== undefined && target.endsWith(".md")) {
+        const headings = proseOf(target).flatMap((text) => /^#{1,6} (.*)$/.exec(text)?.[1] ?? []);
+        if (!headings.some((heading) => anchorOf(heading) === anchor)) broken.push(`${link} (no heading #${anchor} in ${target})`);
+      }
+    }
+  }
+  return broken;
+}
+
 let project = "";
 let typecheck: { errors: TscError[]; files: string[]; ms: number } = { errors: [], files: [], ms: 0 };
 const runs = new Map<Block, Promise<{ code: number | null; output: string; ms: number }>>();
@@ -330,6 +379,10 @@ describe("README code blocks", () => {
       }
     },
   );
+
+  it.each(readmes())("the relative links of %s lead to a file, and to a heading of it", (readme) => {
+    expect(brokenLinksOf(readme)).toEqual([]);
+  });
 
   it("reports its time", () => {
     console.log(

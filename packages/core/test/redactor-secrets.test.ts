@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consoleLogger, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { consoleLogger, RetryReflectPlugin } from "../src/index.js";
 import { cleanErrorText, defaultRedactor } from "../src/primitives.js";
 import { createFakeClock } from "../src/testing.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readsBare } from "../src/adapter/render-value.js";
-import { zodArgumentsError } from "../src/adapter.js";
+import { zodArgumentsError } from "../src/adapter-failures.js";
 import { ToolError } from "../src/index.js";
 import { seededRandom } from "../src/testing.js";
 

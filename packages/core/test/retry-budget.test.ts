@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { RetryBudgets } from "../src/budget/retry-budget.js";
-import { type BudgetShare, type BudgetShareReply, InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
+import { InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
 import { CircuitBreaker } from "../src/primitives.js";
+import type { BudgetShare, BudgetShareReply } from "../src/stores.js";
 import { createFakeClock, drive, recordEvents } from "../src/testing.js";
 import { RETRY_BUDGET_SPENT_ACTION } from "../src/texts/model-texts.js";
 

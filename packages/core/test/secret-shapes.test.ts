@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type CallEnd,
-  consoleLogger,
-  type RetryReflectEvent,
-  type RetryReflectOptions,
-  RetryReflectPlugin,
-  ToolError,
-} from "../src/index.js";
+import type { CallEnd, RetryReflectEvent } from "../src/events.js";
+import { consoleLogger, type RetryReflectOptions, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { defaultRedactor } from "../src/primitives.js";
 import { createFakeClock, drive } from "../src/testing.js";
 import { leaksOf, SECRET_SHAPES, type SecretShape } from "./helpers/secret-shapes.js";

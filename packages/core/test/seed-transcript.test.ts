@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consoleLogger, DEFAULT_REFLECTION_PROMPT, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { consoleLogger, DEFAULT_REFLECTION_PROMPT, RetryReflectPlugin } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 interface WeatherArgs {

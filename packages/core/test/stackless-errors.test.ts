@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RetryReflectToolError, ReturnedFailureError, structuredErrorOf } from "../src/adapter.js";
+import { RetryReflectToolError } from "../src/adapter.js";
+import { ReturnedFailureError, structuredErrorOf } from "../src/adapter-failures.js";
 import { RetryReflectPlugin, ToolError } from "../src/index.js";
 
 // Errors that stand for a result a tool returned are data, not places in code: they are made

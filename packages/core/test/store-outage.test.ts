@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
-import {
-  type CircuitAdmission,
-  type CircuitBreakerStore,
-  type CircuitPermit,
-  type CircuitResult,
-  type CircuitStoreSettings,
-  type CircuitTransition,
-  type RetryReflectEvent,
-  type RetryReflectOptions,
-  RetryReflectPlugin,
-} from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { CircuitBreaker } from "../src/primitives.js";
+import type {
+  CircuitAdmission,
+  CircuitBreakerStore,
+  CircuitPermit,
+  CircuitResult,
+  CircuitStoreSettings,
+  CircuitTransition,
+} from "../src/stores.js";
 import { createFakeClock, drive, type FakeClock } from "../src/testing.js";
 
 // The local view stands in (DESIGN Part 3, "Redis in production"): while the shared store cannot

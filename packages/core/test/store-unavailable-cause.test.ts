@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type IdempotencyStore, RetryReflectPlugin } from "../src/index.js";
+import { RetryReflectPlugin } from "../src/index.js";
+import type { IdempotencyStore } from "../src/stores.js";
 
 describe("STORE_UNAVAILABLE keeps the store's error", () => {
   it("as the outcome error's cause, never in the model's text", async () => {

@@ -1,14 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REFLECTION_PROMPT, InvalidOptionError } from "../src/index.js";
-import {
-  cleanErrorText,
-  compileReflectionTemplate,
-  defaultRedactor,
-  REFLECTION_PLACEHOLDERS,
-  type ReflectionPlaceholder,
-  type ReflectionValues,
-} from "../src/primitives.js";
+import { cleanErrorText, compileReflectionTemplate, defaultRedactor } from "../src/primitives.js";
+import { REFLECTION_PLACEHOLDERS, type ReflectionPlaceholder, type ReflectionValues } from "../src/texts/templater.js";
 
 const values = (overrides: Partial<ReflectionValues> = {}): ReflectionValues => ({
   tool_name: "get_weather",

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  type IdempotencyStore,
-  InMemoryIdempotencyStore,
-  InvalidOptionError,
-  type RetryReflectEvent,
-  RetryReflectPlugin,
-  type ToolContext,
-} from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { InMemoryIdempotencyStore, InvalidOptionError, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 
 interface Transfer {

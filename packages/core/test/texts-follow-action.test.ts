@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_RETRY_LATER_PROMPT,
   type ExecuteOutcome,
-  type IdempotencyStore,
   InMemoryIdempotencyStore,
   InvalidOptionError,
   RetryReflectPlugin,
 } from "../src/index.js";
+import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 
 // Each reflected failure gets the text of its action: "provide corrected arguments" only where the

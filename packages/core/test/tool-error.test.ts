@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createToolError } from "../src/errors/tool-error.js";
-import { ErrorCodes, RetriesExhaustedError, ToolError, type ToolErrorJSON } from "../src/index.js";
+import { createToolError, type ToolErrorJSON } from "../src/errors/tool-error.js";
+import { ErrorCodes, RetriesExhaustedError, ToolError } from "../src/index.js";
 import { isToolErrorShape } from "../src/primitives.js";
 
 describe("ToolError", () => {

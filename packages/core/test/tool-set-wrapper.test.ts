@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type HostToolCall, RetryReflectToolError, type ToolSetHost, type ToolSetWrap, toolSetWrapper } from "../src/adapter.js";
+import type { ToolSetHost, ToolSetWrap } from "../src/adapter/tool-copy.js";
+import { type HostToolCall, RetryReflectToolError, toolSetWrapper } from "../src/adapter.js";
 import { InvalidOptionError, RetryReflectPlugin } from "../src/index.js";
 
 // `toolSetWrapper(host)`: the `withRetryReflect` of an adapter over tools by name (the AI SDK's

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { renderPlainValue, renderTypedValue, renderValue } from "../src/adapter/render-value.js";
+import type { CallEnd } from "../src/events.js";
 import {
-  type CallEnd,
   type ExecuteOutcome,
   type FailedOutcome,
   type ReflectOutcome,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consoleLogger, type RetryReflectEvent, RetryReflectPlugin, ToolError } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { consoleLogger, RetryReflectPlugin, ToolError } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
 function setup(options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type IdempotencyStore, InMemoryIdempotencyStore, type RetryReflectEvent, RetryReflectPlugin } from "../src/index.js";
+import type { RetryReflectEvent } from "../src/events.js";
+import { InMemoryIdempotencyStore, RetryReflectPlugin } from "../src/index.js";
 import { argumentsFingerprint } from "../src/primitives.js";
+import type { IdempotencyStore } from "../src/stores.js";
 
 // A store that keeps a lock whose lease ended with no result (the Redis store with `replicas`)
 // answers `in_doubt`: the write may have taken effect, so it must not run again under its key.

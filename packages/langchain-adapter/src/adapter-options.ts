@@ -1,5 +1,5 @@
 import { InvalidOptionError } from "@retry-reflect/core";
-import { checkEffect, checkScopeOption } from "@retry-reflect/core/adapter";
+import { checkEffect, checkScopeOption } from "@retry-reflect/core/adapter/options";
 import type { ToolContextMode } from "./run-tool.js";
 
 const TOOL_CONTEXT_MODES: readonly ToolContextMode[] = ["writes", "all"];

@@ -2,7 +2,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { type Command, getConfig } from "@langchain/langgraph";
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import { isPlugin, isRecord, pluginOf } from "@retry-reflect/core/adapter";
+import { isPlugin, isRecord, pluginOf } from "@retry-reflect/core/adapter/options";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";

@@ -1,6 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { RetryReflectPlugin, ToolContext, ToolEffect } from "@retry-reflect/core";
-import { declaresKey, type HostOutcome, type HostToolCall, runToolCall, type ThrownReading } from "@retry-reflect/core/adapter";
+import { type HostOutcome, type HostToolCall, runToolCall, type ThrownReading } from "@retry-reflect/core/adapter";
+import { declaresKey } from "@retry-reflect/core/adapter/options";
 import { failureOfResult, readThrown } from "./to-failure.js";
 import { runWithToolContext } from "./tool-context.js";
 import { outcomeToolMessage, readdressToolMessage } from "./tool-message.js";

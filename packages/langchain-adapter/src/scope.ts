@@ -1,4 +1,4 @@
-import { randomScope } from "@retry-reflect/core/adapter";
+import { randomScope } from "@retry-reflect/core/adapter/options";
 
 /** What LangGraph hands a hook (a config, a state, a message): an object whose members may be anything, or not an object at all. */
 type Members = { readonly [key: string]: unknown } | null | undefined;

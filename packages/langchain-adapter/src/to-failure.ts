@@ -3,17 +3,15 @@ import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
 import { isGraphBubbleUp } from "@langchain/langgraph";
+import { pauseStackTraces, resumeStackTraces, type ThrownReading } from "@retry-reflect/core/adapter";
 import {
   errorJsonOfText,
   invalidArgumentsError,
-  pauseStackTraces,
   ReturnedFailureError,
-  resumeStackTraces,
   structuredErrorOf,
-  type ThrownReading,
   textOfContent,
   zodArgumentsError,
-} from "@retry-reflect/core/adapter";
+} from "@retry-reflect/core/adapter/failures";
 
 /** The members of LangChain's errors read here (`~brand` names the class across package copies). */
 type LangChainErrorMembers = { readonly "~brand"?: unknown; readonly cause?: unknown; readonly toolError?: unknown } | null;

@@ -1,5 +1,5 @@
 import type { ToolEffect } from "@retry-reflect/core";
-import { isToolEffect } from "@retry-reflect/core/adapter";
+import { isToolEffect } from "@retry-reflect/core/adapter/options";
 
 /** A tool as far as its effect is concerned: LangChain tools carry free-form `metadata`. */
 export interface ToolWithMetadata {

@@ -2,7 +2,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
-import { pluginOf } from "@retry-reflect/core/adapter";
+import { pluginOf } from "@retry-reflect/core/adapter/options";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
 import { defaultNamespace, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";

@@ -1,7 +1,7 @@
 export { drive, recordEvents } from "@retry-reflect/core/testing";
 
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { RetryReflectEvent } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 
 /** The model's turn that calls tools (no text), as a provider would send it. */
 export function callTools(...calls: Array<{ name: string; args: Record<string, unknown>; id: string }>): AIMessage {

@@ -1,7 +1,8 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { type IdempotencyStore, InMemoryIdempotencyStore, RetryReflectPlugin, type ToolContext } from "@retry-reflect/core";
+import { InMemoryIdempotencyStore, RetryReflectPlugin, type ToolContext } from "@retry-reflect/core";
+import type { IdempotencyStore } from "@retry-reflect/core/stores";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";

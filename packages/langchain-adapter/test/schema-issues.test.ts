@@ -1,4 +1,4 @@
-import { describeProblem, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter";
+import { describeProblem, invalidArgumentsError, problemsFromIssues } from "@retry-reflect/core/adapter/failures";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";

@@ -1,7 +1,8 @@
 import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { type CallInfo, RetryReflectPlugin } from "@retry-reflect/core";
+import { RetryReflectPlugin } from "@retry-reflect/core";
+import type { CallInfo } from "@retry-reflect/core/events";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter";
+import { type AnnotatedToolOptions, isRecord } from "@retry-reflect/core/adapter/options";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {

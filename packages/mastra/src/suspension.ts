@@ -1,4 +1,4 @@
-import { isRecord } from "@retry-reflect/core/adapter";
+import { isRecord } from "@retry-reflect/core/adapter/options";
 
 // A Mastra tool may ask for a confirmation inside `execute` (`await context.agent.suspend(payload)`):
 // Mastra records the suspension and the tool returns, usually `undefined`; on `resumeGenerate` the

@@ -1,5 +1,6 @@
 import type { ToolExecutionContext } from "@mastra/core/tools";
-import { annotatedBinding, isRecord, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { annotatedBinding, type ToolSetWrapper, toolSetWrapper } from "@retry-reflect/core/adapter";
+import { isRecord } from "@retry-reflect/core/adapter/options";
 import { checkTools, type ToolCallInput, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type Execute, MastraToolCall, settleSuspension, type ToolBinding } from "./mastra-tool-call.js";
 

@@ -1,4 +1,8 @@
-import { type AnnotatedToolOptions, type CheckedAnnotatedToolOptions, checkAnnotatedToolOptions } from "@retry-reflect/core/adapter";
+import {
+  type AnnotatedToolOptions,
+  type CheckedAnnotatedToolOptions,
+  checkAnnotatedToolOptions,
+} from "@retry-reflect/core/adapter/options";
 import type { CallToolParams } from "./mcp-types.js";
 
 /** What a `scope` function sees of a tool call. */

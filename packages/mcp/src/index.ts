@@ -1,4 +1,4 @@
-export { type EffectHints, effectOfAnnotations } from "@retry-reflect/core/adapter";
+export { type EffectHints, effectOfAnnotations } from "@retry-reflect/core/adapter/options";
 export type { McpCallInfo, RetryReflectMcpOptions } from "./adapter-options.js";
 export type { CallToolOptions, CallToolParams, CallToolResponse, McpClientLike } from "./mcp-types.js";
 export { OUTCOME_META_KEY, outcomeResult, SERVER_STRUCTURED_CONTENT_META_KEY } from "./outcome-result.js";

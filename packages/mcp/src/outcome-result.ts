@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { FailedOutcome, ReflectOutcome } from "@retry-reflect/core";
-import { isRecord, isToolErrorShape } from "@retry-reflect/core/adapter";
+import { isRecord } from "@retry-reflect/core/adapter/options";
+import { isToolErrorShape } from "@retry-reflect/core/primitives";
 
 /** The `_meta` key under which a reflect/failed result says which outcome it was. */
 export const OUTCOME_META_KEY = "retry-reflect/outcome";

@@ -3,12 +3,12 @@ import {
   createToolError,
   errorJsonOfText,
   invalidArgumentsError,
-  isRecord,
   isZodError,
   ReturnedFailureError,
   structuredErrorOf,
   textOfContent,
-} from "@retry-reflect/core/adapter";
+} from "@retry-reflect/core/adapter/failures";
+import { isRecord } from "@retry-reflect/core/adapter/options";
 import { DEFAULT_SUGGESTED_ACTIONS } from "@retry-reflect/core/primitives";
 import { RPC_INVALID_PARAMS, RPC_REQUEST_TIMEOUT } from "./mcp-types.js";
 

@@ -1,5 +1,5 @@
 import type { ToolEffect } from "@retry-reflect/core";
-import { type EffectHints, effectOfAnnotations } from "@retry-reflect/core/adapter";
+import { type EffectHints, effectOfAnnotations } from "@retry-reflect/core/adapter/options";
 import { abortable } from "./abort.js";
 import type { McpClientLike } from "./mcp-types.js";
 

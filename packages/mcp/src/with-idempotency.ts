@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidOptionError, ToolError } from "@retry-reflect/core";
-import { RequestGuard, type RequestGuardOptions, randomScope } from "@retry-reflect/core/adapter";
+import { RequestGuard, type RequestGuardOptions } from "@retry-reflect/core/adapter";
+import { randomScope } from "@retry-reflect/core/adapter/options";
 import { isSuccessfulCallToolResult } from "./call-tool-result-shape.js";
 import { structuredToolError } from "./structured-tool-error.js";
 import { IDEMPOTENCY_META_KEY } from "./with-retry-reflect.js";

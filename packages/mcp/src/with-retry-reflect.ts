@@ -8,16 +8,13 @@ import {
 } from "@retry-reflect/core";
 import {
   abortReason,
-  declaresKey,
   type HostOutcome,
   type HostToolCall,
-  isRecord,
-  pluginOf,
-  randomScope,
   runToolCall,
   type ThrownReading,
   withToolContext,
 } from "@retry-reflect/core/adapter";
+import { declaresKey, isRecord, pluginOf, randomScope } from "@retry-reflect/core/adapter/options";
 import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
 import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
 import { outcomeResult } from "./outcome-result.js";

@@ -3,7 +3,7 @@ export { drive, recordEvents } from "@retry-reflect/core/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core";
+import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core/events";
 
 /** A real `McpServer` and `Client` over `InMemoryTransport.createLinkedPair()`: offline, in process. */
 export async function connect(register: (server: McpServer) => void): Promise<{ client: Client; server: McpServer }> {

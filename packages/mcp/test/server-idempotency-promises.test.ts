@@ -1,5 +1,6 @@
-import { consoleLogger, type IdempotencyStore, InMemoryIdempotencyStore } from "@retry-reflect/core";
+import { consoleLogger, InMemoryIdempotencyStore } from "@retry-reflect/core";
 import { argumentsFingerprint } from "@retry-reflect/core/primitives";
+import type { IdempotencyStore } from "@retry-reflect/core/stores";
 import { createFakeClock, recordEvents } from "@retry-reflect/core/testing";
 import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, withIdempotency } from "../src/index.js";

@@ -1,6 +1,6 @@
 import type { RunContext } from "@openai/agents";
 import { InvalidOptionError, type ToolEffect } from "@retry-reflect/core";
-import { type CheckedScopedToolOptions, checkScopedToolOptions, isRecord } from "@retry-reflect/core/adapter";
+import { type CheckedScopedToolOptions, checkScopedToolOptions, isRecord } from "@retry-reflect/core/adapter/options";
 
 /** What a `scope` or `namespace` function sees of a tool call. */
 export interface ToolCallInput {

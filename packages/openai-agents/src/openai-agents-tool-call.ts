@@ -1,6 +1,7 @@
 import type { RunContext } from "@openai/agents";
 import type { ToolContext } from "@retry-reflect/core";
-import { BoundToolCall, randomScope, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { BoundToolCall, type ScopedToolCallBinding, withToolContext } from "@retry-reflect/core/adapter";
+import { randomScope } from "@retry-reflect/core/adapter/options";
 import type { ScopeOption, ToolCallInput } from "./adapter-options.js";
 
 /** A definition's `execute`, as the SDK calls it. */

@@ -1,12 +1,7 @@
 import type { RunContext } from "@openai/agents";
 import type { RetryReflectPlugin, ToolError } from "@retry-reflect/core";
-import {
-  invalidArgumentsError,
-  RetryReflectToolError,
-  runToolCall,
-  valueOrToolError,
-  zodArgumentsError,
-} from "@retry-reflect/core/adapter";
+import { RetryReflectToolError, runToolCall, valueOrToolError } from "@retry-reflect/core/adapter";
+import { invalidArgumentsError, zodArgumentsError } from "@retry-reflect/core/adapter/failures";
 import { type CallDetails, OpenAiAgentsToolCall, type ToolBinding } from "./openai-agents-tool-call.js";
 
 // Arguments the SDK's own parser rejects never reach `execute`: the SDK throws an

@@ -7,15 +7,8 @@ import {
   tool,
 } from "@openai/agents";
 import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
-import {
-  declaresField,
-  keyFieldOf,
-  pluginOf,
-  RetryReflectToolError,
-  randomScope,
-  runToolCall,
-  valueOrToolError,
-} from "@retry-reflect/core/adapter";
+import { RetryReflectToolError, runToolCall, valueOrToolError } from "@retry-reflect/core/adapter";
+import { declaresField, keyFieldOf, pluginOf, randomScope } from "@retry-reflect/core/adapter/options";
 import { checkAdapterOptions, checkDefinitions, type WithRetryReflectOptions } from "./adapter-options.js";
 import { type CallDetails, type Execute, OpenAiAgentsToolCall, type ToolBinding } from "./openai-agents-tool-call.js";
 import { isRejectedInput, rejectedInputOutcome } from "./rejected-input.js";

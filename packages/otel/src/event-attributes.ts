@@ -1,5 +1,5 @@
 import type { Attributes } from "@opentelemetry/api";
-import type { RetryReflectEvent } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import { ATTR_GEN_AI_TOOL_NAME, RETRY_REFLECT_FIELD_PREFIX } from "./semconv.js";
 import type { ErrorTextMode } from "./types.js";
 

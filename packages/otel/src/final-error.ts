@@ -1,5 +1,5 @@
 import type { Exception } from "@opentelemetry/api";
-import type { CallEnd } from "@retry-reflect/core";
+import type { CallEnd } from "@retry-reflect/core/events";
 import { cleanErrorText, defaultRedactor } from "@retry-reflect/core/primitives";
 import { ERROR_TYPE_VALUE_OTHER } from "./semconv.js";
 import type { ErrorTextMode } from "./types.js";

@@ -1,6 +1,7 @@
 import { type Attributes, context, type MeterProvider, metrics, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
-import { type CallEnd, type CallInfo, InvalidOptionError, type RetryReflectObserver } from "@retry-reflect/core";
-import { isReturnedFailure } from "@retry-reflect/core/adapter";
+import { InvalidOptionError } from "@retry-reflect/core";
+import { isReturnedFailure } from "@retry-reflect/core/adapter/failures";
+import type { CallEnd, CallInfo, RetryReflectObserver } from "@retry-reflect/core/events";
 import { version } from "../package.json";
 import { serializeContent } from "./content.js";
 import { circuitStateOfEvent, eventAttributes } from "./event-attributes.js";

@@ -1,5 +1,5 @@
 import type { Attributes } from "@opentelemetry/api";
-import type { CallEnd, CallInfo, RetryReflectEvent } from "@retry-reflect/core";
+import type { CallEnd, CallInfo, RetryReflectEvent } from "@retry-reflect/core/events";
 import { circuitStateOfEvent } from "./event-attributes.js";
 import type { Instruments } from "./instruments.js";
 import {

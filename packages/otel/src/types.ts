@@ -1,5 +1,5 @@
 import type { Attributes, Context, MeterProvider, Span, TracerProvider } from "@opentelemetry/api";
-import type { CallEnd, CallInfo } from "@retry-reflect/core";
+import type { CallEnd, CallInfo } from "@retry-reflect/core/events";
 
 /**
  * `"span"`: open one `execute_tool {tool}` span per logical call.

@@ -1,4 +1,4 @@
-import type { CircuitAdmission, CircuitStoreSettings, CircuitTransition } from "@retry-reflect/core";
+import type { CircuitAdmission, CircuitStoreSettings, CircuitTransition } from "@retry-reflect/core/stores";
 import type { CircuitViews } from "./circuit-views.js";
 
 // Reading the breaker scripts' replies (see breaker-scripts.ts for their shapes).

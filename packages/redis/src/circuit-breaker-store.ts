@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { CircuitState } from "@retry-reflect/core";
 import type {
   BudgetShare,
   BudgetShareReply,
@@ -6,10 +7,9 @@ import type {
   CircuitBreakerStore,
   CircuitPermit,
   CircuitResult,
-  CircuitState,
   CircuitStoreSettings,
   CircuitTransition,
-} from "@retry-reflect/core";
+} from "@retry-reflect/core/stores";
 import { admissionOf, CLOSED, parse, transitionOf, versionOf } from "./breaker-replies.js";
 import { ACQUIRE, acquireArgs, acquireReleaseArgs, BUDGET, ISOLATE, READ, RECORD, RESET } from "./breaker-scripts.js";
 import { CircuitReads, KEYS_PER_READ } from "./circuit-reads.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core";
+import type { IdempotencyBeginResult, IdempotencyStore } from "@retry-reflect/core/stores";
 import { BEGIN, beginArgs, COMPLETE, EXTEND, RELEASE, releaseOwnerArgs } from "./idempotency-scripts.js";
 import { hashed } from "./key-names.js";
 import { type RedisStoreOptions, resolveRedisOptions, warnOnEviction } from "./options.js";

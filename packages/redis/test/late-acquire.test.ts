@@ -1,4 +1,4 @@
-import type { CircuitAdmission, CircuitStoreSettings } from "@retry-reflect/core";
+import type { CircuitAdmission, CircuitStoreSettings } from "@retry-reflect/core/stores";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { ACQUIRE, MAX_MARKS } from "../src/breaker-scripts.js";

@@ -1,4 +1,5 @@
-import { type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { RetryReflectPlugin } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisStores } from "../src/index.js";

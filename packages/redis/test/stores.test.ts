@@ -1,4 +1,5 @@
-import { InvalidOptionError, type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { InvalidOptionError, RetryReflectPlugin } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import Redis from "ioredis";
 import { createClient } from "redis";

@@ -1,4 +1,4 @@
-import type { RetryReflectEvent } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import type { Transcript } from "./transcript.js";
 
 /**

@@ -1,6 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { TracerProvider } from "@opentelemetry/api";
-import { type Clock, type RetryReflectObserver, systemClock } from "@retry-reflect/core";
+import { type Clock, systemClock } from "@retry-reflect/core";
+import type { RetryReflectObserver } from "@retry-reflect/core/events";
 import { ScriptedChatModel } from "../model/scripted-chat-model.js";
 import type { Style } from "../output/style.js";
 import { renderSummaryTable } from "../output/summary-table.js";

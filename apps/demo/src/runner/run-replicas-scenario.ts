@@ -3,14 +3,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import {
-  type Clock,
-  consoleLogger,
-  DEFAULT_OPTIONS,
-  type RetryReflectEvent,
-  type RetryReflectObserver,
-  RetryReflectPlugin,
-} from "@retry-reflect/core";
+import { type Clock, consoleLogger, DEFAULT_OPTIONS, RetryReflectPlugin } from "@retry-reflect/core";
+import type { RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core/events";
 import { type RedisStores, redisStores } from "@retry-reflect/redis";
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";

@@ -1,7 +1,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { type CallInfo, type Clock, consoleLogger, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
+import { type Clock, consoleLogger, RetryReflectPlugin } from "@retry-reflect/core";
+import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core/events";
 import { textOf } from "../model/conversation.js";
 import { EventNotes } from "../output/event-notes.js";
 import type { Transcript } from "../output/transcript.js";

@@ -1,4 +1,4 @@
-import type { CallEnd, CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core";
+import type { CallEnd, CallInfo, RetryReflectEvent, RetryReflectObserver } from "@retry-reflect/core/events";
 import type { ToolHooks } from "../tools/tool-hooks.js";
 
 /** A tool result as the model received it. */

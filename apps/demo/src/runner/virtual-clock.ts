@@ -1,5 +1,6 @@
-import { type CallInfo, type Clock, isWatchdog, type RetryReflectObserver } from "@retry-reflect/core";
-import { createFakeClock } from "@retry-reflect/core/testing";
+import type { Clock } from "@retry-reflect/core";
+import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core/events";
+import { createFakeClock, isWatchdog } from "@retry-reflect/core/testing";
 
 /** A clock on simulated time that moves forward by itself whenever something sleeps. */
 export interface VirtualClock extends Clock {

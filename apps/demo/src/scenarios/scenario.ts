@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { CallInfo, Clock, RetryReflectEvent, RetryReflectOptions } from "@retry-reflect/core";
+import type { Clock, RetryReflectOptions } from "@retry-reflect/core";
+import type { CallInfo, RetryReflectEvent } from "@retry-reflect/core/events";
 import type { ChatScript } from "../model/scripted-chat-model.js";
 import type { Transcript } from "../output/transcript.js";
 import type { ScenarioStats } from "../runner/scenario-stats.js";

@@ -5,7 +5,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import type { RetryReflectObserver } from "@retry-reflect/core";
+import type { RetryReflectObserver } from "@retry-reflect/core/events";
 import { openTelemetryObserver } from "@retry-reflect/otel";
 
 /** The service name the demo's spans carry (search for it in Jaeger). */

@@ -3,7 +3,8 @@
 // built packages, as the rest of the bench imports them. Each replica has its own client, its own
 // store and its own plugin; they share the process's event loop. The messages are in
 // replica-host-messages.ts.
-import { type ExecuteOutcome, type RetryReflectObserver, RetryReflectPlugin } from "@retry-reflect/core";
+import { type ExecuteOutcome, RetryReflectPlugin } from "@retry-reflect/core";
+import type { RetryReflectObserver } from "@retry-reflect/core/events";
 import { redisStores } from "@retry-reflect/redis";
 import { type Connection, connectClient } from "./connections.js";
 import type { HostReplies, HostReply, HostRequest, HostRequests, ReplicaAfter, ReplicaWaves } from "./replica-host-messages.js";

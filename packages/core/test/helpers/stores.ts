@@ -1,4 +1,5 @@
-import type { IdempotencyStore, InMemoryIdempotencyStore } from "../../src/index.js";
+import type { InMemoryIdempotencyStore } from "../../src/index.js";
+import type { IdempotencyStore } from "../../src/stores.js";
 
 /**
  * The store as seen by a holder that renews nothing: a process that crashed, or a store without

@@ -1,4 +1,5 @@
-import type { CallEnd, CallInfo, CircuitState, RetryReflectEvent, ToolEffect } from "@retry-reflect/core";
+import type { CircuitState, ToolEffect } from "@retry-reflect/core";
+import type { CallEnd, CallInfo, RetryReflectEvent } from "@retry-reflect/core/events";
 
 /** A hand-made `CallInfo`, as the core passes to observers. */
 export function makeCall(

@@ -2,7 +2,8 @@
 // (`fork(..., { execArgv: ["--import", "tsx"] })`): a plugin over the Redis stores, driven by
 // messages from the parent. Each message `{ id, op, ...args }` gets one reply `{ id, result }` or
 // `{ id, error }`. Side effects are counted here and reported back.
-import { type ExecuteOutcome, type RetryReflectEvent, RetryReflectPlugin } from "@retry-reflect/core";
+import { type ExecuteOutcome, RetryReflectPlugin } from "@retry-reflect/core";
+import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import { redisStores } from "../../src/index.js";
 
 interface Init {
