@@ -4,7 +4,7 @@ import { type CoreModule, PENDING } from "../ours.js";
 import { BrokenCircuitError, cockatielBreaker, cockatielRetryBreaker, opossumBreaker } from "../peers.js";
 import type { Cell, SuiteResult } from "../report-types.js";
 
-const OURS = "retry-reflect (returns a failed outcome)";
+const OURS = "retry-reflect (returns a reflect outcome: CIRCUIT_OPEN, temporary)";
 const RESET_MS = 1e9;
 
 /** 2. Open-circuit rejection: how fast a broken tool is refused. */
@@ -25,9 +25,10 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
     // Trip it in one agent run; measure later runs (scopes) hitting the open circuit.
     await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_0", scope: "run-0" }, failing);
     const probe = await plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool);
-    if (plugin.circuitState("broken_api") !== "open" || probe.status !== "failed" || probe.reason !== "circuit_open") {
+    // An open circuit is told as temporary (issue 51): a reflect outcome with CIRCUIT_OPEN, the tool not run.
+    if (plugin.circuitState("broken_api") !== "open" || probe.status !== "reflect" || probe.error.code !== "CIRCUIT_OPEN") {
       throw new Error(
-        `ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "failed" ? probe.reason : ""}`,
+        `ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "reflect" ? probe.error.code : ""}`,
       );
     }
     contestants.push([OURS, () => plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool)]);
