@@ -1,4 +1,4 @@
-import { abortReason } from "../clock.js";
+import { abortReason, TIMER_STOPPED } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError } from "../errors/tool-error.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
@@ -153,7 +153,7 @@ function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void
   signal?.addEventListener("abort", onAbort, { once: true });
   const slept = engine.options.clock.sleep(ms, stop.signal);
   return Promise.race([slept, changed]).finally(() => {
-    stop.abort();
+    stop.abort(TIMER_STOPPED);
     slept.catch(() => {});
     signal?.removeEventListener("abort", onAbort);
     const set = engine.recovering.get(key);

@@ -1,4 +1,4 @@
-import { abortReason, watchdogSignal } from "../clock.js";
+import { abortReason, TIMER_STOPPED, watchdogSignal } from "../clock.js";
 import type { ToolContext } from "../config/options.js";
 import type { ResolvedPolicy } from "../config/policy.js";
 import { ErrorCodes } from "../errors/error-codes.js";
@@ -63,13 +63,14 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
   const attempt = run.attempt;
   return new Promise<T>((resolve, reject) => {
     const own = new AbortController();
-    const stopTimer = new AbortController();
+    // Stops the limit's timer when the attempt settles first (none without a limit).
+    const stopTimer = limitMs === undefined ? undefined : new AbortController();
     let settled = false;
     const end = (): boolean => {
       if (settled) return false;
       settled = true;
       caller?.removeEventListener("abort", onAbort);
-      stopTimer.abort();
+      stopTimer?.abort(TIMER_STOPPED);
       return true;
     };
     const onAbort = (): void => {
@@ -95,7 +96,7 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
         if (end()) reject(error);
       },
     );
-    if (limitMs === undefined) return;
+    if (limitMs === undefined || stopTimer === undefined) return;
     // The default limit's timer is left out of a test clock's pending sleeps.
     const timerSignal = run.policy.defaultLimit ? watchdogSignal(stopTimer) : stopTimer.signal;
     engine.options.clock.sleep(limitMs, timerSignal).then(() => {

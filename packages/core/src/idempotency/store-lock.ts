@@ -1,4 +1,4 @@
-import { type Clock, watchdogSignal } from "../clock.js";
+import { type Clock, TIMER_STOPPED, watchdogSignal } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import { STORE_UNAVAILABLE_ACTION, storeUnavailableMessage } from "../texts/model-texts.js";
@@ -98,7 +98,7 @@ export class StoreLock {
       );
     };
     renew();
-    return () => stop.abort();
+    return () => stop.abort(TIMER_STOPPED);
   }
 
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
