@@ -5,6 +5,8 @@
 //   failing: the model sends arguments the tool's zod schema rejects (INVALID_ARGUMENTS):
 //            the middleware returns a reflection ToolMessage (status "error").
 //   healthy: the same call with good arguments: the tool's own ToolMessage.
+//   transient: the same good call; the tool's first execution fails with a 503, the in-place retry
+//              (after a 1 ms backoff) succeeds: the tool's own ToolMessage.
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
@@ -13,7 +15,7 @@ import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod";
 import { walkEnd, walkStart } from "./markers.js";
 
-export type ScenarioName = "failing" | "healthy";
+export type ScenarioName = "failing" | "healthy" | "transient";
 
 export const SCENARIOS: Readonly<Record<ScenarioName, { readonly args: Record<string, unknown>; readonly what: string }>> = {
   failing: {
@@ -24,15 +26,27 @@ export const SCENARIOS: Readonly<Record<ScenarioName, { readonly args: Record<st
     args: { city: "NYC", units: "celsius" },
     what: 'get_weather({ city: "NYC", units: "celsius" }) → the tool\'s own ToolMessage',
   },
+  transient: {
+    args: { city: "NYC", units: "celsius" },
+    what: 'get_weather({ city: "NYC", units: "celsius" }): a 503, retried in place, then the tool\'s own ToolMessage',
+  },
 };
 
 /** Runs one agent turn of the scenario; with `open`, the middleware's call is inside the window. */
 export async function runScenario(name: ScenarioName, open: boolean): Promise<ToolMessage> {
-  const getWeather = tool(async ({ city, units }) => `22 ${units} in ${city}`, {
-    name: "get_weather",
-    description: "Current weather of a city.",
-    schema: z.object({ city: z.string(), units: z.enum(["celsius", "fahrenheit"]) }),
-  });
+  let executions = 0;
+  const getWeather = tool(
+    async ({ city, units }) => {
+      executions++;
+      if (name === "transient" && executions === 1) throw Object.assign(new Error("503 Service Unavailable"), { status: 503 });
+      return `22 ${units} in ${city}`;
+    },
+    {
+      name: "get_weather",
+      description: "Current weather of a city.",
+      schema: z.object({ city: z.string(), units: z.enum(["celsius", "fahrenheit"]) }),
+    },
+  );
   const model = fakeModel()
     .respond(
       new AIMessage({ content: "", tool_calls: [{ name: "get_weather", args: SCENARIOS[name].args, id: "call_1", type: "tool_call" }] }),
@@ -48,7 +62,11 @@ export async function runScenario(name: ScenarioName, open: boolean): Promise<To
     },
   });
   // The window first: LangChain composes the first middleware outermost.
-  const agent = createAgent({ model, tools: [getWeather], middleware: [window, retryReflectMiddleware()] });
+  const agent = createAgent({
+    model,
+    tools: [getWeather],
+    middleware: [window, retryReflectMiddleware(name === "transient" ? { initialBackoffMs: 1 } : {})],
+  });
   const { messages } = await agent.invoke({ messages: [new HumanMessage("weather in NYC?")] });
   const message = messages.find((entry) => ToolMessage.isInstance(entry));
   if (message === undefined) throw new Error(`scenario ${name}: no ToolMessage in the run`);
