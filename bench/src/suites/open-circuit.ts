@@ -31,7 +31,10 @@ export async function openCircuit(core: CoreModule | undefined): Promise<SuiteRe
         `ours did not open: state ${plugin.circuitState("broken_api")}, outcome ${probe.status} ${probe.status === "reflect" ? probe.error.code : ""}`,
       );
     }
-    contestants.push([OURS, () => plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: "run-1" }, tool)]);
+    // Each measured call is another agent run meeting the open circuit: a run told to wait waits
+    // before its own next call (issue 51), so one run calling again at once would measure that wait.
+    let run = 1;
+    contestants.push([OURS, () => plugin.execute({ toolName: "broken_api", args: {}, callId: "call_1", scope: `run-${++run}` }, tool)]);
   }
 
   const cockatiel = cockatielBreaker({ threshold: 1, halfOpenAfter: RESET_MS });
