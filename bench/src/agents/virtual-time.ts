@@ -213,12 +213,15 @@ export async function runEpisode<T>(
   globalThis.clearTimeout = patchedClearTimeout;
   Math.random = random;
   try {
-    const running = start(controller.signal);
-    running.then(
+    /** Whether the run has settled (after the deadline too: the deadline's end keeps its place). */
+    let settled = false;
+    start(controller.signal).then(
       (value) => {
+        settled = true;
         end ??= { kind: "settled", value };
       },
       (error: unknown) => {
+        settled = true;
         end ??= { kind: "threw", error };
       },
     );
@@ -239,15 +242,6 @@ export async function runEpisode<T>(
         controller.abort(new Error("episode deadline"));
         // Let the aborted run unwind (its rejection is ignored: the episode already ended), with
         // virtual time stopped: a run still pending then waits on something the abort did not end.
-        let settled = false;
-        running.then(
-          () => {
-            settled = true;
-          },
-          () => {
-            settled = true;
-          },
-        );
         for (let turn = 0; turn < UNWIND_TURNS && !settled; turn++) await macrotask();
         end = { kind: "deadline", unwound: settled };
         break;

@@ -226,14 +226,12 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
     );
   });
 
+  /** A plugin whose circuit opens at the first failure and stays open 60 s. */
+  const openedByOneFailure = () =>
+    RetryReflectPlugin.create({ maxRetries: 0, circuitBreakerThreshold: 1, circuitBreakerResetMs: 60_000, clock, observers: [observer()] });
+
   it("a call that meets an open circuit due within its patience waits for recovery: 'waiting for recovery', then the probe's half-open and closed, in its span; counted, and its wait in its duration", async () => {
-    const plugin = RetryReflectPlugin.create({
-      maxRetries: 0,
-      circuitBreakerThreshold: 1,
-      circuitBreakerResetMs: 60_000,
-      clock,
-      observers: [observer()],
-    });
+    const plugin = openedByOneFailure();
     await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
     expect(plugin.circuitState("api_call")).toBe("open");
     await clock.advance(50_000);
@@ -261,13 +259,7 @@ describe("the breaker, exhaustion and rejection through the real plugin", () => 
   });
 
   it("after reset_ms the probe's span shows half-open then closed, and the state ends closed", async () => {
-    const plugin = RetryReflectPlugin.create({
-      maxRetries: 0,
-      circuitBreakerThreshold: 1,
-      circuitBreakerResetMs: 60_000,
-      clock,
-      observers: [observer()],
-    });
+    const plugin = openedByOneFailure();
     await plugin.execute({ toolName: "api_call", args: {}, scope: "run-1" }, alwaysDown);
     await clock.advance(60_000);
     const probe = await plugin.execute({ toolName: "api_call", args: {}, scope: "run-2" }, () => "ok");
