@@ -3,7 +3,7 @@
 // Each installs with the pinned pnpm (frozen lockfile), builds with turbo, then does its job.
 // Only Node.js 20 and npm are needed: pnpm comes through `npx --yes`.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,17 @@ const started = Date.now();
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PNPM_VERSION = "12.4.2";
 const [command, ...rest] = process.argv.slice(2);
+
+/** What each command does, printed first (before pnpm is looked for): the reader knows at once what is coming. */
+const PLANS = {
+  test: "npm test: install, lint, build and typecheck, package checks, then every test (about 5 minutes on 2 cores)",
+  demo: [
+    "retry-reflect demo: an agent whose tools fail in eight ways (a 503, bad arguments, a dead service, a write",
+    "retried, an outage...), handled by retry-reflect, offline with a scripted model.",
+    "Steps: install, build (about 1 minute on a fresh clone), then the demo.",
+  ].join("\n"),
+};
+if (PLANS[command]) console.log(PLANS[command]);
 
 // Colours only on a terminal: when the output goes to a pipe, a file or a CI log, every child
 // (pnpm, turbo, tsup, vitest, publint, attw) is told to print plain text. Some of them turn colours
@@ -68,14 +79,19 @@ function printTimes() {
   console.log(`wall time: ${times.join(", ")}; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** Seconds since the command started, for the progress lines. */
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+
 function step(label, argv) {
-  console.log(`\n> ${label}`);
+  console.log(`\n> ${label} (at ${elapsed()})`);
+  const start = Date.now();
   const status = timed(label, () => run(argv));
   if (status !== 0) {
     console.error(`\n${label} failed (exit ${status})`);
     printTimes();
     process.exit(status);
   }
+  console.log(`done: ${label} in ${((Date.now() - start) / 1000).toFixed(1)} s`);
 }
 
 function install() {
@@ -84,7 +100,8 @@ function install() {
 }
 
 function build() {
-  step("build", [...PNPM, "exec", "turbo", "run", "build", "--output-logs=errors-only"]);
+  // A few lines per package as it builds (tsup runs with --silent): progress, and errors in full.
+  step("build", [...PNPM, "exec", "turbo", "run", "build", "--output-logs=new-only"]);
 }
 
 /** Prints the Node.js this script runs on and the one its children get from PATH; they must agree. */
@@ -214,6 +231,10 @@ function checkPackages() {
         fail("attw found problems (above)");
       }
     }
+    // What `pnpm publish` itself checks before it uploads (--no-git-checks: a CI checkout may be detached).
+    console.log("\npnpm publish --dry-run (every public package)");
+    if (run([...PNPM, "-r", "publish", "--dry-run", "--no-git-checks"]) !== 0) failures.push("pnpm publish --dry-run failed (above)");
+    changelogs(workspace, work, failures);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -222,6 +243,27 @@ function checkPackages() {
     process.exit(1);
   }
   console.log("\npackage checks: all packages ok");
+}
+
+/**
+ * The release path: `changeset version` in a scratch copy of the manifests and changesets must give
+ * every public package a CHANGELOG.md and a new version (the repository itself is not touched).
+ */
+function changelogs(workspace, work, failures) {
+  console.log("\nchangeset version (in a scratch copy)");
+  const scratch = join(work, "changesets");
+  const copy = (path) => cpSync(join(root, path), join(scratch, path), { recursive: true });
+  for (const path of ["package.json", "pnpm-workspace.yaml", ".changeset"]) copy(path);
+  for (const { dir } of workspace) copy(join(dir, "package.json"));
+  const cli = join(root, "node_modules", "@changesets", "cli", "bin.js");
+  const status = run(["node", cli, "version"], { cwd: scratch, stdio: ["ignore", "ignore", "inherit"] });
+  if (status !== 0) failures.push(`changeset version failed (exit ${status})`);
+  for (const { dir, manifest } of workspace.filter(({ manifest }) => !manifest.private)) {
+    const after = JSON.parse(readFileSync(join(scratch, dir, "package.json"), "utf8"));
+    if (!existsSync(join(scratch, dir, "CHANGELOG.md"))) failures.push(`${manifest.name}: changeset version wrote no CHANGELOG.md`);
+    else if (after.version === manifest.version) failures.push(`${manifest.name}: changeset version left the version at ${after.version}`);
+    else console.log(`${manifest.name}: ${manifest.version} -> ${after.version}, CHANGELOG.md written`);
+  }
 }
 
 switch (command) {
@@ -245,7 +287,8 @@ switch (command) {
       "build",
       "typecheck",
       "--concurrency=100%",
-      "--output-logs=errors-only",
+      // A few lines per task as it runs (tsup runs with --silent, tsc prints only errors): progress.
+      "--output-logs=new-only",
     ]);
     timed("package checks", checkPackages);
     const report = join(root, ".vitest-report.json");
@@ -269,6 +312,11 @@ switch (command) {
     // The plain closing line CI reads.
     console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
     process.exit(status !== 0 ? status : failed > 0 ? 1 : 0);
+    break;
+  }
+  case "package-checks": {
+    // What `npm test` checks of the packages (pack, publint, attw, publish --dry-run, changelogs), on the current build.
+    checkPackages();
     break;
   }
   case "demo": {
@@ -302,6 +350,6 @@ switch (command) {
     break;
   }
   default:
-    console.error("usage: node scripts/run.mjs test|demo|bench|bench-node24|bench-agents|bench-agents-sweep [args...]");
+    console.error("usage: node scripts/run.mjs test|demo|package-checks|bench|bench-node24|bench-agents|bench-agents-sweep [args...]");
     process.exit(2);
 }
