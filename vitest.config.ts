@@ -27,10 +27,11 @@ const alias = {
 };
 
 // Tests live in each package's `test/` folder, never in `src/` (scripts/run.mjs checks it): one
-// Vitest project per workspace package that has one (packages/*, apps/*, bench).
+// Vitest project per workspace package that has one (packages/*, apps/*, bench, examples).
 const packages = [
   ...["packages", "apps"].flatMap((parent) => readdirSync(here(parent)).map((name) => `${parent}/${name}`)),
   "bench",
+  "examples",
 ].filter((dir) => existsSync(here(`${dir}/test`)));
 
 // The one file that runs replicas in child processes (up to 8 at once, ~35 s, more than a core's

@@ -117,7 +117,7 @@ function nodeVersions() {
   }
 }
 
-// The workspace, as pnpm-workspace.yaml lists it (packages/*, apps/*, bench).
+// The workspace, as pnpm-workspace.yaml lists it (packages/*, apps/*, bench, examples).
 function workspacePackages() {
   const dirs = [];
   for (const parent of ["packages", "apps"]) {
@@ -125,7 +125,7 @@ function workspacePackages() {
       if (entry.isDirectory() && existsSync(join(root, parent, entry.name, "package.json"))) dirs.push(`${parent}/${entry.name}`);
     }
   }
-  dirs.push("bench");
+  dirs.push("bench", "examples");
   return dirs.map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) }));
 }
 
