@@ -1,30 +1,36 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // Every TypeScript block of every README (and of every page in a package's `docs/`) is typechecked
 // against the built packages (their `dist` types, as a user gets them), and every JavaScript block
-// is run with node, offline.
+// is run with node, offline. What is checked is what the reader sees: nothing is put before a block.
 //
 // The convention (also in the root README's Development section): an HTML comment on the line
 // before a fence (blank lines between are allowed) changes what is done with the block.
 //
-//   <!-- check: prelude
-//   declare const model: BaseChatModel;      code put before the block: the names it takes as given
-//   -->
 //   <!-- check: output -->                   before a `text` block: the exact output (stdout and
 //                                            stderr, in order) of the JavaScript block above it
 //   <!-- check: output (varies: wait_ms) --> the same, but the numbers of these `key=N` fields may differ
 //   <!-- check: skip (why) -->               neither typechecked nor run; the reason is required
 //
-// Blocks are checked each on its own, as its own ES module. Fences other than ts/typescript and
-// js/mjs (sh, text, a bare fence for diagrams and transcripts) are not checked.
+// Any other `check:` directive fails the test (there is no hidden prelude: a block shows its imports
+// and the definitions it needs). Blocks are checked each on its own, as its own ES module. Fences
+// other than ts/typescript and js/mjs (sh, text, a bare fence for diagrams and transcripts) are not
+// checked.
+//
+// The opening rule: in the root README and in every package's README, the first block that is
+// typechecked or run (the opening example, never skipped) starts within the first 40 lines. A README
+// whose subject is a command (the demo's, the bench's) may open with a `sh` block of the command and
+// a `text` sample of its output instead.
 //
 // The temporary project lives in a git-ignored folder of the demo app: from there node and tsc
 // resolve the workspace packages (symlinks to their built `dist`) and everything the demo depends
-// on (LangChain, the OpenTelemetry SDK), so nothing is installed.
+// on (LangChain, the AI SDK, MCP, the OpenAI Agents SDK, Mastra, the OpenTelemetry SDK, Redis
+// clients), so nothing is installed.
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const tsc = join(root, "node_modules/.bin/tsc");
@@ -33,7 +39,7 @@ const scratch = join(root, "apps/demo/.readme-check");
 type Kind = "ts" | "js";
 
 interface Directive {
-  readonly type: "prelude" | "output" | "skip";
+  readonly type: "output" | "skip";
   readonly text: string;
 }
 
@@ -82,7 +88,6 @@ function directiveBefore(lines: readonly string[], index: number, where: string)
   if (!match) return undefined;
   const body = match[1] ?? "";
   const [, type = "", rest = ""] = /^(\S+)\s*([\s\S]*)$/.exec(body) ?? [];
-  if (type === "prelude") return { type, text: rest };
   if (type === "output") {
     // `output (varies: wait_ms, ...)`: the numbers of these `key=N` fields may differ from the README's.
     const varies = /^(?:\(varies:\s*([\w.]+(?:\s*,\s*[\w.]+)*)\))?$/.exec(rest);
@@ -94,7 +99,9 @@ function directiveBefore(lines: readonly string[], index: number, where: string)
     if (!reason) throw new Error(`${where}: "check: skip" needs a reason in parentheses: ${comment}`);
     return { type, text: reason };
   }
-  throw new Error(`${where}: unknown directive ${comment} (known: prelude, output, skip (reason))`);
+  throw new Error(
+    `${where}: unknown directive ${comment} (known: output, output (varies: key, ...), skip (reason); there is no prelude: show what a block needs in it)`,
+  );
 }
 
 function blocksOf(readme: string): Block[] {
@@ -131,17 +138,10 @@ function fileNameOf(block: Block, extension: string): string {
 interface Source {
   readonly block: Block;
   readonly file: string;
-  readonly preludeLines: number;
 }
 
 function sourceOf(block: Block, extension: string): Source & { readonly text: string } {
-  const prelude = block.directive?.type === "prelude" ? `${block.directive.text}\n` : "";
-  return {
-    block,
-    file: fileNameOf(block, extension),
-    preludeLines: prelude === "" ? 0 : prelude.split("\n").length - 1,
-    text: `${prelude}${block.code}`,
-  };
+  return { block, file: fileNameOf(block, extension), text: block.code };
 }
 
 interface TscError {
@@ -174,12 +174,29 @@ function tscErrors(output: string, sources: ReadonlyMap<string, Source>): TscErr
       errors.push({ readme: "(tsc)", text: line });
       continue;
     }
-    const at = Number(row) - source.preludeLines;
-    const place =
-      at >= 1 ? `${source.block.readme}:${source.block.line + at}:${column}` : `the prelude of ${source.block.readme}:${source.block.line}`;
+    const place = `${source.block.readme}:${source.block.line + Number(row)}:${column}`;
     errors.push({ readme: source.block.readme, text: `${place} ${message}` });
   }
   return errors;
+}
+
+/**
+ * At most this many blocks run at once: each opening example loads a whole host (LangChain, Mastra,
+ * the Agents SDK), and starting them all at once beside tsc on a 2-core machine only thrashes.
+ */
+const RUNNING_AT_ONCE = Math.max(2, availableParallelism());
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function limited<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= RUNNING_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
 }
 
 /** Runs a file with node; stdout and stderr go to one pipe, in the order they were written. */
@@ -189,7 +206,7 @@ function runNode(cwd: string, file: string): Promise<{ code: number | null; outp
     const child = spawn("sh", ["-c", 'exec "$0" "$1" 2>&1', process.execPath, file], { cwd, stdio: ["ignore", "pipe", "inherit"] });
     const chunks: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -304,7 +321,10 @@ beforeAll(async () => {
   for (const block of jsBlocks) {
     const source = sourceOf(block, "mjs");
     writeFileSync(join(project, source.file), source.text);
-    runs.set(block, runNode(project, source.file));
+    runs.set(
+      block,
+      limited(() => runNode(project, source.file)),
+    );
   }
   const started = Date.now();
   const { code, output } = await new Promise<{ code: unknown; output: string }>((resolve) => {
@@ -322,7 +342,7 @@ beforeAll(async () => {
   const files = output.split("\n").filter((line) => /^\/.*\.[cm]?ts$/.test(line.trim()));
   typecheck = { errors, files, ms: Date.now() - started };
   await Promise.all(runs.values());
-}, 120_000);
+}, 240_000);
 
 afterAll(() => {
   if (project !== "") rmSync(project, { recursive: true, force: true });
@@ -335,11 +355,26 @@ describe("README code blocks", () => {
     expect(jsBlocks.length).toBeGreaterThanOrEqual(1);
     const skipped = blocks.filter((block) => block.directive?.type === "skip");
     for (const block of skipped) expect(block.directive?.text, `${block.readme}:${block.line}`).toMatch(/\w{3,}/);
-    // Skips stay rare: a block is made complete (a prelude) rather than skipped.
+    // Skips stay rare: a block is made complete (its imports and definitions shown) rather than skipped.
     expect(skipped.length).toBeLessThanOrEqual(3);
     for (const block of blocks.filter((candidate) => candidate.directive?.type === "output")) {
       expect(block.lang, `${block.readme}:${block.line}: an output block is text`).toBe("text");
     }
+  });
+
+  it.each(readmes().filter((readme) => readme === "README.md" || /^packages\/[^/]+\/README\.md$/.test(readme)))(
+    "%s opens with its example: a block that is run or typechecked starts within the first 40 lines",
+    (readme) => {
+      const first = checked.find((block) => block.readme === readme);
+      expect(first, `${readme}: no ts/js block is checked`).toBeDefined();
+      // The opening example is never a skipped block: the first ts/js block of the README is checked.
+      expect(blocks.find((block) => block.readme === readme && kindOf(block) !== undefined)).toBe(first);
+      expect(first?.line, `${readme}: the first checked block starts at line ${first?.line}`).toBeLessThanOrEqual(40);
+    },
+  );
+
+  it("no page has a hidden prelude", () => {
+    for (const readme of readmes()) expect(readFileSync(join(root, readme), "utf8"), readme).not.toMatch(/<!--\s*check:\s*prelude/);
   });
 
   it("typechecks strictly, against the packages' built declarations (dist), not their sources", () => {
