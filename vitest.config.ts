@@ -34,24 +34,33 @@ const packages = [
   "examples",
 ].filter((dir) => existsSync(here(`${dir}/test`)));
 
-// The one file that runs replicas in child processes (up to 8 at once, ~35 s, more than a core's
-// worth of CPU) is a project of its own that starts first, beside other packages' files. The other
-// Redis files (whose stores give each command 100 ms) run at the end, after it, not beside it.
+// The one file that runs replicas in child processes (8, started once for the file: ~30 s, more than
+// a core's worth of CPU at times) is a project of its own that starts first, beside other packages' files.
 const PROCESSES = "packages/redis/test/multi-process.test.ts";
 
-// The files measured longest (a fresh clone on 2 cores), longest first. Without durations of its
-// own (a fresh clone, CI) Vitest runs a project's larger files first, which started
-// failover-processes (26 s) last of all, 164 s in, and the run ended with it alone on one core.
+// Projects start in this order (the others after them, in Vitest's order): the ones whose files
+// take longest first, so that on 2 cores the run does not end with one long file alone on one core,
+// as it did when the LangChain memory test (then ~60 s) started 190 s in and the Redis files (~150 s
+// in all) came last. The Redis files start once `redis-processes` is over (it is the first), not
+// beside it: their stores give each command a limit, which 8 busy replicas could make them miss.
+const PROJECT_ORDER = ["redis-processes", "langchain-adapter", "bench", "redis", "mcp"];
+
+// The files measured longest (a fresh clone on 2 cores), longest first within their project.
+// Without durations of its own (a fresh clone, CI) Vitest runs a project's larger files first,
+// which started failover-processes last of all, and the run ended with it alone on one core.
 const LONGEST = [
+  "packages/langchain-adapter/test/long-lived-memory.test.ts",
+  "bench/test/agents.test.ts",
+  "packages/mcp/test/server-idempotency-http.test.ts",
+  "packages/redis/test/fleet-learns.test.ts",
   "packages/redis/test/failover.test.ts",
   "packages/redis/test/failover-processes.test.ts",
-  "packages/redis/test/fleet-learns.test.ts",
-  "packages/redis/test/silent-subscription.test.ts",
   "packages/redis/test/cluster-processes.test.ts",
+  "packages/redis/test/silent-subscription.test.ts",
 ].map(here);
 
-/** Projects run one after another (Vitest's order), `redis-processes` first; in each, the files of `LONGEST` first, then Vitest's order. */
-class ProcessesFirst extends BaseSequencer {
+/** Projects in `PROJECT_ORDER`, then the others in Vitest's order; in each, the files of `LONGEST` first, then Vitest's order. */
+class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (file: TestSpecification) => {
@@ -65,8 +74,11 @@ class ProcessesFirst extends BaseSequencer {
       if (project === undefined) projects.set(name, [file]);
       else project.push(file);
     }
-    const first = (name: string) => (name === "redis-processes" ? 0 : 1);
-    return [...projects].sort(([a], [b]) => first(a) - first(b)).flatMap(([, project]) => project.sort((a, b) => rank(a) - rank(b)));
+    const order = (name: string) => {
+      const index = PROJECT_ORDER.indexOf(name);
+      return index < 0 ? PROJECT_ORDER.length : index;
+    };
+    return [...projects].sort(([a], [b]) => order(a) - order(b)).flatMap(([, project]) => project.sort((a, b) => rank(a) - rank(b)));
   }
 }
 
@@ -83,7 +95,7 @@ export default defineConfig({
     // importing them again). Each file still gets fresh mocks, config and its own module; the
     // package's sources are shared within the worker, as they are in one process of a user's.
     isolate: false,
-    sequence: { sequencer: ProcessesFirst },
+    sequence: { sequencer: LongestFirst },
     projects: [
       ...packages.map((dir) => ({
         extends: true,

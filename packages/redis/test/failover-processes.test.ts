@@ -9,7 +9,7 @@ import { type Replica, startReplicas } from "./helpers/replicas.js";
 // write again, and again after every lease taken before the failover is over. Runs are counted in
 // each process and summed per key.
 
-const WRITES = 3_000;
+const WRITES = 1_500;
 const IN_FLIGHT = 25; // per process
 const LEASE_MS = 1_000;
 const cleanups: Array<() => unknown> = [];

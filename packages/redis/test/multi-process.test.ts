@@ -1,14 +1,27 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
-import { type Replica, startReplicas } from "./helpers/replicas.js";
+import { type Replica, startReplica, startReplicas } from "./helpers/replicas.js";
 
 // Replicas as separate processes (test/helpers/replica.ts), each with its own client and plugin
 // over the Redis stores of one real redis-server. Open times and leases are judged by the Redis
 // server's clock, which a test cannot fake: the few waits here are real and short (a few hundred
 // milliseconds), and every other check is a count.
+//
+// The processes are started once for the file (8, the most a test uses) and reused: each test's
+// `init` gives a replica a new client, new stores and a new plugin under a prefix of the test's own
+// (the last test's closed, its events dropped), so no test sees another's keys, circuits or events.
+// A replica a test kills is replaced before the next. Starting ~35 processes (one set per test,
+// each loading tsx, the sources and a Redis client) was most of this file's time.
 
 const redis = await startRedis();
-afterAll(() => redis?.stop());
+const pool: Replica[] = [];
+beforeAll(async () => {
+  if (redis !== undefined) pool.push(...(await startReplicas(8)));
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(pool.map((replica) => replica.kill()));
+  await redis?.stop();
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let prefixes = 0;
@@ -18,7 +31,9 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
   let replicas: Replica[] = [];
 
   async function fleet(count: number, init: Record<string, unknown> = {}, client: "node-redis" | "ioredis" = "node-redis") {
-    replicas = await startReplicas(count);
+    const dead = pool.flatMap((replica, i) => (replica.exited ? [i] : []));
+    await Promise.all(dead.map(async (i) => (pool[i] = await startReplica())));
+    replicas = pool.slice(0, count);
     const prefix = `mp${++prefixes}:`;
     await Promise.all(
       replicas.map((replica, i) => replica.ask("init", { url: server.url, prefix, client: i % 2 === 1 ? "ioredis" : client, ...init })),
@@ -27,16 +42,18 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
   }
 
   afterEach(async () => {
-    await Promise.all(replicas.map((replica) => replica.kill()));
+    // Each ends what it started: its client, stores and plugin (the process stays for the next test).
+    await Promise.all(replicas.filter((replica) => !replica.exited).map((replica) => replica.ask("close")));
     replicas = [];
   });
 
-  it("10,000 concurrent same-key writes from 4 processes (both clients): the tool runs exactly once; a later round replays its result everywhere", async () => {
+  it("4,000 concurrent same-key writes from 4 processes (both clients): the tool runs exactly once; a later round replays its result everywhere", async () => {
     const fleetOf4 = await fleet(4);
     const rounds = await Promise.all(
       fleetOf4.map((replica) =>
         replica.ask<{ runs: number; outcomes: Record<string, number>; values: string[] }>("writes", {
-          count: 2500,
+          // 1,000 a process, all in flight at once (each held 100 ms): 4 connections' scripts interleave on the server.
+          count: 1000,
           key: "order-1",
           holdMs: 100,
         }),
@@ -88,11 +105,11 @@ describe.skipIf(redis === undefined)("many processes, one Redis", { timeout: 60_
     expect(keys[0]).toMatch(/^mp\d+:rb:\{[0-9a-f]{40}\}$/);
   });
 
-  it("10,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {
-    // 2,500 script calls queued at once on each connection: a limit for throughput, not for a hung server.
+  it("4,000 concurrent begins of one key from 4 processes, 5 keys: exactly one acquired per key", async () => {
+    // 1,000 script calls queued at once on each connection: a limit for throughput, not for a hung server.
     const fleetOf4 = await fleet(4, { commandTimeoutMs: 10_000 });
     for (let k = 0; k < 5; k++) {
-      const acquired = await Promise.all(fleetOf4.map((replica) => replica.ask<number>("begins", { count: 2500, key: `key-${k}` })));
+      const acquired = await Promise.all(fleetOf4.map((replica) => replica.ask<number>("begins", { count: 1000, key: `key-${k}` })));
       expect(acquired.reduce((sum, each) => sum + each, 0)).toBe(1);
     }
   });

@@ -41,6 +41,8 @@ type Message = { id: number; op: string } & Record<string, unknown>;
 
 let plugin: RetryReflectPlugin | undefined;
 let stores: ReturnType<typeof redisStores> | undefined;
+/** Ends the client of the last `init` (a replica a test file reuses gets a new client, stores and plugin per test). */
+let closeClient: (() => void) | undefined;
 const events: RetryReflectEvent[] = [];
 let searches = 0;
 let scopes = 0;
@@ -116,7 +118,15 @@ async function readmeClient(init: Init): Promise<unknown> {
 const ops: Record<string, (message: Message) => Promise<unknown>> = {
   async init(message) {
     const init = message as unknown as Init;
+    // A second `init` in one process starts over: the last one's stores and client closed, its events dropped.
+    await ops.close?.(message);
     const client = await connect(init);
+    closeClient = () => {
+      const open = client as { disconnect?: () => void; destroy?: () => void; isOpen?: boolean; status?: string };
+      // ioredis (and its Cluster) has `status` and `disconnect()`; node-redis `isOpen` and `destroy()`.
+      if (open.status !== undefined) open.disconnect?.();
+      else if (open.isOpen !== false) open.destroy?.();
+    };
     stores = redisStores({ client, prefix: init.prefix, commandTimeoutMs: init.commandTimeoutMs ?? 2000, replicas: init.replicas });
     if (init.readme !== true) await stores.circuitBreaker.subscribed;
     plugin = RetryReflectPlugin.create({
@@ -139,6 +149,21 @@ const ops: Record<string, (message: Message) => Promise<unknown>> = {
       observers: [{ onEvent: (event) => events.push(event) }],
     });
     return process.pid;
+  },
+  /** Closes the last `init`'s stores and client, and drops its events (nothing to do before the first). */
+  async close() {
+    const last = { stores, closeClient };
+    stores = undefined;
+    plugin = undefined;
+    closeClient = undefined;
+    events.length = 0;
+    await last.stores?.close().catch(() => {});
+    try {
+      last.closeClient?.();
+    } catch {
+      // already closed
+    }
+    return "closed";
   },
   /**
    * One write per key (each key its own conversation), `inFlight` at a time: how often the tool ran

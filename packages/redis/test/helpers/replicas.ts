@@ -7,6 +7,8 @@ const REPLICA = fileURLToPath(new URL("./replica.ts", import.meta.url));
 
 export interface Replica {
   readonly pid: number;
+  /** The process has exited (killed): a test file that reuses replicas starts another in its place. */
+  readonly exited: boolean;
   ask<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
   /** SIGKILL: no cleanup, no lock released (a crashed holder). */
   kill(): Promise<void>;
@@ -41,6 +43,9 @@ export async function startReplica(): Promise<Replica> {
   });
   return {
     pid: child.pid as number,
+    get exited() {
+      return exited;
+    },
     ask<T>(op: string, args: Record<string, unknown> = {}) {
       if (exited) return Promise.reject(new Error(`replica ${child.pid} has exited`));
       const id = next++;
