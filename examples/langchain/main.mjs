@@ -3,7 +3,7 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { consoleLogger, RetryReflectPlugin } from "@retry-reflect/core";
+import { RetryReflectPlugin } from "@retry-reflect/core";
 import { retryReflectMiddleware } from "@retry-reflect/langchain";
 import { createAgent } from "langchain";
 import { z } from "zod";
@@ -36,8 +36,9 @@ const model = fakeModel()
   .respond(toolCall("call_3", "get_weather", { city: "NYC", units: "celsius" }))
   .respond(new AIMessage("Retries are in chapter 3, and it is 22 °C and sunny in NYC."));
 
-// consoleLogger() prints each retry decision (WARN to stderr, INFO to stdout).
-const plugin = RetryReflectPlugin.create({ maxRetries: 3, observers: [consoleLogger()] });
+// Run with DEBUG=retry-reflect to see each decision (WARN to stderr, INFO to stdout); in code, add
+// `observers: [consoleLogger()]` from @retry-reflect/core.
+const plugin = RetryReflectPlugin.create({ maxRetries: 3 });
 const agent = createAgent({ model, tools: [searchDocs, getWeather], middleware: [retryReflectMiddleware(plugin)] });
 
 const result = await agent.invoke({ messages: [{ role: "user", content: "Where are retries documented, and the weather in NYC?" }] });

@@ -55,7 +55,8 @@ const FLAKY = "search_docs ran 2 times (a 503, then success); the model saw only
 
 describe.each(["langchain", "ai-sdk", "openai-agents", "mastra"])("examples/%s", (host) => {
   it("retries the 503 in place, reflects the bad units, and the model answers", async () => {
-    const run = await runExample(host);
+    // The LangChain example prints the decisions with DEBUG=retry-reflect; the others with consoleLogger().
+    const run = await runExample(host, host === "langchain" ? { DEBUG: "retry-reflect" } : {});
     expectFinished(run);
     expect(run.output).toContain("WARN retry_reflect: tool call failed, retrying tool_name=search_docs attempt=1 max=3");
     expect(run.output).toContain("error_code=TRANSIENT mode=in_place");
@@ -65,6 +66,15 @@ describe.each(["langchain", "ai-sdk", "openai-agents", "mastra"])("examples/%s",
     expect(run.output).toContain("INFO retry_reflect: retry succeeded tool_name=get_weather attempt=2");
     expect(run.output).toContain(FLAKY);
     expect(run.output).toContain(FINAL);
+  });
+});
+
+describe("examples/langchain without DEBUG", () => {
+  it("prints only its own lines: no decision is logged unless asked for", async () => {
+    const run = await runExample("langchain", { DEBUG: "" });
+    expectFinished(run);
+    expect(run.output).toContain(FINAL);
+    expect(run.output).not.toContain("retry_reflect:");
   });
 });
 

@@ -58,9 +58,9 @@ export class FleetStore implements CircuitBreakerStore {
     return this.holding(key)?.state(key) ?? "closed";
   }
 
-  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
+  acquire(key: string, settings: CircuitStoreSettings): Promise<CircuitAdmission> {
     const server = this.server(settings);
-    if (server.isClosed(key)) return { admitted: true, permit: { probe: 0 } };
+    if (server.isClosed(key)) return Promise.resolve({ admitted: true, permit: { probe: 0 } });
     this.roundTrips++;
     return Promise.resolve().then(() => {
       this.last = undefined;
@@ -74,9 +74,9 @@ export class FleetStore implements CircuitBreakerStore {
     permit: CircuitPermit,
     result: CircuitResult,
     settings: CircuitStoreSettings,
-  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
+  ): Promise<CircuitTransition | undefined> {
     const server = this.server(settings);
-    if (result === "success" && permit.probe === 0 && !this.failing.has(key) && server.isClosed(key)) return undefined;
+    if (result === "success" && permit.probe === 0 && !this.failing.has(key) && server.isClosed(key)) return Promise.resolve(undefined);
     this.roundTrips++;
     return Promise.resolve().then(() => {
       this.last = undefined;
@@ -91,11 +91,11 @@ export class FleetStore implements CircuitBreakerStore {
     });
   }
 
-  isolate(key: string): void {
+  async isolate(key: string): Promise<void> {
     for (const server of this.servers.values()) server.isolate(key);
   }
 
-  reset(key?: string): void {
+  async reset(key?: string): Promise<void> {
     for (const server of this.servers.values()) server.reset(key);
   }
 

@@ -32,8 +32,7 @@ async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
  * One AI SDK tool call, as the seam (`runToolCall` of `@retry-reflect/core/adapter`) runs it: the
  * model's tool-call id is the call id, the run's `abortSignal` the signal, the run told by the
  * step's messages the default namespace, and the tool's own `execute` runs with the
- * attempt's signal and context in its execution options. A class, so that a call costs one object
- * and no closure.
+ * attempt's signal and context in its execution options.
  */
 export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, ToolBinding> {
   readonly callId: string;
@@ -67,9 +66,9 @@ export class AiSdkToolCall extends BoundToolCall<(call: ScopeInput) => string, T
     return runOfMessages(this.options.messages);
   }
 
-  run(args: unknown, context: ToolContext): unknown {
+  async run(args: unknown, context: ToolContext): Promise<unknown> {
     const { tool, execute } = this.binding;
-    const result = execute.call(tool, args, withToolContext(this.options, context, "abortSignal"));
+    const result = await execute.call(tool, args, withToolContext(this.options, context, "abortSignal"));
     return isAsyncIterable(result) ? lastOf(result) : result;
   }
 }

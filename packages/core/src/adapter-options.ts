@@ -2,7 +2,6 @@
 // options, scope, effects, annotations) with the same errors, and reading what a tool declares:
 // its effect from its annotations, and whether its schema has a field (an idempotency key).
 
-export { type EffectHints, effectOfAnnotations } from "./adapter/effect-hints.js";
 export {
   type AnnotatedToolOptions,
   type CheckedAnnotatedToolOptions,
@@ -11,10 +10,16 @@ export {
   checkEffect,
   checkScopedToolOptions,
   checkScopeOption,
+  isPlugin,
   isRecord,
   isToolEffect,
   pluginOf,
   randomScope,
 } from "./adapter/host-options.js";
-export { isPlugin } from "./adapter/is-plugin.js";
-export { declaresField, declaresKey, keyFieldOf } from "./adapter/schema-fields.js";
+export {
+  declaresField,
+  declaresKey,
+  type EffectHints,
+  effectOfAnnotations,
+  keyFieldOf,
+} from "./adapter/tool-declarations.js";

@@ -2,7 +2,6 @@
 // events it is told of (one type each, and their union), a call's start and end as observers that
 // follow calls see them, each event's message, and the console logger's line for an event.
 
-export { formatEvent } from "./events/console-logger.js";
 export {
   type AttemptTimedOutEvent,
   type CallEnd,
@@ -25,3 +24,4 @@ export {
   type StoreErrorEvent,
   type WaitingBeforeRetryEvent,
 } from "./events/events.js";
+export { formatEvent } from "./events/notifier.js";

@@ -7,6 +7,7 @@
 
 export type { RetryReflectPluginBuilder } from "./builder.js";
 export { type Clock, systemClock } from "./clock.js";
+export { DEFAULT_OPTIONS } from "./config/option-table.js";
 export type {
   ClassifyContext,
   FailureContext,
@@ -18,12 +19,11 @@ export type {
   ToolContext,
   ToolPolicy,
 } from "./config/options.js";
-export { DEFAULT_OPTIONS } from "./config/resolve.js";
 export { ErrorCodes, type ErrorKind, type StandardErrorCode } from "./errors/error-codes.js";
 export { InvalidOptionError } from "./errors/invalid-option-error.js";
 export { RetriesExhaustedError } from "./errors/retries-exhausted-error.js";
 export { ToolError, type ToolErrorInit } from "./errors/tool-error.js";
-export { type ConsoleLoggerOptions, consoleLogger } from "./events/console-logger.js";
+export { type ConsoleLoggerOptions, consoleLogger } from "./events/notifier.js";
 export { InMemoryIdempotencyStore, type InMemoryIdempotencyStoreOptions } from "./idempotency/in-memory-idempotency-store.js";
 export type {
   CircuitState,

@@ -1,13 +1,23 @@
+import type { Breaker } from "./breaker/breaker.js";
+import { CircuitBreaker, type CircuitTransition, MemoryBreaker } from "./breaker/circuit-breaker.js";
 import { Circuits } from "./breaker/circuits.js";
+import { StoreBreaker } from "./breaker/store-breaker.js";
+import { RetryBudgets } from "./budget/retry-budget.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./builder.js";
-import type { ToolFunction } from "./call/call-state.js";
-import { breakersOf, createEngine, ENGINE, type Engine, setupOf } from "./call/engine.js";
+import { type CallRun, ENGINE, type Engine, setupOf, type ToolFunction, type ToolSetup } from "./call/call.js";
 import { runCall } from "./call/run-call.js";
+import { errorMessageOf } from "./classify/error-signals.js";
+import { Cleaner } from "./cleaning/clean-text.js";
 import type { RetryReflectOptions, ToolCall } from "./config/options.js";
+import { ownBreakerSetting, type ResolvedPolicy } from "./config/policy.js";
 import { effectOf, isInScope, type ResolvedOptions, resolveOptions } from "./config/resolve.js";
+import type { CallInfo, StoreOperation } from "./events/events.js";
+import { Notifier } from "./events/notifier.js";
+import { IdempotencyGuard } from "./idempotency/idempotency-guard.js";
 import type { CircuitState, ExecuteOutcome, ToolEffect } from "./outcome.js";
+import { AttemptTracker } from "./state/counters.js";
 
-export type { ToolFunction } from "./call/call-state.js";
+export type { ToolFunction } from "./call/call.js";
 
 /**
  * Decides, per tool failure, between an in-place retry after backoff, a reflection prompt for the
@@ -19,8 +29,7 @@ export type { ToolFunction } from "./call/call-state.js";
  * ```
  *
  * This class is the face: options, circuits and `execute`; a call's one path is `call/run-call.ts`
- * (src/README.md maps it). What happens after a failure lives in the stages beside it
- * (`failure.ts`, `decide.ts`, `outcome.ts`).
+ * (src/README.md maps it).
  */
 export class RetryReflectPlugin {
   /** The options in force, defaults applied. */
@@ -90,6 +99,97 @@ export class RetryReflectPlugin {
    * out-of-scope tool is called once, and its error is rethrown untouched.
    */
   execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
+    try {
+      checkCall(call, fn);
+    } catch (error) {
+      return Promise.reject(error); // a rejection, as from any other `execute` failure
+    }
     return runCall(this.engine, call, fn);
   }
+}
+
+/** The parts of one plugin: the notifier, the cleaner, the guard, the counters, a breaker for the plugin and one per tool whose breaker settings differ. */
+function createEngine(options: ResolvedOptions): Engine {
+  const notifier = new Notifier(options.observers, options.clock);
+  const cleaner = new Cleaner(options.maxErrorLength, options.redact);
+  const recovering = new Map<string, Set<() => void>>();
+  const storeError = (toolName: string, call: CallInfo | undefined, operation: StoreOperation, error: unknown) =>
+    notifier.emit("store_error", toolName, call, { tool_name: toolName, operation, error: cleaner.clean(errorMessageOf(error)) });
+  const onTransition = (transition: CircuitTransition, call: CallInfo | undefined) => {
+    const waiting = recovering.get(transition.key); // the calls waiting for this circuit look again
+    if (waiting !== undefined) {
+      recovering.delete(transition.key);
+      for (const wake of waiting) wake();
+    }
+    const toolName = call?.toolName ?? transition.key;
+    if (transition.to === "open") {
+      const fields = { tool_name: toolName, failures: transition.failures, reset_ms: transition.resetMs };
+      notifier.emit("circuit_opened", toolName, call, fields);
+    } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
+    else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
+  };
+  const store = options.circuitBreakerStore;
+  const breakerFor = (policy: ResolvedPolicy): Breaker<CallInfo> => {
+    const threshold = policy.circuitBreakerThreshold;
+    const resetMs = policy.circuitBreakerResetMs;
+    const maxResetMs = policy.circuitBreakerMaxResetMs;
+    const failureRate = policy.circuitBreakerFailureRate;
+    const rate = { failureRate, minimumCalls: policy.circuitBreakerMinimumCalls, windowMs: policy.circuitBreakerWindowMs };
+    if (store === undefined) {
+      const { clock, maxCircuitBreakers: maxKeys } = options;
+      return new MemoryBreaker(new CircuitBreaker<CallInfo>({ threshold, resetMs, maxResetMs, ...rate, maxKeys, clock, onTransition }));
+    }
+    const onError = (operation: StoreOperation, error: unknown, key: string, call: CallInfo | undefined) =>
+      storeError(call?.toolName ?? key, call, operation, error);
+    const settings = { threshold, resetMs, maxResetMs };
+    const shared = failureRate === undefined ? undefined : { ...rate, failureRate };
+    return new StoreBreaker<CallInfo>(store, settings, onTransition, onError, options.clock, options.maxCircuitBreakers, shared);
+  };
+  const defaults: ToolSetup = { policy: options.policy, breaker: breakerFor(options.policy) };
+  const setups = new Map<string, ToolSetup>();
+  for (const [toolName, policy] of options.tools) {
+    // A tool whose policy changes nothing of the breaker shares the plugin's.
+    const breaker = ownBreakerSetting(policy, options.policy) === undefined ? defaults.breaker : breakerFor(policy);
+    setups.set(toolName, { policy, breaker });
+  }
+  const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error, reason) => {
+    const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
+    const fields = { tool_name: run.toolName, operation, error: text };
+    notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
+  });
+  const share = store?.shareBudget === undefined ? undefined : store.shareBudget.bind(store);
+  const budgets = new RetryBudgets(options.maxCircuitBreakers, share, (toolName, error) =>
+    storeError(toolName, undefined, "budget", error),
+  );
+  const tracker = new AttemptTracker(options.maxAttemptCounters);
+  return { options, defaults, setups, running: new Map(), notifier, guard, cleaner, tracker, recovering, budgets };
+}
+
+/** Every distinct breaker of an engine, the plugin's first. */
+function breakersOf(engine: Engine): Breaker<CallInfo>[] {
+  const breakers = [engine.defaults.breaker];
+  for (const { breaker } of engine.setups.values()) if (!breakers.includes(breaker)) breakers.push(breaker);
+  return breakers;
+}
+
+/** `execute`'s call, checked before anything reads it. */
+function checkCall(call: unknown, fn: unknown): void {
+  const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
+  if (typeof call !== "object" || call === null)
+    throw new TypeError(`execute: expected a call object { toolName, args }, received ${call === null ? "null" : typeof call}`);
+  const { toolName, signal } = call as ToolCall;
+  if (typeof toolName !== "string" || toolName.length === 0)
+    throw new TypeError(`execute: expected \`toolName\` to be a non-empty string, received ${shown(toolName)}`);
+  if (typeof fn !== "function") throw new TypeError(`execute: expected the tool function as the second argument, received ${typeof fn}`);
+  if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).aborted !== "boolean"))
+    throw new TypeError("execute: expected `signal` to be an AbortSignal");
+  const { description, toolType, namespace, declaresKey } = call as ToolCall;
+  if (declaresKey !== undefined && typeof declaresKey !== "boolean")
+    throw new TypeError(`execute: expected \`declaresKey\` to be a boolean, received ${shown(declaresKey)}`);
+  if (namespace !== undefined && (typeof namespace !== "string" || namespace.length === 0))
+    throw new TypeError(`execute: expected \`namespace\` to be a non-empty string, received ${shown(namespace)}`);
+  if (description !== undefined && typeof description !== "string")
+    throw new TypeError(`execute: expected \`description\` to be a string, received ${typeof description}`);
+  if (toolType !== undefined && typeof toolType !== "string")
+    throw new TypeError(`execute: expected \`toolType\` to be a string, received ${typeof toolType}`);
 }

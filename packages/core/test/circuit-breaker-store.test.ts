@@ -15,8 +15,8 @@ import type {
 import { createFakeClock, drive, type FakeClock } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 
-// `circuitBreakerStore`: the plugin over a shared store whose `acquire`/`record` may be async. A
-// fake "remote" store keeps the state in an in-memory breaker (the "server"), answers at once
+// `circuitBreakerStore`: the plugin over a shared store whose `acquire`/`record` answer with promises.
+// A fake "remote" store keeps the state in an in-memory breaker (the "server"), answers at once
 // while the circuit is closed and nothing needs telling, and otherwise after a tick (its "I/O",
 // counted). Faults are injected by making its methods throw or reject.
 
@@ -55,11 +55,11 @@ class FakeRemoteStore implements CircuitBreakerStore {
     return this.any(key)?.state(key) ?? "closed";
   }
 
-  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
+  acquire(key: string, settings: CircuitStoreSettings): Promise<CircuitAdmission> {
     this.settingsSeen.push(settings);
     const server = this.server(settings);
     if (this.fail.acquire === "throw") throw new Error("store down (acquire)");
-    if (server.isClosed(key)) return { admitted: true, permit: { probe: 0 } };
+    if (server.isClosed(key)) return Promise.resolve({ admitted: true, permit: { probe: 0 } });
     this.io++;
     if (this.fail.acquire === "reject") return Promise.reject(new Error("store down (acquire)"));
     return Promise.resolve().then(() => {
@@ -69,11 +69,16 @@ class FakeRemoteStore implements CircuitBreakerStore {
     });
   }
 
-  record(key: string, permit: CircuitPermit, result: CircuitResult, settings: CircuitStoreSettings) {
+  record(
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    settings: CircuitStoreSettings,
+  ): Promise<CircuitTransition | undefined> {
     const server = this.server(settings);
     // A success on a circuit with nothing to forget needs no I/O.
     if (result === "success" && permit.probe === 0 && server.peek(key) === undefined && server.isClosed(key) && !this.failed.has(key))
-      return undefined;
+      return Promise.resolve(undefined);
     if (this.fail.record === "throw") throw new Error("store down (record)");
     this.io++;
     if (this.fail.record === "reject") return Promise.reject(new Error("store down (record)"));

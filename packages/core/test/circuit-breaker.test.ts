@@ -5,7 +5,7 @@ import { type RetryReflectOptions, RetryReflectPlugin, ToolError } from "../src/
 import { CircuitBreaker } from "../src/primitives.js";
 import type { CircuitTransition } from "../src/stores.js";
 import { createFakeClock, drive } from "../src/testing.js";
-import { structuredErrorJson } from "../src/texts/model-texts.js";
+import { structuredErrorJson } from "../src/texts/templater.js";
 
 const broken = () => {
   throw new Error("upstream exploded");

@@ -176,6 +176,7 @@ describe("the default attempt limit", () => {
       );
       ended.push(outcome.then((settled) => ({ index, startedAt, endedAt: clock.now(), status: settled.status })));
     }
+    await new Promise((resolve) => setImmediate(resolve)); // the last group's tools started (a microtask after `execute`)
     for (const finish of finishers.reverse()) finish(); // out of order
     for (let step = 0; step < 700; step++) await clock.advance(100);
     const results = await Promise.all(ended);

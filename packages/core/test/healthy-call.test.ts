@@ -69,6 +69,8 @@ for (const [name, options] of [
             ),
         ),
       );
+      await new Promise((resolve) => setImmediate(resolve)); // every tool started (a microtask after its `execute`)
+      expect(settle).toHaveLength(500);
       for (let index = settle.length - 1; index >= 0; index--) settle[index]?.();
       const ended = await Promise.all(outcomes);
       ended.forEach((outcome, index) => {

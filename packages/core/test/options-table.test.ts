@@ -1,11 +1,14 @@
 // The options are documented where a user reads them: the options table (docs/options.md), the
 // README's table of the options used most, and the JSDoc of `RetryReflectOptions` (what an editor
-// shows). The table and the JSDoc must name every option, and every default any of them states as
-// a value must be the one the code applies (DEFAULT_OPTIONS).
+// shows). The code has one table of the options (src/config/option-table.ts: each option's default,
+// check, and whether a tool may set it), from which DEFAULT_OPTIONS and every check derive. The docs'
+// table must have its rows, in its order; the docs' table and the JSDoc must name every option; and
+// every default any of them states as a value, and every "per tool", must be the code table's.
 
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_OPTIONS, IDEMPOTENCY_NAMES, OPTION_NAMES, TOOL_IDEMPOTENCY_NAMES, TOOL_POLICY_NAMES } from "../src/config/defaults.js";
+import { IDEMPOTENCY_TABLE, OPTION_TABLE, type OptionRow } from "../src/config/option-table.js";
+import { DEFAULT_OPTIONS } from "../src/index.js";
 
 const root = new URL("../", import.meta.url);
 const FULL_TABLE = new URL("docs/options.md", root);
@@ -67,40 +70,58 @@ function writtenValueOf(text: string): unknown {
   }
 }
 
-/** What the code applies for `name` (`idempotency.x` reads the idempotency defaults). */
-function codeDefault(name: string): unknown {
+/** Every documented name, in the code table's order: the plugin's options, with `idempotency` as its members. */
+const ALL_NAMES = Object.keys(OPTION_TABLE).flatMap((name) =>
+  name === "idempotency" ? Object.keys(IDEMPOTENCY_TABLE).map((member) => `idempotency.${member}`) : [name],
+);
+
+/** The code table's row of `name` (`idempotency.x`: the idempotency table's). */
+function rowOf(name: string): OptionRow {
   const [head, member] = name.split(".");
-  const defaults = DEFAULT_OPTIONS as unknown as Record<string, unknown>;
-  if (member === undefined) return defaults[head as string];
-  return (defaults[head as string] as Record<string, unknown>)[member];
+  const table: Readonly<Record<string, OptionRow>> = member === undefined ? OPTION_TABLE : IDEMPOTENCY_TABLE;
+  return table[(member ?? head) as string] as OptionRow;
 }
 
-/** Every documented name: the plugin's options, with `idempotency` as its members. */
-const ALL_NAMES = [
-  ...[...OPTION_NAMES].filter((name) => name !== "idempotency"),
-  ...[...IDEMPOTENCY_NAMES].map((name) => `idempotency.${name}`),
-];
+/** What the code applies for `name`: the row's default (none for a default told in words). */
+function codeDefault(name: string): unknown {
+  return rowOf(name).default;
+}
 
 /** The checks every options table passes: its defaults are the code's, its "per tool" column the policy's. */
 function checkRows(file: string, rows: readonly Row[]): { stated: number } {
   const stated = rows.map((row) => ({ name: row.name, value: writtenValueOf(row.defaultText) })).filter((row) => row.value !== UNPARSED);
   for (const row of stated) expect(row.value, `${file}: ${row.name}`).toEqual(codeDefault(row.name));
   for (const row of rows) {
-    const [head, member] = row.name.split(".");
-    const perTool = member === undefined ? TOOL_POLICY_NAMES.has(head as string) : TOOL_IDEMPOTENCY_NAMES.has(member);
     if (row.name === "tools" || row.name === "toolEffects") continue; // "—" and `effect`: told in words
-    expect(row.perTool, `${file}: ${row.name}`).toBe(perTool ? "yes" : "no");
+    expect(row.perTool, `${file}: ${row.name}`).toBe(rowOf(row.name).perTool === true ? "yes" : "no");
   }
   return { stated: stated.length };
 }
 
+describe("DEFAULT_OPTIONS", () => {
+  it("is the code table's defaults (the rows that write one as a value), frozen", () => {
+    for (const name of ALL_NAMES) {
+      const [head, member] = name.split(".") as [string, string | undefined];
+      const defaults = (member === undefined ? DEFAULT_OPTIONS : DEFAULT_OPTIONS.idempotency) as Readonly<Record<string, unknown>>;
+      const row = rowOf(name);
+      expect((member ?? head) in defaults, name).toBe("default" in row);
+      expect(defaults[member ?? head], name).toBe(row.default);
+    }
+    expect(Object.keys(DEFAULT_OPTIONS).every((name) => name in OPTION_TABLE)).toBe(true);
+    for (const value of [DEFAULT_OPTIONS, DEFAULT_OPTIONS.idempotency, DEFAULT_OPTIONS.attemptTimeoutMs, DEFAULT_OPTIONS.includeTools]) {
+      expect(Object.isFrozen(value)).toBe(true);
+    }
+  });
+});
+
 describe("the options table (docs/options.md)", () => {
   const { file, rows } = optionsTable(FULL_TABLE);
 
-  it("has one row per option, and no row for a name that is not one", () => {
+  it("has one row per option, and no row for a name that is not one, in the code table's order", () => {
     const names = rows.map((row) => row.name);
     expect(new Set(names).size, `${file}: a row twice`).toBe(names.length);
     expect([...names].sort(), file).toEqual([...ALL_NAMES].sort());
+    expect(names, file).toEqual(ALL_NAMES);
   });
 
   it("states each default the code applies, where it writes a value, and which options a tool's policy may set", () => {
@@ -124,7 +145,7 @@ describe("the JSDoc of the options (what an editor shows)", () => {
 
   it("gives every option a @default, but the few whose comment tells it in words", () => {
     const inWords = ["classifyError", "clock", "random"];
-    expect([...OPTION_NAMES].filter((name) => !defaults.has(name) && !inWords.includes(name))).toEqual([]);
+    expect(Object.keys(OPTION_TABLE).filter((name) => !defaults.has(name) && !inWords.includes(name))).toEqual([]);
   });
 
   it("states each default the code applies, where it writes a value", () => {

@@ -53,7 +53,7 @@ describe("HostToolCall.readThrown", () => {
       const { plugin, ends } = setup({ circuitBreakerThreshold: 1, ...options });
       const call = hostCall(
         () => interrupt,
-        (error) => ({ failure: error, passThrough: error instanceof Interrupt }),
+        async (error) => ({ failure: error, passThrough: error instanceof Interrupt }),
       );
       await expect(runToolCall(plugin, call)).rejects.toBe(interrupt);
       expect(call.readings).toEqual([interrupt]);
@@ -87,26 +87,26 @@ describe("HostToolCall.readThrown", () => {
     const upstream = () => Object.assign(new Error("upstream said no"), { status: 400 });
     const stop = await runToolCall(
       setup().plugin,
-      hostCall(upstream, (error) => ({ failure: error, retryable: false })),
+      hostCall(upstream, async (error) => ({ failure: error, retryable: false })),
     );
     expect(stop).toMatchObject({ status: "failed", reason: "not_recoverable" });
 
     const unauthorized = () => Object.assign(new Error("401 Unauthorized"), { status: 401 });
     const plain = await runToolCall(
       setup().plugin,
-      hostCall(unauthorized, (error) => ({ failure: error })),
+      hostCall(unauthorized, async (error) => ({ failure: error })),
     );
     expect(plain).toMatchObject({ status: "failed", reason: "not_recoverable" });
     const marked = await runToolCall(
       setup().plugin,
-      hostCall(unauthorized, (error) => ({ failure: error, retryable: true })),
+      hostCall(unauthorized, async (error) => ({ failure: error, retryable: true })),
     );
     expect(marked.status).toBe("reflect");
 
     const { plugin } = setup({ shouldRetry: () => true });
     const overruled = await runToolCall(
       plugin,
-      hostCall(upstream, (error) => ({ failure: error, retryable: false })),
+      hostCall(upstream, async (error) => ({ failure: error, retryable: false })),
     );
     expect(overruled.status).toBe("reflect");
   });
@@ -115,13 +115,13 @@ describe("HostToolCall.readThrown", () => {
     // No patience: the call makes its maxRetries in-place retries, then tells the failure as temporary.
     const { plugin, clock } = setup({ maxRetries: 2, patienceMs: 0, circuitBreakerThreshold: 10 });
     const reset = () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-    const call = hostCall(reset, (error) => ({ failure: error }));
+    const call = hostCall(reset, async (error) => ({ failure: error }));
     const pending = runToolCall(plugin, call);
     await clock.runAll();
     expect(await pending).toMatchObject({ status: "reflect", error: { recoverable: true } });
     expect(call.readings).toHaveLength(3);
 
-    const returned = hostCall(reset, (error) => ({ failure: error }), {
+    const returned = hostCall(reset, async (error) => ({ failure: error }), {
       toolName: "other",
       run: () => "error: not found",
       failureOfResult: (result) => new Error(String(result)),

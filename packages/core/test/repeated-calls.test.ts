@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ENGINE, type Engine } from "../src/call/engine.js";
+import { ENGINE, type Engine } from "../src/call/call.js";
 import type { RetryReflectEvent } from "../src/events.js";
 import { type ExecuteOutcome, type RetryReflectOptions, RetryReflectPlugin } from "../src/index.js";
 import { counterKey } from "../src/state/counters.js";

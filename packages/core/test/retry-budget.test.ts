@@ -12,50 +12,50 @@ import { RETRY_BUDGET_SPENT_ACTION } from "../src/texts/model-texts.js";
 
 const unavailable = () => Object.assign(new Error("503 Service Unavailable"), { status: 503 });
 
-describe("the budget's arithmetic (RetryBudgets, on a fake clock's times)", () => {
-  it("allows ratio × calls retries in the window, then says how long until it has room", () => {
+describe("the budget's arithmetic (RetryBudgets, on a fake clock's times)", async () => {
+  it("allows ratio × calls retries in the window, then says how long until it has room", async () => {
     const budgets = new RetryBudgets(100);
     const settings = { ratio: 0.5, minPerSecond: 0, windowMs: 10_000 };
     for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 0);
-    const taken = Array.from({ length: 6 }, () => budgets.takeRetry("t", settings, 500));
+    const taken = await Promise.all(Array.from({ length: 6 }, () => budgets.takeRetry("t", settings, 500)));
     // Spent; with no floor, only new calls make room: the hint is one window.
     expect(taken).toEqual([0, 0, 0, 0, 0, 10_000]);
     budgets.recordCall("t", settings, 600);
     budgets.recordCall("t", settings, 600);
-    expect(budgets.takeRetry("t", settings, 600)).toBe(0); // 12 calls: 6 retries
+    expect(await budgets.takeRetry("t", settings, 600)).toBe(0); // 12 calls: 6 retries
   });
 
-  it("has a floor of minPerSecond × the window's seconds, whatever the calls", () => {
+  it("has a floor of minPerSecond × the window's seconds, whatever the calls", async () => {
     const budgets = new RetryBudgets(100);
     const settings = { ratio: 0, minPerSecond: 0.5, windowMs: 4_000 }; // 2 retries per window
     // The window slides in tenths (400 ms here): the retries taken at 1 000 ms (800-1 200) leave it at 4 800 ms.
-    expect([0, 1, 2].map(() => budgets.takeRetry("t", settings, 1_000))).toEqual([0, 0, 3_800]);
-    expect(budgets.takeRetry("t", settings, 4_000)).toBe(800);
-    expect(budgets.takeRetry("t", settings, 4_800)).toBe(0);
+    expect(await Promise.all([0, 1, 2].map(() => budgets.takeRetry("t", settings, 1_000)))).toEqual([0, 0, 3_800]);
+    expect(await budgets.takeRetry("t", settings, 4_000)).toBe(800);
+    expect(await budgets.takeRetry("t", settings, 4_800)).toBe(0);
   });
 
-  it("slides: old calls stop counting, old retries stop costing", () => {
+  it("slides: old calls stop counting, old retries stop costing", async () => {
     const budgets = new RetryBudgets(100);
     const settings = { ratio: 0.1, minPerSecond: 0, windowMs: 10_000 };
     for (let call = 0; call < 20; call++) budgets.recordCall("t", settings, 0); // 2 retries
-    expect(budgets.takeRetry("t", settings, 0)).toBe(0);
-    expect(budgets.takeRetry("t", settings, 0)).toBe(0);
+    expect(await budgets.takeRetry("t", settings, 0)).toBe(0);
+    expect(await budgets.takeRetry("t", settings, 0)).toBe(0);
     for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 5_000); // +1 retry
-    expect(budgets.takeRetry("t", settings, 5_000)).toBe(0);
+    expect(await budgets.takeRetry("t", settings, 5_000)).toBe(0);
     // 30 calls, 3 retries: spent, and old buckets leaving would not help (no floor): the hint is one window.
-    expect(budgets.takeRetry("t", settings, 5_000)).toBe(10_000);
+    expect(await budgets.takeRetry("t", settings, 5_000)).toBe(10_000);
     // At 10 s bucket 0 (20 calls, 2 retries) has left: 10 calls, 1 retry: still spent.
-    expect(budgets.takeRetry("t", settings, 10_000)).toBe(10_000);
+    expect(await budgets.takeRetry("t", settings, 10_000)).toBe(10_000);
     for (let call = 0; call < 10; call++) budgets.recordCall("t", settings, 10_000);
-    expect(budgets.takeRetry("t", settings, 10_000)).toBe(0); // 20 calls, 2 retries
+    expect(await budgets.takeRetry("t", settings, 10_000)).toBe(0); // 20 calls, 2 retries
   });
 
-  it("counts each tool on its own", () => {
+  it("counts each tool on its own", async () => {
     const budgets = new RetryBudgets(100);
     const settings = { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 }; // 1 retry per window
-    expect(budgets.takeRetry("a", settings, 0)).toBe(0);
-    expect(budgets.takeRetry("a", settings, 0)).toBeGreaterThan(0);
-    expect(budgets.takeRetry("b", settings, 0)).toBe(0);
+    expect(await budgets.takeRetry("a", settings, 0)).toBe(0);
+    expect(await budgets.takeRetry("a", settings, 0)).toBeGreaterThan(0);
+    expect(await budgets.takeRetry("b", settings, 0)).toBe(0);
   });
 });
 
@@ -345,10 +345,10 @@ describe("a plugin over a store that shares budgets", () => {
       isClosed: (key: string) => (store.isClosed as (key: string) => boolean).call(store, key),
       peek: (key: string) => (store.peek as (key: string) => number | undefined).call(store, key),
       state: (key: string) => (store.state as (key: string) => "closed").call(store, key),
-      acquire: () => ({ admitted: true as const, permit: { probe: 0 } }),
-      record: () => undefined,
-      isolate: () => undefined,
-      reset: () => undefined,
+      acquire: async () => ({ admitted: true as const, permit: { probe: 0 } }),
+      record: async () => undefined,
+      isolate: async () => undefined,
+      reset: async () => undefined,
       shareBudget: fleet.share,
     };
     const plugins = [0, 1].map(() =>

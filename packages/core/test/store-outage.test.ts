@@ -45,13 +45,18 @@ class OutageStore implements CircuitBreakerStore {
     return this.server.state(key);
   }
 
-  acquire(key: string, _settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
-    if (this.server.isClosed(key)) return { admitted: true, permit: { probe: 0 } };
+  acquire(key: string, _settings: CircuitStoreSettings): Promise<CircuitAdmission> {
+    if (this.server.isClosed(key)) return Promise.resolve({ admitted: true, permit: { probe: 0 } });
     return this.io_(this.mode, () => ({ ...this.server.acquire(key), transition: this.last }));
   }
 
-  record(key: string, permit: CircuitPermit, result: CircuitResult, _settings: CircuitStoreSettings) {
-    if (result === "success" && permit.probe === 0 && this.server.isClosed(key) && !this.failed.has(key)) return undefined;
+  record(
+    key: string,
+    permit: CircuitPermit,
+    result: CircuitResult,
+    _settings: CircuitStoreSettings,
+  ): Promise<CircuitTransition | undefined> {
+    if (result === "success" && permit.probe === 0 && this.server.isClosed(key) && !this.failed.has(key)) return Promise.resolve(undefined);
     return this.io_(this.recordMode ?? this.mode, () => {
       // Failures known here: the next success of the key must be told (as the Redis store does).
       if (result !== "neutral") this.failed[result === "failure" ? "add" : "delete"](key);
@@ -62,10 +67,10 @@ class OutageStore implements CircuitBreakerStore {
     });
   }
 
-  isolate(key: string): void {
+  async isolate(key: string): Promise<void> {
     this.server.isolate(key);
   }
-  reset(key?: string): void {
+  async reset(key?: string): Promise<void> {
     this.server.reset(key);
   }
 

@@ -1,13 +1,14 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { ToolCall as LangChainToolCall } from "@langchain/core/messages/tool";
 import { type Command, getConfig } from "@langchain/langgraph";
-import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
+import type { RetryReflectOptions, RetryReflectPlugin } from "@retry-reflect/core";
+import type { ScopedToolCallBinding } from "@retry-reflect/core/adapter";
 import { isPlugin, isRecord, pluginOf } from "@retry-reflect/core/adapter/options";
 import { createMiddleware } from "langchain";
 import { checkAdapterOptions } from "./adapter-options.js";
 import { withoutOpenCircuitTools } from "./hide-open-circuits.js";
-import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { defaultNamespace, type RunMarker, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";
+import { LangChainHostCall, langChainBinding, type ToolContextMode } from "./run-tool.js";
+import { runMarkerOfState, threadIdOf } from "./scope.js";
 import { effectOf, type ToolWithMetadata } from "./tool-effect.js";
 
 /** What a custom `scope` function sees of a tool call. */
@@ -125,18 +126,8 @@ function buildMiddleware(plugin: RetryReflectPlugin, adapter: RetryReflectMiddle
       const tool = request.tool as (ToolWithMetadata & { name?: string; schema?: unknown; description?: unknown }) | undefined;
       const toolName = typeof tool?.name === "string" ? tool.name : request.toolCall.name;
       const effect = effectOf(toolName, tool, plugin.options.toolEffects) ?? plugin.effectOf(toolName);
-      const call = new MiddlewareToolCall(
-        plugin,
-        toolName,
-        effect,
-        tool?.schema,
-        adapter.toolContext,
-        request,
-        handler,
-        adapter.scope,
-        adapter.namespace,
-      );
-      call.description = typeof tool?.description === "string" ? tool.description : undefined;
+      const binding = langChainBinding(plugin, { toolName, description: tool?.description, effect, schema: tool?.schema }, adapter);
+      const call = new MiddlewareToolCall(plugin, binding, tool?.schema, adapter.toolContext, request, handler);
       return call.result(true) as Promise<ToolMessage | Command>;
     },
   });
@@ -148,48 +139,34 @@ type ToolCallRequest = Parameters<WrapToolCall>[0];
 type ToolCallHandler = Parameters<WrapToolCall>[1];
 
 /** One tool call through the middleware: the handler runs the tool (or the rest of the chain). */
-class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command> {
+class MiddlewareToolCall extends LangChainHostCall<ToolMessage | Command, (input: ScopeInput) => string> {
   constructor(
     plugin: RetryReflectPlugin,
-    toolName: string,
-    effect: ToolEffect,
+    binding: ScopedToolCallBinding<(input: ScopeInput) => string>,
     schema: unknown,
     toolContext: ToolContextMode | undefined,
     private readonly request: ToolCallRequest,
     private readonly handler: ToolCallHandler,
-    private readonly scopeOption: ScopeOption | undefined,
-    private readonly namespaceOption: ScopeOption | undefined,
   ) {
-    super(plugin, toolName, request.toolCall.args, request.toolCall.id, request.runtime.signal, effect, schema, toolContext);
+    super(plugin, binding, request.toolCall.args, request.toolCall.id, request.runtime.signal, schema, toolContext);
   }
 
-  private scoped: string | undefined = undefined;
-
-  /** Made once per call: a random default scope is the same for the call's scope and namespace. */
-  scope(): string {
-    if (this.scoped === undefined) {
-      const option = this.scopeOption;
-      if (typeof option === "string") this.scoped = option;
-      else {
-        const run = runMarkerOfState(this.request.state);
-        const threadId = currentThreadId(this.request.runtime.configurable);
-        this.scoped = option === undefined ? scopeKey(threadId, run) : option(this.scopeInput(threadId, run));
-      }
-    }
-    return this.scoped;
+  protected threadId(): string | undefined {
+    return currentThreadId(this.request.runtime.configurable);
   }
 
-  namespace(): string {
-    const option = this.namespaceOption;
-    if (typeof option === "string") return option;
-    const threadId = currentThreadId(this.request.runtime.configurable);
-    if (option === undefined) return defaultNamespace(threadId, () => this.scope());
-    return option(this.scopeInput(threadId, runMarkerOfState(this.request.state)));
+  protected graphState(): unknown {
+    return this.request.state;
   }
 
-  private scopeInput(threadId: string | undefined, run: RunMarker): ScopeInput {
+  protected ask(fn: (input: ScopeInput) => string): string {
     const { request } = this;
-    return { threadId, runId: run.id, toolCall: request.toolCall, context: request.runtime.context };
+    return fn({
+      threadId: this.threadId(),
+      runId: runMarkerOfState(request.state).id,
+      toolCall: request.toolCall,
+      context: request.runtime.context,
+    });
   }
 
   /** The model's own arguments need no copy of the request; corrected ones (a retry) do. */

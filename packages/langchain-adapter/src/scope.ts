@@ -69,11 +69,3 @@ export function scopeKey(threadId: string | undefined, run: RunMarker): string {
   }
   return scope;
 }
-
-/**
- * Whose writes a call's are, by default: the thread (a request retried in a new run of the same
- * thread replays), else the run's own scope.
- */
-export function defaultNamespace(threadId: string | undefined, scope: () => string): string {
-  return threadId === undefined ? scope() : `thread/${threadId}`;
-}

@@ -3,7 +3,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import { pauseStackTraces, resumeStackTraces, type ThrownReading } from "@retry-reflect/core/adapter";
+import type { ThrownReading } from "@retry-reflect/core/adapter";
 import {
   errorJsonOfText,
   invalidArgumentsError,
@@ -67,16 +67,15 @@ export async function toFailure(thrown: unknown, schema: unknown, args: unknown)
 /**
  * What the core reads of an error a LangChain tool call threw (`HostToolCall.readThrown`), as one
  * value: LangGraph control flow (an interrupt, `Command` bubbling) passes through untouched; else the
- * failure `toFailure` describes, with LangChain's retryable mark (`retryableMark`). Answered at once
- * unless the schema must be parsed again to name the bad fields.
+ * failure `toFailure` describes, with LangChain's retryable mark (`retryableMark`).
  */
-export function readThrown(thrown: unknown, schema: unknown, args: unknown): ThrownReading | Promise<ThrownReading> {
+export async function readThrown(thrown: unknown, schema: unknown, args: unknown): Promise<ThrownReading> {
   if (isGraphBubbleUp(thrown)) return { failure: thrown, passThrough: true };
   const retryable = retryableMark(thrown);
   let error = unwrapMiddlewareErrors(thrown);
   const members = typeof error === "object" ? (error as LangChainErrorMembers) : null;
   if (members?.["~brand"] === "ToolInvocationError" && members.toolError !== undefined) error = members.toolError;
-  if (isParsingException(error)) return parsingFailure(error, schema, args).then((failure) => ({ failure, retryable }));
+  if (isParsingException(error)) return { failure: await parsingFailure(error, schema, args), retryable };
   return { failure: zodArgumentsError(error, args) ?? error, retryable };
 }
 
@@ -84,7 +83,7 @@ export function readThrown(thrown: unknown, schema: unknown, args: unknown): Thr
 async function parsingFailure(error: unknown, schema: unknown, args: unknown): Promise<unknown> {
   if (isInteropZodSchema(schema)) {
     try {
-      const result = quietSafeParse(schema, args) ?? (await interopSafeParseAsync(schema, args));
+      const result = await interopSafeParseAsync(schema, args);
       const failure = result.success ? undefined : zodArgumentsError(result.error, args, error);
       if (failure !== undefined) return failure;
     } catch {
@@ -93,30 +92,6 @@ async function parsingFailure(error: unknown, schema: unknown, args: unknown): P
   }
   const message = error instanceof Error ? error.message.replace(/\n\s+at [\s\S]*$/, "") : String(error);
   return invalidArgumentsError([], error, message);
-}
-
-/**
- * The re-parse, made synchronously where the schema allows (zod 3 and 4 classic schemas have
- * `safeParse`): its `ZodError`, which only names the fields, is built without a stack trace (a
- * capture costs microseconds; zod builds the error on the first read of `error`, its own code
- * only). Undefined for a schema without `safeParse` or one that must be parsed asynchronously.
- */
-function quietSafeParse(schema: unknown, args: unknown): { success: boolean; error?: unknown } | undefined {
-  const safeParse = (schema as { safeParse?: unknown }).safeParse;
-  if (typeof safeParse !== "function") return undefined;
-  let result: { success: boolean; error?: unknown };
-  try {
-    result = safeParse.call(schema, args) as { success: boolean; error?: unknown };
-  } catch {
-    return undefined; // async refinements or transforms: parsed asynchronously instead
-  }
-  if (result.success) return result;
-  const limit = pauseStackTraces();
-  try {
-    return { success: false, error: result.error };
-  } finally {
-    resumeStackTraces(limit);
-  }
 }
 
 /** The error a returned error `ToolMessage` stands for. Its message is the tool message's text. */
@@ -140,8 +115,6 @@ export class ToolMessageError extends ReturnedFailureError<ToolMessage> {
  */
 export function failureOfResult(result: unknown): Error | undefined {
   if (!ToolMessage.isInstance(result)) return undefined;
-  // The usual success, decided at once: not an error, no artifact, text that cannot be a JSON report.
-  if (result.status !== "error" && result.artifact === undefined && cannotBeJson(result.content)) return undefined;
   const text = textOfContent(result.content);
   const json = errorJsonOfText(text);
   const reported = structuredErrorOf(result.artifact, json, result);
@@ -149,12 +122,4 @@ export function failureOfResult(result: unknown): Error | undefined {
   if (json?.isError === true) return new ToolMessageError(result, textOfContent(json.content) || text);
   if (result.status === "error") return new ToolMessageError(result, text || "The tool call failed.");
   return undefined;
-}
-
-/** Text content that starts with a printable ASCII character other than `{`: `errorJsonOfText` would not read it as an object. */
-function cannotBeJson(content: unknown): boolean {
-  if (typeof content !== "string") return false;
-  if (content.length === 0) return true;
-  const first = content.charCodeAt(0);
-  return first > 0x20 && first < 0x7f && first !== 0x7b;
 }

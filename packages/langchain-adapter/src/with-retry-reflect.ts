@@ -4,8 +4,8 @@ import { StructuredTool, type StructuredToolCallInput, type ToolReturnType, type
 import type { RetryReflectOptions, RetryReflectPlugin, ToolEffect } from "@retry-reflect/core";
 import { pluginOf } from "@retry-reflect/core/adapter/options";
 import { checkAdapterOptions } from "./adapter-options.js";
-import { LangChainHostCall, type ToolContextMode } from "./run-tool.js";
-import { defaultNamespace, runMarkerOfState, scopeKey, threadIdOf } from "./scope.js";
+import { LangChainHostCall, langChainBinding, type ToolContextMode } from "./run-tool.js";
+import { runMarkerOfState, threadIdOf } from "./scope.js";
 import { effectOf } from "./tool-effect.js";
 
 /** What a custom `scope` function of `withRetryReflect` sees. */
@@ -116,7 +116,6 @@ export class RetryReflectTool<
     const args: unknown = arg;
     const callId = toolCall?.id ?? (typeof config?.toolCallId === "string" ? config.toolCallId : undefined);
     const wrapped = new WrappedToolCall(this, args, callId, config, toolCall, innerConfig);
-    wrapped.description = this.description;
     const output = await wrapped.result(toolCall !== undefined);
     return output as ToolReturnType<TArg, TConfig, ToolOutputT>;
   }
@@ -158,7 +157,7 @@ export function withRetryReflect<SchemaT, SchemaOutputT, SchemaInputT, ToolOutpu
 type WrappedConfig = ToolRunnableConfig & { toolCall?: LangChainToolCall; toolCallId?: unknown; state?: unknown };
 
 /** One call of a `RetryReflectTool`: the wrapped tool is invoked with the (maybe corrected) arguments. */
-class WrappedToolCall extends LangChainHostCall<unknown> {
+class WrappedToolCall extends LangChainHostCall<unknown, (input: ToolScopeInput) => string> {
   constructor(
     private readonly owner: RetryReflectTool<unknown, unknown, unknown, unknown>,
     args: unknown,
@@ -167,40 +166,26 @@ class WrappedToolCall extends LangChainHostCall<unknown> {
     private readonly toolCall: LangChainToolCall | undefined,
     private readonly innerConfig: ToolRunnableConfig,
   ) {
-    super(
-      owner.plugin,
-      owner.name,
-      args,
-      callId,
-      config?.signal,
-      owner.effectOption ?? effectOf(owner.name, owner.tool, owner.plugin.options.toolEffects) ?? owner.plugin.effectOf(owner.name),
-      owner.tool.schema,
-      owner.toolContextOption,
+    const { plugin, name: toolName, tool } = owner;
+    const effect = owner.effectOption ?? effectOf(toolName, tool, plugin.options.toolEffects) ?? plugin.effectOf(toolName);
+    const binding = langChainBinding(
+      plugin,
+      { toolName, description: owner.description, effect, schema: tool.schema },
+      { scope: owner.scopeOption, namespace: owner.namespaceOption },
     );
+    super(plugin, binding, args, callId, config?.signal, tool.schema, owner.toolContextOption);
   }
 
-  private scoped: string | undefined = undefined;
-
-  /** Made once per call: a random default scope is the same for the call's scope and namespace. */
-  scope(): string {
-    if (this.scoped === undefined) {
-      const option = this.owner.scopeOption;
-      if (typeof option === "string") this.scoped = option;
-      else {
-        const run = runMarkerOfState(this.config?.state);
-        const threadId = threadIdOf(this.config?.configurable);
-        this.scoped = option === undefined ? scopeKey(threadId, run) : option({ threadId, runId: run.id, config: this.config });
-      }
-    }
-    return this.scoped;
+  protected threadId(): string | undefined {
+    return threadIdOf(this.config?.configurable);
   }
 
-  namespace(): string {
-    const option = this.owner.namespaceOption;
-    if (typeof option === "string") return option;
-    const threadId = threadIdOf(this.config?.configurable);
-    if (option === undefined) return defaultNamespace(threadId, () => this.scope());
-    return option({ threadId, runId: runMarkerOfState(this.config?.state).id, config: this.config });
+  protected graphState(): unknown {
+    return this.config?.state;
+  }
+
+  protected ask(fn: (input: ToolScopeInput) => string): string {
+    return fn({ threadId: this.threadId(), runId: runMarkerOfState(this.config?.state).id, config: this.config });
   }
 
   protected invoke(args: unknown): Promise<unknown> {

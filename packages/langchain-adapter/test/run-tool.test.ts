@@ -21,14 +21,27 @@ class TestCall<R> extends LangChainHostCall<R> {
     fields: CallFields,
     private readonly tool: (args: unknown) => Promise<R>,
   ) {
-    super(plugin, "tool", fields.args, "call_1", fields.signal, fields.effect ?? plugin.effectOf("tool"), undefined, fields.toolContext);
+    const effect = fields.effect ?? plugin.effectOf("tool");
+    super(
+      plugin,
+      { toolName: "tool", effect, scope: "s", namespace: "s" },
+      fields.args,
+      "call_1",
+      fields.signal,
+      undefined,
+      fields.toolContext,
+    );
   }
 
-  scope(): string {
-    return "s";
+  protected threadId(): undefined {
+    return undefined;
   }
 
-  namespace(): string {
+  protected graphState(): undefined {
+    return undefined;
+  }
+
+  protected ask(): string {
     return "s";
   }
 

@@ -58,46 +58,32 @@ export class MastraToolCall extends BoundToolCall<(call: ToolCallInput) => strin
     return runId === undefined ? undefined : `mastra/run/${runId}`;
   }
 
-  run(args: unknown, context: ToolContext): unknown {
+  async run(args: unknown, context: ToolContext): Promise<unknown> {
     const { tool, execute } = this.binding;
     const watch = SuspendWatch.of(this.context);
     this.suspended = false;
-    // Mastra's `Tool.execute` copies the context before its first `await`, and validates the input
-    // again unless the context is the very object its builder validated it for: so the host's own
-    // context goes in, lent the attempt's signal and context for that step (a copy lost the mark:
-    // a transforming schema then failed its second validation).
-    const lend = () =>
-      lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) => execute.call(tool, args, lent));
-    if (watch === undefined) return lend();
-    let result: unknown;
+    let value: unknown;
     try {
-      result = lend();
-    } catch (error) {
-      this.endWatch(watch);
-      throw error;
+      // Mastra's `Tool.execute` copies the context before its first `await`, and validates the input
+      // again unless the context is the very object its builder validated it for: so the host's own
+      // context goes in, lent the attempt's signal and context for that step (a copy lost the mark:
+      // a transforming schema then failed its second validation).
+      value = await lendToolContext(this.context ?? ({} as ToolExecutionContext), context, "abortSignal", (lent) =>
+        execute.call(tool, args, lent),
+      );
+    } finally {
+      if (watch !== undefined) {
+        watch.end();
+        this.suspended = watch.suspended;
+      }
     }
     // A call that suspended (a confirmation asked inside `execute`) ends as control flow, whatever it returned or threw.
-    return Promise.resolve(result).then(
-      (value) => {
-        if (this.endWatch(watch)) throw new ToolSuspension(value);
-        return value;
-      },
-      (error: unknown) => {
-        this.endWatch(watch);
-        throw error;
-      },
-    );
-  }
-
-  /** Ends the attempt's watch: whether the tool suspended the call (remembered for `readThrown`). */
-  private endWatch(watch: SuspendWatch): boolean {
-    watch.end();
-    this.suspended = watch.suspended;
-    return watch.suspended;
+    if (this.suspended) throw new ToolSuspension(value);
+    return value;
   }
 
   /** A suspension (and anything thrown once the tool suspended, such as Mastra's eager-execution bail-out) passes through, untouched and uncounted. */
-  override readThrown(error: unknown, args: unknown): ThrownReading {
+  override async readThrown(error: unknown, args: unknown): Promise<ThrownReading> {
     if (error instanceof ToolSuspension || this.suspended) return { failure: error, passThrough: true };
     return super.readThrown(error, args);
   }

@@ -30,16 +30,6 @@ export class ToolHints {
 
   constructor(private readonly client: McpClientLike) {}
 
-  /** Is the listing loaded (then `cached` answers without waiting)? */
-  get loaded(): boolean {
-    return this.hints !== undefined;
-  }
-
-  /** The hinted effect of `toolName` from the loaded listing, without waiting. */
-  cached(toolName: string): ToolEffect | undefined {
-    return this.hints?.get(toolName)?.effect;
-  }
-
   /** The listed `inputSchema` of `toolName`, if the listing is loaded and has the tool. */
   schemaOf(toolName: string): unknown {
     return this.hints?.get(toolName)?.inputSchema;
@@ -53,7 +43,7 @@ export class ToolHints {
       });
       await abortable(this.loading, signal);
     }
-    return this.cached(toolName);
+    return this.hints?.get(toolName)?.effect;
   }
 
   /**

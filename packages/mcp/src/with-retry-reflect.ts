@@ -8,14 +8,16 @@ import {
 } from "@retry-reflect/core";
 import {
   abortReason,
+  BoundToolCall,
   type HostOutcome,
   type HostToolCall,
   runToolCall,
+  type ScopedToolCallBinding,
   type ThrownReading,
   withToolContext,
 } from "@retry-reflect/core/adapter";
 import { declaresKey, isRecord, pluginOf, randomScope } from "@retry-reflect/core/adapter/options";
-import { type CheckedOptions, checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
+import { checkAdapterOptions, type McpCallInfo, type RetryReflectMcpOptions } from "./adapter-options.js";
 import type { CallToolOptions, CallToolParams, CallToolResponse, CallToolResultSchema, McpClientLike } from "./mcp-types.js";
 import { outcomeResult } from "./outcome-result.js";
 import { failureOfResult, failureOfThrown } from "./to-failure.js";
@@ -81,45 +83,32 @@ export function withRetryReflect<C extends McpClientLike>(
   const hints = options.trustAnnotations ? new ToolHints(client) : undefined;
   const defaultScope = randomScope("mcp");
 
-  // Asked by the core for a write only: does the listed `inputSchema` hold the key argument?
-  const keyDeclared = (toolName: string, effect: ToolEffect | undefined): boolean | undefined =>
-    declaresKey(plugin, toolName, effect ?? plugin.effectOf(toolName), hints?.schemaOf(toolName));
-
   const run = (
     params: CallToolParams,
     resultSchema: CallToolResultSchema,
     requestOptions: CallToolOptions,
     effect: ToolEffect | undefined,
-  ) =>
-    runToolCall(
-      plugin,
-      new McpToolCall(
-        client,
-        params,
-        resultSchema,
-        requestOptions,
-        effect,
-        scopeOf(options.scope, defaultScope, params),
-        namespaceOf(options, params),
-        keyDeclared,
-      ),
-      present,
-    );
+  ) => {
+    const toolName = params.name;
+    const binding: ScopedToolCallBinding<ScopeFunction> = {
+      toolName,
+      effect,
+      // Does the listed `inputSchema` hold the key argument? (Read by the core for a write only.)
+      declaresKey: declaresKey(plugin, toolName, effect ?? plugin.effectOf(toolName), hints?.schemaOf(toolName)),
+      scope: options.scope,
+      namespace: options.namespace,
+      fallbackScope: defaultScope,
+    };
+    return runToolCall(plugin, new McpToolCall(binding, client, params, resultSchema, requestOptions), present);
+  };
 
-  // Not an async function: a healthy call whose effect is known (given, or its listing loaded) goes
-  // straight to the seam, with no frame of its own waiting on a lookup.
-  const callTool = (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
-    try {
-      const toolName = isRecord(params) ? params.name : undefined;
-      // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
-      if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
-      const known = options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName];
-      if (known !== undefined || hints === undefined || hints.loaded)
-        return run(params, resultSchema, requestOptions, known ?? hints?.cached(toolName));
-      return hints.effectOf(toolName, requestOptions?.signal).then((effect) => run(params, resultSchema, requestOptions, effect));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  const callTool = async (params: CallToolParams, resultSchema?: CallToolResultSchema, requestOptions?: CallToolOptions) => {
+    const toolName = isRecord(params) ? params.name : undefined;
+    // Not ours to handle (or not a call the client will accept): the client's own behaviour, errors included.
+    if (typeof toolName !== "string" || !plugin.isInScope(toolName)) return client.callTool(params, resultSchema, requestOptions);
+    const known = options.toolEffects[toolName] ?? plugin.options.toolEffects[toolName];
+    if (known !== undefined || hints === undefined) return run(params, resultSchema, requestOptions, known);
+    return run(params, resultSchema, requestOptions, await hints.effectOf(toolName, requestOptions?.signal));
   };
 
   const listTools: Client["listTools"] = async (params, requestOptions) => {
@@ -131,29 +120,8 @@ export function withRetryReflect<C extends McpClientLike>(
   return { callTool: callTool as Client["callTool"], listTools, client, plugin };
 }
 
-/** A scope (or namespace) option as the seam reads it: a string, or a function asked only when needed. */
-function scopeOf(scope: CheckedOptions["scope"], defaultScope: string, params: CallToolParams): string | (() => string) {
-  if (scope === undefined) return defaultScope;
-  if (typeof scope === "string") return scope;
-  return () => scope({ toolName: params.name, args: params.arguments, params } satisfies McpCallInfo);
-}
-
-/**
- * A call's namespace as the seam reads it (asked only for a write): the `namespace` option's; else
- * undefined, the scope, when the `scope` option gives one; else the call's own, a random one. An MCP
- * client tells no runs and no callers, and one wrapped client may serve every user of a process:
- * its own scope is never a namespace, so that no write's stored result (and no key derived from a
- * call) is shared with another call unless the options say whose calls share it.
- */
-function namespaceOf(options: CheckedOptions, params: CallToolParams): string | (() => string) | undefined {
-  if (options.namespace !== undefined) return scopeOf(options.namespace, "", params);
-  return options.scope === undefined ? ownNamespace : undefined;
-}
-
-/** The namespace of a call no option places: its own. */
-function ownNamespace(): string {
-  return randomScope("mcp/call");
-}
+/** A `scope` or `namespace` option's function form. */
+type ScopeFunction = (info: McpCallInfo) => string;
 
 /** The caller gets the server's result on success, an `isError` result for reflect/failed (keeping what the server's failed result carried). */
 function present(outcome: HostOutcome<CallToolResponse>, call: HostToolCall<CallToolResponse>): CallToolResponse {
@@ -165,49 +133,51 @@ function isControlFlow(error: unknown): boolean {
   return isRecord(error) && error.code === URL_ELICITATION_REQUIRED;
 }
 
-/** One `callTool` as the seam (`@retry-reflect/core/adapter`) runs it. */
-class McpToolCall implements HostToolCall<CallToolResponse> {
-  readonly toolName: string;
-  readonly args: unknown;
+/**
+ * One `callTool` as the seam (`@retry-reflect/core/adapter`) runs it. An MCP client tells no runs
+ * and no callers, and one wrapped client may serve every user of a process: the default scope is
+ * the client's own (`fallbackScope`), never a namespace, so that no write's stored result (and no
+ * key derived from a call) is shared with another call unless the options say whose calls share it.
+ */
+class McpToolCall extends BoundToolCall<ScopeFunction> {
+  readonly callId = undefined;
   readonly signal: AbortSignal | undefined;
   /** What the call's last attempt returned (undefined while it runs, or when it threw): the caller keeps its content on a failure. */
   returned: unknown = undefined;
 
   constructor(
+    binding: ScopedToolCallBinding<ScopeFunction>,
     private readonly client: McpClientLike,
     private readonly params: CallToolParams,
     private readonly resultSchema: CallToolResultSchema,
     private readonly requestOptions: CallToolOptions,
-    readonly effect: ToolEffect | undefined,
-    readonly scope: string | (() => string),
-    readonly namespace: string | (() => string) | undefined,
-    private readonly keyDeclared: (toolName: string, effect: ToolEffect | undefined) => boolean | undefined,
   ) {
-    this.toolName = params.name;
-    this.args = params.arguments;
+    super(binding, params.arguments);
     this.signal = requestOptions?.signal;
   }
 
-  /** Whether the server's listed `inputSchema` declares the idempotency key argument: without it, a write gets a derived key. */
-  get declaresKey(): boolean | undefined {
-    return this.keyDeclared(this.toolName, this.effect);
+  protected ask(fn: ScopeFunction): string {
+    return fn({ toolName: this.toolName, args: this.params.arguments, params: this.params });
   }
 
-  /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`); the caller's abort wins over what the SDK reports. */
-  run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
+  /** Calls the tool once: the attempt's signal cancels the request (`notifications/cancelled`). */
+  async run(args: unknown, context: ToolContext): Promise<CallToolResponse> {
     this.returned = undefined;
-    // The attempt's signal as `options.signal` (under the default limit, made only when the client reads it).
-    const sent = this.client.callTool(
-      this.paramsFor(args, context.idempotencyKey),
-      this.resultSchema,
-      withToolContext(this.requestOptions, context, "signal"),
-    );
-    // No caller's signal to check afterwards: the client's promise as it is, no frame of ours.
-    return this.signal === undefined ? sent : this.callerAbortWins(sent, this.signal);
+    try {
+      return await this.client.callTool(
+        this.paramsFor(args, context.idempotencyKey),
+        this.resultSchema,
+        withToolContext(this.requestOptions, context, "signal"),
+      );
+    } catch (error) {
+      // The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort wins.
+      if (this.signal?.aborted) throw abortReason(this.signal);
+      throw error;
+    }
   }
 
   /** A URL elicitation the server requires is the client's control flow, rethrown as thrown; other errors are read by `failureOfThrown`. */
-  readThrown(error: unknown): ThrownReading {
+  override async readThrown(error: unknown): Promise<ThrownReading> {
     return isControlFlow(error) ? { failure: error, passThrough: true } : { failure: failureOfThrown(error) };
   }
 
@@ -215,16 +185,6 @@ class McpToolCall implements HostToolCall<CallToolResponse> {
   failureOfResult(result: CallToolResponse): Error | undefined {
     this.returned = result;
     return failureOfResult(result);
-  }
-
-  /** The SDK rejects an aborted request with an `McpError` -32001, as it does a timeout: the caller's abort is checked first. */
-  private async callerAbortWins(sent: Promise<CallToolResponse>, callerSignal: AbortSignal): Promise<CallToolResponse> {
-    try {
-      return await sent;
-    } catch (error) {
-      if (callerSignal.aborted) throw abortReason(callerSignal);
-      throw error;
-    }
   }
 
   private paramsFor(args: unknown, idempotencyKey: string | undefined): CallToolParams {

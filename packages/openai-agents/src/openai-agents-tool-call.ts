@@ -68,7 +68,7 @@ export class OpenAiAgentsToolCall extends BoundToolCall<AskOf, ToolBinding> {
     return runScopeOf(this.runContext);
   }
 
-  run(args: unknown, context: ToolContext): unknown {
+  async run(args: unknown, context: ToolContext): Promise<unknown> {
     return this.binding.execute(args, this.runContext, withToolContext(this.details ?? {}, context, "signal"));
   }
 }

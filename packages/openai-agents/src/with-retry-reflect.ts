@@ -77,6 +77,7 @@ export function withRetryReflect<Context = unknown>(
       toolName: name, // the SDK's own spelling, once `tool()` has made it
       execute: definition.execute,
       description: typeof definition.description === "string" ? definition.description : undefined,
+      toolType: "function",
       effect: undefined,
       scope: options.scope,
       namespace: options.namespace,

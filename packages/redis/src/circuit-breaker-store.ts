@@ -137,33 +137,36 @@ export class RedisCircuitBreakerStore implements CircuitBreakerStore {
     return this.local.state(key);
   }
 
-  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission> {
+  async acquire(key: string, settings: CircuitStoreSettings): Promise<CircuitAdmission> {
     // First use: the fleet's state of this circuit is read before the call may run (a read that
     // fails rejects: the plugin then decides from the local view, and the next resubscribe reads it).
-    if (!this.known.has(key)) return this.reads.learn(key, settings.resetMs).then(() => this.acquire(key, settings));
+    if (!this.known.has(key)) {
+      await this.reads.learn(key, settings.resetMs);
+      return this.acquire(key, settings);
+    }
     const view = this.views.get(key);
     if (view === undefined) return CLOSED;
     const left = this.local.peek(key);
     if (left !== undefined) return { admitted: false, retryAfterMs: left, state: view.state === "half-open" ? "half-open" : "open" };
     const redisKey = this.keyOf(key);
     const owner = randomUUID();
-    const asked = this.redis.run(ACQUIRE, [redisKey], acquireArgs(this.channel, key, settings.resetMs, owner));
-    return asked.then(
-      (reply) => admissionOf(this.local, key, reply, settings),
-      (error: unknown) => {
-        // The caller hears nothing from Redis: a probe taken by a late reply must not hold the slot.
-        if (mayStillRun(error)) this.ownerReleases.release(redisKey, owner, settings.resetMs, key);
-        throw error;
-      },
-    );
+    let reply: unknown;
+    try {
+      reply = await this.redis.run(ACQUIRE, [redisKey], acquireArgs(this.channel, key, settings.resetMs, owner));
+    } catch (error) {
+      // The caller hears nothing from Redis: a probe taken by a late reply must not hold the slot.
+      if (mayStillRun(error)) this.ownerReleases.release(redisKey, owner, settings.resetMs, key);
+      throw error;
+    }
+    return admissionOf(this.local, key, reply, settings);
   }
 
-  record(
+  async record(
     key: string,
     permit: CircuitPermit,
     result: CircuitResult,
     settings: CircuitStoreSettings,
-  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
+  ): Promise<CircuitTransition | undefined> {
     if (permit.probe === 0 && result !== "failure") {
       if (result === "neutral") return undefined;
       // Nothing to tell while this process knows of no failing row: the next failure resets the count first.

@@ -2,7 +2,6 @@ import type { RetryReflectOptions } from "../config/options.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolEffect } from "../outcome.js";
 import { RetryReflectPlugin } from "../plugin.js";
-import { isPlugin } from "./is-plugin.js";
 
 /** The tool effects, in the order option messages list them. */
 export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idempotent", "write"]);
@@ -193,4 +192,15 @@ export type CheckedAnnotatedToolOptions<Ask> = CheckedScopedToolOptions<Ask, "tr
 /** Checks an adapter's {@link AnnotatedToolOptions} once ({@link checkScopedToolOptions} with `trustAnnotations`, default true). */
 export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
   return checkScopedToolOptions<Ask, "trustAnnotations">(given, "trustAnnotations", true);
+}
+
+/** A `RetryReflectPlugin` (from any copy of the core), as opposed to an options object: what an adapter's `pluginOrOptions` holds. */
+export function isPlugin(value: unknown): value is RetryReflectPlugin {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as RetryReflectPlugin).execute === "function" &&
+    typeof (value as RetryReflectPlugin).isInScope === "function" &&
+    typeof (value as RetryReflectPlugin).circuitState === "function"
+  );
 }

@@ -1,5 +1,5 @@
-import { pauseStackTraces, resumeStackTraces } from "../errors/stack-traces.js";
 import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
+import { pauseStackTraces, resumeStackTraces } from "../errors/tool-error.js";
 import type { FailedOutcome, FailureReason, ReflectOutcome } from "../outcome.js";
 import type { HostOutcome, HostToolCall } from "./run-tool-call.js";
 
@@ -38,9 +38,9 @@ export class RetryReflectToolError extends Error {
   readonly outcome: ReflectOutcome | FailedOutcome;
 
   /**
-   * The carrier of an outcome's text, not a place in code: no stack trace is captured (a capture
-   * cost ~2 µs, 12 % of a failed AI SDK call), so its `stack` is its first line only; where it
-   * failed is in `cause` (the classified `ToolError`, whose own cause is what the tool threw).
+   * The carrier of an outcome's text, not a place in code: no stack trace is captured, so its
+   * `stack` is its first line only; where it failed is in `cause` (the classified `ToolError`,
+   * whose own cause is what the tool threw).
    */
   constructor(outcome: ReflectOutcome | FailedOutcome, toolName: string, toolCallId: string | undefined) {
     const limit = pauseStackTraces();

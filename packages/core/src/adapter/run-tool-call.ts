@@ -1,6 +1,5 @@
-import { ENGINE, type Engine } from "../call/engine.js";
+import { ENGINE, type Engine, type EngineCall, type ThrownReading } from "../call/call.js";
 import { runHostCall } from "../call/run-call.js";
-import type { EngineCall, ThrownReading } from "../call/tool-call.js";
 import type { ToolContext } from "../config/options.js";
 import { isInScope } from "../config/resolve.js";
 import type { FailedOutcome, ReflectOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
@@ -40,14 +39,14 @@ export interface HostToolCall<R> {
    */
   readonly failureOfResult?: (result: NoInfer<R>) => unknown;
   /**
-   * What the host makes of an error its tool threw, read once per failed attempt, as one value (may
-   * be async): the failure to classify (a schema error with its fields named), whether the error is
-   * the host's control flow (an interrupt: rethrown untouched, never counted), and the host's own
-   * "retry or not" mark (LangChain's `getRetryable`: the default of the policy's `shouldRetry`).
-   * Not asked about the core's own attempt timeout. A reader that throws leaves the error as thrown.
+   * What the host makes of an error its tool threw, read once per failed attempt, as one value: the
+   * failure to classify (a schema error with its fields named), whether the error is the host's
+   * control flow (an interrupt: rethrown untouched, never counted), and the host's own "retry or
+   * not" mark (LangChain's `getRetryable`: the default of the policy's `shouldRetry`). Not asked
+   * about the core's own attempt timeout. A reader that rejects leaves the error as thrown.
    * @default the error as thrown, no control flow, no mark
    */
-  readonly readThrown?: (error: unknown, args: unknown) => ThrownReading | Promise<ThrownReading>;
+  readonly readThrown?: (error: unknown, args: unknown) => Promise<ThrownReading>;
   /** Runs the host's tool once with these arguments (the model's, or corrected ones); called with the call as `this`. */
   readonly run: (args: unknown, context: ToolContext) => Promise<R> | R;
 }
@@ -74,33 +73,16 @@ export function runToolCall<R, P>(
   call: HostToolCall<R>,
   present: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
 ): Promise<P>;
-export function runToolCall<R, P>(
+export async function runToolCall<R, P>(
   plugin: RetryReflectPlugin,
   call: HostToolCall<R>,
   present?: (outcome: HostOutcome<R>, call: HostToolCall<R>) => P,
 ): Promise<HostOutcome<R> | P> {
-  let engine: Engine;
-  try {
-    engine = engineOf(plugin);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  if (!isInScope(engine.options, call.toolName)) return outOfScope(call, present);
-  return runHostCall(engine, call as EngineCall, call.run as never, present as never) as Promise<HostOutcome<R> | P>;
-}
-
-/** A tool the plugin does not handle: one plain call, its result as it is, its error untouched. */
-async function outOfScope<R, P>(
-  call: HostToolCall<R>,
-  present: ((outcome: HostOutcome<R>, call: HostToolCall<R>) => P) | undefined,
-): Promise<HostOutcome<R> | P> {
+  const engine = (plugin as unknown as { [ENGINE]?: Engine })[ENGINE];
+  if (engine === undefined) throw new TypeError("runToolCall: expected a RetryReflectPlugin");
+  if (isInScope(engine.options, call.toolName)) return runHostCall(engine, call as EngineCall, call.run as never, present as never);
+  // A tool the plugin does not handle: one plain call, its result as it is, its error untouched.
   const value = await call.run(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
   const outcome: HostOutcome<R> = { status: "passthrough", value };
   return present === undefined ? outcome : present(outcome, call);
-}
-
-function engineOf(plugin: RetryReflectPlugin): Engine {
-  const engine = (plugin as unknown as { [ENGINE]?: Engine })[ENGINE];
-  if (engine === undefined) throw new TypeError("runToolCall: expected a RetryReflectPlugin");
-  return engine;
 }

@@ -215,7 +215,7 @@ export function invalidArgumentsError(problems: readonly ArgumentProblem[], caus
           }),
         }
       : undefined;
-  // Data for the model, never thrown here: made without a stack trace (a capture costs microseconds, ~9 µs under an agent's stack).
+  // Data for the model, never thrown here: made without a stack trace.
   return createToolError({
     code: ErrorCodes.INVALID_ARGUMENTS,
     message,

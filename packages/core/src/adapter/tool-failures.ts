@@ -1,5 +1,11 @@
-import { pauseStackTraces, resumeStackTraces } from "../errors/stack-traces.js";
-import { createToolError, isToolErrorShape, type ToolError, toolErrorInitOf } from "../errors/tool-error.js";
+import {
+  createToolError,
+  isToolErrorShape,
+  pauseStackTraces,
+  resumeStackTraces,
+  type ToolError,
+  toolErrorInitOf,
+} from "../errors/tool-error.js";
 import { isRecord } from "./host-options.js";
 import { invalidArgumentsError, problemsFromIssues } from "./schema-issues.js";
 
@@ -7,7 +13,7 @@ import { invalidArgumentsError, problemsFromIssues } from "./schema-issues.js";
  * The error a host's failure result stands for when it holds no structured error: the result's
  * text is the message (which the core classifies: `HTTP 503` is transient), and the result is
  * kept. Adapters give it their own name (`ToolMessageError`, `ToolResultError`). It stands for a
- * result, not a place in code: no stack trace is captured (a capture costs microseconds), so its
+ * result, not a place in code: no stack trace is captured, so its
  * `stack` is its first line only (`ToolResultError: HTTP 503`).
  */
 export class ReturnedFailureError<R = unknown> extends Error {

@@ -3,9 +3,9 @@ import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js"
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
 
 /**
- * What the engine's stages ask of a breaker. The in-memory `CircuitBreaker` answers everything at
- * once; a `StoreBreaker` (over a `circuitBreakerStore`) may answer `acquire` and the results with a
- * promise, and only where its store needs I/O. Neither ever throws or rejects from these.
+ * What a call asks of its breaker: reads at once, and `acquire` and the results as promises (a
+ * `StoreBreaker` may ask its `circuitBreakerStore`; `MemoryBreaker`, circuit-breaker.ts, wraps the
+ * in-memory `CircuitBreaker`). None of these throws or rejects.
  */
 export interface Breaker<C> {
   readonly size: number;
@@ -13,12 +13,13 @@ export interface Breaker<C> {
   peek(key: string): number | undefined;
   state(key: string): CircuitState;
   isIsolated(key: string): boolean;
-  acquire(key: string, context?: C): CircuitDecision | Promise<CircuitDecision>;
-  onSuccess(key: string, permit: CircuitPermit, context?: C): void | Promise<void>;
-  onFailure(key: string, permit: CircuitPermit, context?: C): void | Promise<void>;
+  acquire(key: string, context?: C): Promise<CircuitDecision>;
+  onSuccess(key: string, permit: CircuitPermit, context?: C): Promise<void>;
+  /** Resolves to how long calls are rejected (`peek`) as this failure left the circuit. */
+  onFailure(key: string, permit: CircuitPermit, context?: C): Promise<number | undefined>;
   onNeutral(key: string, permit: CircuitPermit): void;
-  isolate(key: string, context?: C): void | Promise<void>;
-  reset(key?: string, context?: C): void | Promise<void>;
+  isolate(key: string, context?: C): Promise<void>;
+  reset(key?: string, context?: C): Promise<void>;
   snapshot(): CircuitSnapshot;
   restore(snapshot: CircuitSnapshot): void;
 }

@@ -35,13 +35,14 @@ export type CircuitAdmission = CircuitDecision & { readonly transition?: Circuit
  * in memory. Keys are tool names (or what `circuitBreakerKey` returns).
  *
  * The local view (`isClosed`, `peek`, `state`) is synchronous, does no I/O and changes nothing: it is
- * what this process knows now (a closed circuit costs the healthy call nothing). `acquire` and
- * `record` may be async; they should answer without I/O while the local view is closed and nothing
- * needs telling (a success with no failures known). A method that throws or rejects never makes a
- * call reject: the plugin emits `store_error` (operation `acquire` or `record`) and goes on; a result
- * `record` could not take updates an in-memory breaker of the plugin's that stands in for the store
- * (it opens, half-opens and closes the circuit on its own while the store cannot answer; see
- * `LocalStandIn`). Bound your own calls' time: a failing call waits for `record`.
+ * what this process knows now (a closed circuit costs the healthy call nothing). `acquire`,
+ * `record`, `isolate` and `reset` return promises; `acquire` and `record` should answer without I/O
+ * while the local view is closed and nothing needs telling (a success with no failures known). An
+ * `acquire` or `record` that throws or rejects never makes a call reject: the plugin emits
+ * `store_error` and goes on; a result `record` could not take updates an in-memory breaker of the
+ * plugin's that stands in for the store (it opens, half-opens and closes the circuit on its own while
+ * the store cannot answer; see `LocalStandIn`). Bound your own calls' time: a failing call waits for
+ * `record`.
  */
 export interface CircuitBreakerStore {
   /** Is the circuit of `key` closed as far as this process knows? No I/O. */
@@ -51,18 +52,13 @@ export interface CircuitBreakerStore {
   /** The state as far as this process knows (an isolated circuit reads `open`). No I/O. */
   state(key: string): CircuitState;
   /** Admits a call (with a permit to report back with) or rejects it. */
-  acquire(key: string, settings: CircuitStoreSettings): CircuitAdmission | Promise<CircuitAdmission>;
+  acquire(key: string, settings: CircuitStoreSettings): Promise<CircuitAdmission>;
   /** Records a call's result under its permit; returns the state change it made, if any. A stale probe's result changes nothing. */
-  record(
-    key: string,
-    permit: CircuitPermit,
-    result: CircuitResult,
-    settings: CircuitStoreSettings,
-  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined>;
+  record(key: string, permit: CircuitPermit, result: CircuitResult, settings: CircuitStoreSettings): Promise<CircuitTransition | undefined>;
   /** Holds the circuit open until `reset(key)`. */
-  isolate(key: string): void | Promise<void>;
+  isolate(key: string): Promise<void>;
   /** Closes `key` (or every circuit this store knows of) and forgets its failures. */
-  reset(key?: string): void | Promise<void>;
+  reset(key?: string): Promise<void>;
   /** Circuits this process holds in its local view. @default 0 */
   readonly size?: number;
   /**

@@ -33,7 +33,7 @@ const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit:
  * failure rate of the calls in the sliding window (at least `minimumCalls` of them) reaches it. With
  * `maxResetMs`, each failed probe doubles the next open period, up to it.
  */
-export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> {
+export class CircuitBreaker<C = unknown> implements BreakerSettings {
   readonly threshold: number;
   readonly resetMs: number;
   readonly maxResetMs: number | undefined;
@@ -57,7 +57,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     this.clock = options.clock ?? systemClock;
     // At the cap, a closed circuit goes first (least recently used), then one whose open time has
     // passed; an open one within its open time, a running probe's and an isolated one never go.
-    this.entries = new LruMap(this.maxKeys, undefined, (_key, entry) => this.evictionRank(entry));
+    this.entries = new LruMap(this.maxKeys, undefined, (_key, entry) => this.transitions.evictionRank(entry));
     this.transitions = new CircuitTransitions(this.entries, this, this.clock, options.onTransition);
   }
 
@@ -95,33 +95,13 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
   /** Would a call be rejected now, and for how long (`Infinity` while isolated)? Changes no state. */
   peek(key: string): number | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.state === "closed") return undefined;
-    const now = this.clock.now();
-    if (entry.state === "open") {
-      const remaining = entry.openedAt + entry.openMs - now;
-      return remaining > 0 ? remaining : undefined;
-    }
-    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
-    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs
-      ? Math.max(1, entry.probeStartedAt + this.resetMs - now)
-      : undefined;
+    return entry === undefined || entry.state === "closed" ? undefined : this.transitions.rejectFor(entry, this.clock.now());
   }
 
   /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */
   acquire(key: string, context?: C): CircuitDecision {
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.state === "closed") return CLOSED_DECISION;
-    const now = this.clock.now();
-    if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
-    if (entry.state === "open") {
-      const remaining = entry.openedAt + entry.openMs - now;
-      if (remaining > 0) return { admitted: false, retryAfterMs: remaining, state: "open" };
-      return this.transitions.takeProbe(key, this.transitions.halfOpen(key, entry, context), now);
-    }
-    if (entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs) {
-      return { admitted: false, retryAfterMs: Math.max(1, entry.probeStartedAt + this.resetMs - now), state: "half-open" };
-    }
-    return this.transitions.takeProbe(key, entry, now);
+    return entry === undefined || entry.state === "closed" ? CLOSED_DECISION : this.transitions.acquire(key, entry, context);
   }
 
   /**
@@ -140,10 +120,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
       // Reset in place: a tool that fails and recovers does not add and delete an entry per call.
       if (entry.window === undefined) entry.failures = 0;
       else this.transitions.record(key, entry, false, context);
-    } else if (this.transitions.isLiveProbe(entry, permit)) {
-      this.entries.delete(key);
-      this.transitions.emit(key, "half-open", "closed", entry.failures, this.resetMs, context);
-    }
+    } else if (this.transitions.isLiveProbe(entry, permit)) this.transitions.probed(key, entry, false, context);
   }
 
   /**
@@ -171,12 +148,7 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
       }
       return;
     }
-    if (this.transitions.isLiveProbe(entry, permit)) {
-      const failures = entry.failures + 1;
-      const openMs = this.maxResetMs === undefined ? this.resetMs : Math.min(entry.openMs * 2, this.maxResetMs);
-      this.transitions.set(key, { state: "open", failures, openedAt: now, openMs });
-      this.transitions.emit(key, "half-open", "open", failures, openMs, context);
-    }
+    if (this.transitions.isLiveProbe(entry, permit)) this.transitions.probed(key, entry, true, context);
   }
 
   /** The call ended in a way that says nothing about the tool's health (bad arguments): frees the live probe's slot. */
@@ -188,30 +160,13 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
 
   /** Holds the circuit open until `reset(key)`: calls are rejected with no promised time. */
   isolate(key: string, context?: C): void {
-    const from = this.state(key);
-    const failures = this.transitions.failuresOf(this.entries.peek(key));
-    this.transitions.set(key, { state: "isolated", failures }, true);
-    if (from !== "open") this.transitions.emit(key, from, "open", failures, this.resetMs, context);
+    this.transitions.force(key, this.state(key), "isolated", context);
   }
 
   /** Closes `key` (or every circuit) and forgets its failures. */
   reset(key?: string, context?: C): void {
     const keys = key === undefined ? [...this.entries.keys()] : [key];
-    for (const each of keys) {
-      const from = this.state(each);
-      const failures = this.transitions.failuresOf(this.entries.peek(each));
-      this.entries.delete(each);
-      if (from !== "closed") this.transitions.emit(each, from, "closed", failures, this.resetMs, context);
-    }
-  }
-
-  /** Which entries may go to make room at the cap (see `LruMap`): 0 closed, 1 open past its open time or half-open with no live probe, else never. */
-  private evictionRank(entry: Entry): number {
-    if (entry.state === "closed") return 0;
-    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
-    const now = this.clock.now();
-    if (entry.state === "open") return now - entry.openedAt >= entry.openMs ? 1 : Number.POSITIVE_INFINITY;
-    return entry.probe !== 0 && now - entry.probeStartedAt < this.resetMs ? Number.POSITIVE_INFINITY : 1;
+    for (const each of keys) this.transitions.force(each, this.state(each), "closed", context);
   }
 
   /**
@@ -233,5 +188,54 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings, Breaker<C> 
     const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this);
     this.entries.clear();
     for (const [key, entry] of restored) this.transitions.set(key, entry);
+  }
+}
+
+/**
+ * What a call asks of its breaker (`Breaker`, breaker.ts) from an in-memory `CircuitBreaker`: its
+ * state changes when a method is called (a failure is recorded before the caller's first await).
+ */
+export class MemoryBreaker<C> implements Breaker<C> {
+  constructor(private readonly breaker: CircuitBreaker<C>) {}
+
+  get size(): number {
+    return this.breaker.size;
+  }
+  isClosed(key: string): boolean {
+    return this.breaker.isClosed(key);
+  }
+  peek(key: string): number | undefined {
+    return this.breaker.peek(key);
+  }
+  state(key: string): CircuitState {
+    return this.breaker.state(key);
+  }
+  isIsolated(key: string): boolean {
+    return this.breaker.isIsolated(key);
+  }
+  async acquire(key: string, context?: C): Promise<CircuitDecision> {
+    return this.breaker.acquire(key, context);
+  }
+  async onSuccess(key: string, permit: CircuitPermit, context?: C): Promise<void> {
+    this.breaker.onSuccess(key, permit, context);
+  }
+  async onFailure(key: string, permit: CircuitPermit, context?: C): Promise<number | undefined> {
+    this.breaker.onFailure(key, permit, context);
+    return this.breaker.peek(key);
+  }
+  onNeutral(key: string, permit: CircuitPermit): void {
+    this.breaker.onNeutral(key, permit);
+  }
+  async isolate(key: string, context?: C): Promise<void> {
+    this.breaker.isolate(key, context);
+  }
+  async reset(key?: string, context?: C): Promise<void> {
+    this.breaker.reset(key, context);
+  }
+  snapshot(): CircuitSnapshot {
+    return this.breaker.snapshot();
+  }
+  restore(snapshot: CircuitSnapshot): void {
+    this.breaker.restore(snapshot);
   }
 }

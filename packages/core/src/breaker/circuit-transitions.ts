@@ -26,6 +26,58 @@ export class CircuitTransitions<C> {
     private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
   ) {}
 
+  /** A circuit that is not closed: admits the probe when it is due, else rejects the call with `retryAfterMs`. */
+  acquire(key: string, entry: Exclude<Entry, ClosedEntry>, context: C | undefined): CircuitDecision {
+    const now = this.clock.now();
+    if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
+    const retryAfterMs = this.rejectFor(entry, now);
+    if (retryAfterMs !== undefined) return { admitted: false, retryAfterMs, state: entry.state };
+    return this.takeProbe(key, entry.state === "open" ? this.halfOpen(key, entry, context) : entry, now);
+  }
+
+  /** How long a circuit that is not closed rejects calls: open, its remaining time; half-open, its probe's lease; isolated, `Infinity`. */
+  rejectFor(entry: Exclude<Entry, ClosedEntry>, now: number): number | undefined {
+    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
+    if (entry.state === "open") {
+      const remaining = entry.openedAt + entry.openMs - now;
+      return remaining > 0 ? remaining : undefined;
+    }
+    const { resetMs } = this.settings;
+    return entry.probe !== 0 && now - entry.probeStartedAt < resetMs ? Math.max(1, entry.probeStartedAt + resetMs - now) : undefined;
+  }
+
+  /** The live probe's result: a success closes the circuit; a failure re-opens it, for twice the last open time with `maxResetMs` (up to it). */
+  probed(key: string, entry: HalfOpenEntry, failed: boolean, context: C | undefined): void {
+    const { resetMs, maxResetMs } = this.settings;
+    if (!failed) {
+      this.entries.delete(key);
+      this.emit(key, "half-open", "closed", entry.failures, resetMs, context);
+      return;
+    }
+    const failures = entry.failures + 1;
+    const openMs = maxResetMs === undefined ? resetMs : Math.min(entry.openMs * 2, maxResetMs);
+    this.set(key, { state: "open", failures, openedAt: this.clock.now(), openMs });
+    this.emit(key, "half-open", "open", failures, openMs, context);
+  }
+
+  /** `isolate` (held open until a reset) or `reset` (closed, its failures forgotten) of one key, reported when the state changes. */
+  force(key: string, from: CircuitState, to: "isolated" | "closed", context: C | undefined): void {
+    const failures = this.failuresOf(this.entries.peek(key));
+    if (to === "isolated") this.set(key, { state: "isolated", failures }, true);
+    else this.entries.delete(key);
+    const reported = to === "isolated" ? "open" : "closed";
+    if (from !== reported) this.emit(key, from, reported, failures, this.settings.resetMs, context);
+  }
+
+  /** Which entries may go to make room at the cap (see `LruMap`): 0 closed, 1 open past its open time or half-open with no live probe, else never. */
+  evictionRank(entry: Entry): number {
+    if (entry.state === "closed") return 0;
+    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    if (entry.state === "open") return now - entry.openedAt >= entry.openMs ? 1 : Number.POSITIVE_INFINITY;
+    return this.rejectFor(entry, now) === undefined ? 1 : Number.POSITIVE_INFINITY;
+  }
+
   /** Is `permit` the probe now running, within its lease? Only its result may move a half-open circuit. */
   isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
     return (

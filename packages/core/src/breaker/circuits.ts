@@ -38,21 +38,16 @@ export class Circuits {
 
   /**
    * Holds a circuit open until `reset(key)`: calls fail fast, and the model is told the tool is
-   * disabled, with no promised time. It goes to the breaker that holds the key (see `holder`).
-   * With a `circuitBreakerStore` it returns the store's promise (await it: the store holds the state).
+   * disabled, with no promised time. It goes to the breaker that holds the key (see `holder`). In
+   * memory it holds at once; with a `circuitBreakerStore`, once the promise resolves.
    */
-  isolate(key: string): void | Promise<void> {
+  isolate(key: string): Promise<void> {
     return this.holder(key).isolate(key);
   }
 
-  /** Closes one circuit (or every one) and forgets its failures. With a `circuitBreakerStore` it returns a promise. */
-  reset(key?: string): void | Promise<void> {
-    const pending: Promise<void>[] = [];
-    for (const breaker of this.breakers) {
-      const done = key === undefined ? breaker.reset() : breaker.reset(key);
-      if (done instanceof Promise) pending.push(done);
-    }
-    if (pending.length > 0) return Promise.all(pending).then(() => undefined);
+  /** Closes one circuit (or every one) and forgets its failures: in memory at once; with a `circuitBreakerStore`, once the promise resolves. */
+  async reset(key?: string): Promise<void> {
+    await Promise.all(this.breakers.map((breaker) => (key === undefined ? breaker.reset() : breaker.reset(key))));
   }
 
   /** Versioned JSON of every tracked circuit (remaining open time, not clock readings). */

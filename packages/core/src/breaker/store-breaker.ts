@@ -1,5 +1,4 @@
 import { type Clock, systemClock } from "../clock.js";
-import { isThenable } from "../internal/thenable.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import { CLOSED_PERMIT } from "./circuit-breaker.js";
@@ -93,29 +92,26 @@ export class StoreBreaker<C> implements Breaker<C> {
     return this.store.peek(key) === Number.POSITIVE_INFINITY;
   }
 
-  acquire(key: string, context?: C): CircuitDecision | Promise<CircuitDecision> {
+  async acquire(key: string, context?: C): Promise<CircuitDecision> {
     // Opened here while the store could not answer: it stays open until its reset, store or not.
     const standingIn = this.local.holds(key);
     if (standingIn && this.local.peek(key) !== undefined) return this.local.acquire(key, context);
-    let answer: CircuitAdmission | Promise<CircuitAdmission>;
+    let admission: CircuitAdmission;
     try {
-      answer = this.store.acquire(key, this.settings);
+      admission = await this.store.acquire(key, this.settings);
     } catch (error) {
       return this.fallback("acquire", error, key, context);
     }
-    if (!isThenable(answer)) return this.admitted(answer, key, standingIn, context);
-    return Promise.resolve(answer).then(
-      (admission) => this.admitted(admission, key, standingIn, context),
-      (error: unknown) => this.fallback("acquire", error, key, context),
-    );
+    return this.admitted(admission, key, standingIn, context);
   }
 
-  onSuccess(key: string, permit: CircuitPermit, context?: C): void | Promise<void> {
+  onSuccess(key: string, permit: CircuitPermit, context?: C): Promise<void> {
     return this.record(key, permit, "success", context);
   }
 
-  onFailure(key: string, permit: CircuitPermit, context?: C): void | Promise<void> {
-    return this.record(key, permit, "failure", context);
+  async onFailure(key: string, permit: CircuitPermit, context?: C): Promise<number | undefined> {
+    await this.record(key, permit, "failure", context);
+    return this.peek(key);
   }
 
   /** Only a probe's slot is at stake: told to the store without waiting (a stand-in probe's, to the stand-in). */
@@ -125,17 +121,15 @@ export class StoreBreaker<C> implements Breaker<C> {
   }
 
   /** Once the store holds it isolated, the stand-in lets go of it (an isolation is the fleet's). */
-  isolate(key: string): void | Promise<void> {
-    const done = this.store.isolate(key);
-    if (!isThenable(done)) return this.local.forget(key);
-    return Promise.resolve(done).then(() => this.local.forget(key));
+  async isolate(key: string): Promise<void> {
+    await this.store.isolate(key);
+    this.local.forget(key);
   }
 
   /** Closes the stand-in's circuit at once (with its event), and the store's. */
-  reset(key?: string, context?: C): void | Promise<void> {
+  async reset(key?: string, context?: C): Promise<void> {
     this.local.reset(key, context);
-    const done = this.store.reset(key);
-    return isThenable(done) ? Promise.resolve(done) : undefined;
+    await this.store.reset(key);
   }
 
   /** A shared store's circuits live in the store, not in this snapshot. */
@@ -154,7 +148,7 @@ export class StoreBreaker<C> implements Breaker<C> {
    * the store could not take is applied there too. A stand-in probe's result goes to the store as a
    * closed circuit's call (the store knows nothing of the stand-in's probes).
    */
-  private record(key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): void | Promise<void> {
+  private async record(key: string, permit: CircuitPermit, result: CircuitResult, context: C | undefined): Promise<void> {
     let opening: number | undefined;
     if (this.rate !== undefined && permit.probe === 0) {
       // A closed call's result, judged here: the store hears only the failure that opens.
@@ -163,17 +157,13 @@ export class StoreBreaker<C> implements Breaker<C> {
     }
     if (result === "success") this.local.succeeded(key, permit, context);
     const storePermit = this.local.owns(permit) ? CLOSED_PERMIT : permit;
-    let answer: CircuitTransition | undefined | Promise<CircuitTransition | undefined>;
+    let transition: CircuitTransition | undefined;
     try {
-      answer = this.store.record(key, storePermit, result, this.settings);
+      transition = await this.store.record(key, storePermit, result, this.settings);
     } catch (error) {
       return this.standIn(error, key, permit, result, context, opening);
     }
-    if (!isThenable(answer)) return this.recorded(answer, key, permit, result, context, opening);
-    return Promise.resolve(answer).then(
-      (transition) => this.recorded(transition, key, permit, result, context, opening),
-      (error: unknown) => this.standIn(error, key, permit, result, context, opening),
-    );
+    this.recorded(transition, key, permit, result, context, opening);
   }
 
   /**

@@ -141,10 +141,10 @@ class BudgetWindow {
   }
 
   /** Takes one retry when the window has room for it: 0; else the ms until it has (at least 1). */
-  takeRetry(now: number): number | Promise<number> {
+  async takeRetry(now: number): Promise<number> {
     if (this.share === undefined) return this.takeHere(now);
     this.failedAt = now;
-    return this.shareNow(now, true).then((waitMs) => waitMs ?? this.takeHere(now));
+    return (await this.shareNow(now, true)) ?? this.takeHere(now);
   }
 
   /** Judged on what this process knows. */
@@ -218,7 +218,7 @@ export class RetryBudgets {
   }
 
   /** Takes one in-place retry of `toolName`: 0 when the budget allows it, else the ms until it would (asked of the store when shared). */
-  takeRetry(toolName: string, settings: RetryBudgetSettings, now: number): number | Promise<number> {
+  takeRetry(toolName: string, settings: RetryBudgetSettings, now: number): Promise<number> {
     return this.windowOf(toolName, settings, now).takeRetry(now);
   }
 

@@ -1,43 +1,28 @@
+import type { RetryBudgetSettings } from "../budget/retry-budget.js";
 import { abortReason, TIMER_STOPPED } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError } from "../errors/tool-error.js";
+import { createToolError, ToolError } from "../errors/tool-error.js";
+import { argumentsFingerprint } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
+import { omittedField } from "../idempotency/idempotency-guard.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
-import { lastAttempt, nextAttempt, type TrackedAttempts } from "../state/counters.js";
-import { circuitOpenMessage, OVERLOADED_ACTION, overloadedMessage, temporaryAction } from "../texts/model-texts.js";
-import type { CallRun } from "./call-state.js";
-import type { Engine } from "./engine.js";
-import { refuse, repeatedCall } from "./failure.js";
-import { applyDecision, circuitOpenOutcome, exhaustedError, failedOutcome, reflectOutcome } from "./outcome.js";
+import { lastAttempt, nextAttempt, recordRefusal, type TrackedAttempts } from "../state/counters.js";
+import * as texts from "../texts/model-texts.js";
+import type { CallRun, Engine } from "./call.js";
+import { decide } from "./decide.js";
+import { applyDecision, circuitOpenOutcome, exhaustedError, failedOutcome, type Retry, reflectOutcome } from "./outcome.js";
 
-// Admission, checked before a call's first attempt and again after every wait: a scope whose
-// budget is spent stops the call (this beats an open circuit), an exact call that keeps failing is
-// refused, then an open circuit turns the call away unless it is due to let it through within the
-// call's patience. Reading only: the circuit moves when an attempt acquires its permit.
-//
-// A call that meets an open circuit, or one whose probe is running (gRPC's wait-for-ready), waits
-// when the circuit is due to let it through within the call's patience (`waitForRecovery`), woken
-// by the circuit's transitions and looking again at least every second (a probe on another
-// replica); otherwise it ends now: the definitive stop once the tool has kept failing for
-// `giveUpMs` in the scope, an isolated circuit's stop, or the temporary text with the circuit's
-// remaining time, which the gate keeps for the model's next call of the tool in the scope.
+// The calls turned away (a spent budget, a repeated exact call, an open circuit or the wait for it,
+// no `maxConcurrent` slot, the guard, a spent retry budget): only a failing tool comes here.
 
-/** The call's stop before it runs (or its refusal, as an exact call that keeps failing), or undefined when it may go on. */
-export function admission(engine: Engine, run: CallRun): ReflectOutcome | FailedOutcome | undefined {
-  const tracked = engine.tracker.get(run.counterKey, run.toolName);
-  if (tracked?.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
+/** A tool's failing row in the scope: the stop of a spent budget, or the refusal of a repeated exact call. */
+export function admitRow(engine: Engine, run: CallRun, tracked: TrackedAttempts): ReflectOutcome | FailedOutcome | undefined {
+  if (tracked.exhausted && !resetIfDue(engine, run, tracked)) return stopExhausted(engine, run, tracked);
   const repeated = repeatedCall(run, tracked);
-  if (repeated !== undefined) return refuse(engine, run, repeated);
-  const openFor = run.breaker.peek(run.breakerKey);
-  // A circuit due to let the call through within its patience, or probing: the attempt loop waits for it.
-  if (openFor === undefined) return undefined;
-  return openCircuitOutcome(engine, run, openFor, run.breaker.state(run.breakerKey) === "half-open");
+  return repeated === undefined ? undefined : refuse(engine, run, repeated);
 }
 
-/**
- * A spent budget ends `exhaustedResetMs` after the failure that spent it: the row starts afresh
- * (the exact calls that failed are still remembered) and this call goes on. False while it holds.
- */
+/** A spent budget ends `exhaustedResetMs` after the failure that spent it (the failed exact calls stay remembered). */
 export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempts): boolean {
   const resetMs = run.policy.exhaustedResetMs;
   const mark = tracked.exhausted;
@@ -46,78 +31,65 @@ export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempt
   return true;
 }
 
-/** A call of a tool whose budget is spent in this scope: stopped without running. */
 export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAttempts): FailedOutcome {
   lastAttempt(run, tracked);
   return failedOutcome(engine, run, exhaustedError(run, tracked.exhausted as NonNullable<TrackedAttempts["exhausted"]>), "exhausted");
 }
 
-/** The refusal of a call that found every `maxConcurrent` slot of its tool taken. */
 export function overloaded(run: CallRun, limit: number): GuardRefusal {
-  return {
-    refused: "overloaded",
-    refusal: createToolError({
-      code: ErrorCodes.OVERLOADED,
-      message: overloadedMessage(run.toolName, limit),
-      recoverable: true,
-      suggestedAction: OVERLOADED_ACTION,
-      retryAfterMs: Math.max(1, run.policy.initialBackoffMs),
-    }),
-  };
+  const message = texts.overloadedMessage(run.toolName, limit);
+  return refusal("overloaded", ErrorCodes.OVERLOADED, message, texts.OVERLOADED_ACTION, Math.max(1, run.policy.initialBackoffMs));
+}
+
+function refusal(refused: GuardRefusal["refused"], code: string, message: string, action: string, retryAfterMs?: number): GuardRefusal {
+  return { refused, refusal: createToolError({ code, message, recoverable: true, suggestedAction: action, retryAfterMs }) };
 }
 
 /** The longest a waiting call sleeps before it looks at the circuit again (a probe elsewhere tells it nothing). */
 const LOOK_AGAIN_MS = 1_000;
 
 /**
- * A call turned away by its circuit (`retryAfterMs`: until the circuit lets a call through, or its
- * probe's lease ends; `Infinity` while isolated; `probing`: the circuit's probe is running): how it
- * ends now, or undefined when it waits: for a probe running (its result is the recovery) while the
- * call is within its patience, or for an open circuit due within the call's patience (or within the
- * wait the model was told, which the gate holds the call for anyway).
+ * A call turned away by its circuit (`Infinity`: isolated): undefined when it waits (a probe, or an
+ * open circuit due within its patience or the wait the model was told), else how it ends now.
  */
-function openCircuitOutcome(
+export function openCircuitOutcome(
   engine: Engine,
   run: CallRun,
   retryAfterMs: number,
   probing: boolean,
 ): ReflectOutcome | FailedOutcome | undefined {
-  if (retryAfterMs === Number.POSITIVE_INFINITY) return rejected(engine, run, retryAfterMs);
-  const { policy } = run;
+  const { policy, toolName } = run;
+  if (retryAfterMs === Number.POSITIVE_INFINITY) {
+    nextAttempt(run, engine.tracker.get(run.counterKey, toolName));
+    engine.notifier.emit("call_rejected", toolName, run.info, { tool_name: toolName, isolated: true });
+    return circuitOpenOutcome(engine, run);
+  }
   const now = engine.options.clock.now();
   const wait = Math.max(1, Math.ceil(retryAfterMs));
-  const toldUntil = engine.tracker.get(run.counterKey, run.toolName)?.readyAt ?? 0;
-  // A running probe is waited for while the call is within its patience (its lease may be long:
-  // a probe that hangs, or whose replica died, frees it only at the lease's end).
+  const toldUntil = engine.tracker.get(run.counterKey, toolName)?.readyAt ?? 0;
+  // A running probe's lease may be long (a probe that hangs): it is waited for while the call is patient.
   const patient = probing ? now - run.startedAt <= policy.patienceMs : now - run.startedAt + wait <= policy.patienceMs;
-  const due = patient || now + wait <= toldUntil;
-  if (policy.waitForRecovery && due) return undefined;
-  const tracked = engine.tracker.entry(run.counterKey, run.toolName);
+  if (policy.waitForRecovery && (patient || now + wait <= toldUntil)) return undefined;
+  const tracked = engine.tracker.entry(run.counterKey, toolName);
   nextAttempt(run, tracked);
   const error = createToolError({
     code: ErrorCodes.CIRCUIT_OPEN,
-    message: circuitOpenMessage(run.toolName),
+    message: texts.circuitOpenMessage(toolName),
     recoverable: true,
-    suggestedAction: temporaryAction(run.toolName),
+    suggestedAction: texts.temporaryAction(toolName),
     retryAfterMs: wait,
     kind: "other",
   });
-  // Unavailable in this scope since its first failure or refusal: past the give-up time, the stop is true.
   tracked.failingSince ??= now;
-  if (now - tracked.failingSince >= policy.giveUpMs && !engine.tracker.succeededSince(run.toolName, tracked.failingSince)) {
+  if (now - tracked.failingSince >= policy.giveUpMs && !engine.tracker.succeededSince(toolName, tracked.failingSince)) {
     return applyDecision(engine, run, tracked, error, { kind: "stop", reason: "exhausted" }, "refusal") as FailedOutcome;
   }
-  engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, retry_after_ms: wait });
-  // The model's next call of the tool in this scope waits out the circuit's time at the gate.
+  engine.notifier.emit("call_rejected", toolName, run.info, { tool_name: toolName, retry_after_ms: wait });
   tracked.readyAt = Math.max(tracked.readyAt, now + wait);
   return reflectOutcome(engine, run, error, true, "retry_later", wait);
 }
 
-/**
- * The circuit turned the call away: it waits (the event once per call) until the circuit's time
- * passes or one of its transitions, at most a second, then the caller asks again (`"again"`); or
- * the call ends now (`openCircuitOutcome`). The wait is the caller's abort's to end at once.
- */
+/** The circuit turned the call away: it ends now, or waits (at most a second, less at a transition) and asks again. */
 export async function atOpenCircuit(
   engine: Engine,
   run: CallRun,
@@ -137,17 +109,13 @@ export async function atOpenCircuit(
 
 /** Sleeps `ms`, or less when the call's circuit changes state; rejects with the abort reason as soon as the caller aborts. */
 function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void> {
-  const signal = run.signal;
+  const { signal, breakerKey: key } = run;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   const stop = new AbortController();
-  const key = run.breakerKey;
   let wake!: () => void;
   const changed = new Promise<void>((resolve) => (wake = resolve));
-  let waiting = engine.recovering.get(key);
-  if (waiting === undefined) {
-    waiting = new Set();
-    engine.recovering.set(key, waiting);
-  }
+  const waiting = engine.recovering.get(key) ?? new Set();
+  engine.recovering.set(key, waiting);
   waiting.add(wake);
   const onAbort = () => stop.abort(abortReason(signal as AbortSignal));
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -162,9 +130,103 @@ function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void
   });
 }
 
-/** A call turned away by an isolated circuit (an operator's): failed, no promised time. */
-function rejected(engine: Engine, run: CallRun, retryAfterMs: number): FailedOutcome {
-  nextAttempt(run, engine.tracker.get(run.counterKey, run.toolName));
-  engine.notifier.emit("call_rejected", run.toolName, run.info, { tool_name: run.toolName, isolated: true });
-  return circuitOpenOutcome(engine, run, retryAfterMs);
+/** A retry refused by a spent retry budget: `reflect` after a wait drawn from [`waitMs`, `waitMs` + the window] (no herd). */
+export function budgetSpent(
+  engine: Engine,
+  run: CallRun,
+  tracked: TrackedAttempts,
+  error: ToolError,
+  budget: RetryBudgetSettings,
+  waitMs: number,
+): ReflectOutcome | FailedOutcome | Retry {
+  const delayMs = Math.ceil(waitMs) + Math.floor(engine.options.random() * budget.windowMs);
+  const fields = { tool_name: run.toolName, window_ms: budget.windowMs, retry_after_ms: delayMs };
+  engine.notifier.emit("retry_budget_spent", run.toolName, run.info, fields);
+  const spent = new ToolError({
+    code: ErrorCodes.RETRY_BUDGET_SPENT,
+    message: error.message,
+    recoverable: true,
+    kind: "other",
+    suggestedAction: texts.RETRY_BUDGET_SPENT_ACTION,
+    retryAfterMs: delayMs,
+    details: { last_error_code: error.code },
+  });
+  return applyDecision(engine, run, tracked, spent, { kind: "reflect", delayMs, text: "retry_later" }, "tool");
+}
+
+/** Refusals of a call that did not run or is still running: the same call later, not other arguments. */
+const SAME_CALL_LATER: ReadonlySet<string> = new Set<string>([ErrorCodes.IN_PROGRESS, ErrorCodes.STORE_UNAVAILABLE, ErrorCodes.OVERLOADED]);
+
+/** A call turned away before the tool ran: an attempt of the scope's budget only when it asks for other arguments. */
+export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): ReflectOutcome | FailedOutcome {
+  const { notifier } = engine;
+  if (refused.conflict !== undefined)
+    notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
+  if (refused.refused !== undefined)
+    notifier.emit("call_refused", run.toolName, run.info, { tool_name: run.toolName, reason: refused.refused });
+  const tracked = engine.tracker.entry(run.counterKey, run.toolName);
+  const error = refused.refusal;
+  const sameCallLater = SAME_CALL_LATER.has(error.code);
+  if (sameCallLater) nextAttempt(run, tracked);
+  else recordRefusal(run, tracked);
+  const { recoverable, kind, retryAfterMs } = error;
+  const decision = decide(
+    {
+      origin: "refusal",
+      recoverable,
+      kind,
+      reflections: tracked.reflections,
+      budgetSpent: tracked.exhausted !== undefined,
+      circuitOpenForMs: undefined,
+      effect: run.effect,
+      guarded: true,
+      sameCallLater,
+      backoffMs: 0,
+      retryAfterMs,
+      inPlaceRetries: run.inPlace,
+      sinceCallStartMs: 0,
+      failingForMs: 0,
+      failures: tracked.failures,
+      succeededElsewhere: false,
+    },
+    run.policy,
+  );
+  // A refusal is never retried in place (`decide` answers `reflect` or `stop`).
+  return applyDecision(engine, run, tracked, error, decision, "refusal") as ReflectOutcome | FailedOutcome;
+}
+
+/** Exact calls remembered per (scope, tool): the least recently failed or refused is forgotten beyond it. */
+const MAX_REMEMBERED_CALLS = 64;
+
+/** The call's arguments as one text (a write's as its guard sees them, without the key); undefined past the depth limit. */
+function callFingerprint(run: CallRun): string | undefined {
+  if (run.fingerprint !== undefined) return run.fingerprint;
+  try {
+    return argumentsFingerprint(run.call.args, run.effect === "write" ? omittedField(run.idempotency) : undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+/** With `repeatedCallLimit`: remembers a non-transient failure of an exact call as the most recent. */
+export function rememberFailedCall(run: CallRun, tracked: TrackedAttempts): void {
+  const fingerprint = callFingerprint(run);
+  if (fingerprint === undefined) return;
+  tracked.repeats ??= new Map();
+  const failures = (tracked.repeats.get(fingerprint) ?? 0) + 1;
+  tracked.repeats.delete(fingerprint);
+  tracked.repeats.set(fingerprint, failures);
+  if (tracked.repeats.size > MAX_REMEMBERED_CALLS) tracked.repeats.delete(tracked.repeats.keys().next().value as string);
+}
+
+/** The refusal of an exact call that already failed `repeatedCallLimit` times in its scope (a success elsewhere does not forget it). */
+function repeatedCall(run: CallRun, tracked: TrackedAttempts): GuardRefusal | undefined {
+  const limit = run.policy.repeatedCallLimit;
+  if (limit === undefined || tracked.repeats === undefined) return undefined;
+  const fingerprint = callFingerprint(run);
+  const failures = fingerprint === undefined ? undefined : tracked.repeats.get(fingerprint);
+  if (fingerprint === undefined || failures === undefined || failures < limit) return undefined;
+  tracked.repeats.delete(fingerprint); // kept the most recent while the model repeats it
+  tracked.repeats.set(fingerprint, failures);
+  return refusal("repeated_call", ErrorCodes.REPEATED_CALL, texts.repeatedCallMessage(run.toolName, failures), texts.REPEATED_CALL_ACTION);
 }

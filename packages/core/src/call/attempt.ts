@@ -1,11 +1,8 @@
 import { abortReason, TIMER_STOPPED, watchdogSignal } from "../clock.js";
-import type { ToolContext } from "../config/options.js";
-import type { ResolvedPolicy } from "../config/policy.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
-import type { CallRun, ToolFunction } from "./call-state.js";
-import type { Engine } from "./engine.js";
+import type { CallRun, Engine, ToolContext, ToolFunction } from "./call.js";
 
 // One attempt: the tool called once, with one signal of its own (aborted with the caller's and at
 // the limit) and one timer (its limit); a tagged result: what it returned, or what it threw.
@@ -15,25 +12,17 @@ export type AttemptResult<T> = { readonly kind: "returned"; readonly value: T } 
 
 const noop = (): void => {};
 
-/** A timeout error of this engine → the tool's own promise, still running after the time limit. */
+/** A timeout error of this engine → the tool's own promise, still running after the time limit (a WeakMap: a thrown Proxy's traps never run). */
 const LATE_ATTEMPTS = new WeakMap<object, Promise<unknown>>();
 
 /** The tool's promise after its attempt timed out (a write's result still has to reach the store), if `failure` is that timeout. */
 export function lateOf(failure: unknown): Promise<unknown> | undefined {
-  // A WeakMap, not a property read: what a tool threw may be a Proxy whose traps throw.
   return typeof failure === "object" && failure !== null ? LATE_ATTEMPTS.get(failure) : undefined;
 }
 
-/** The time limit of attempt `attempt` (1-based, in its failing row) under `policy`: its own limit, or the last one for every later attempt; undefined for none. */
-export function limitOf(policy: ResolvedPolicy, attempt: number): number | undefined {
-  const limits = policy.attemptTimeoutsMs;
-  return limits.length === 0 ? undefined : limits[Math.min(Math.max(attempt, 1), limits.length) - 1];
-}
-
 /**
- * Runs the tool of a call's run once, inside every observer's context (a span per attempt ends
- * with the attempt, at the limit too). `onLate` is told of the tool's promise when the attempt ends
- * before it (its limit, the caller's abort): a write may still take effect.
+ * The tool run once, inside every observer's context. `onLate` is told of the tool's promise when
+ * the attempt ends before it (its limit, the caller's abort): a write may still take effect.
  */
 export async function runAttempt<T>(
   engine: Engine,
@@ -50,16 +39,15 @@ export async function runAttempt<T>(
 }
 
 /**
- * One attempt: the tool called once with a signal of its own, which aborts with the caller's and at
- * the limit. It settles with the tool; or fails with `TIMEOUT` (transient) at the limit, whether or
- * not the tool stops; or rejects at once with the caller's abort reason, whether or not the tool
- * stops. Its timer and listener are gone when it ends; while it runs, its timer (on the system
- * clock) keeps the process alive, so a script awaiting the call ends when the call does.
+ * Settles with the tool; or fails with `TIMEOUT` (transient) at the limit, or at once with the
+ * caller's abort reason, whether or not the tool stops. Its timer and listener are gone when it ends.
  */
 function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, onLate: (tool: Promise<unknown>) => void): Promise<T> {
   const caller = run.signal;
   if (caller?.aborted) return Promise.reject(abortReason(caller));
-  const limitMs = limitOf(run.policy, run.attempt);
+  // The attempt's own limit in its failing row (the last one for every later attempt), if any.
+  const limits = run.policy.attemptTimeoutsMs;
+  const limitMs = limits.length === 0 ? undefined : limits[Math.min(Math.max(run.attempt, 1), limits.length) - 1];
   const attempt = run.attempt;
   return new Promise<T>((resolve, reject) => {
     const own = new AbortController();
@@ -111,7 +99,7 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
   });
 }
 
-/** The `TIMEOUT` of an attempt cut off at its limit; `write`: a guarded write, which may still take effect (it is not retried in place; its key stays held until it ends). */
+/** The `TIMEOUT` of an attempt cut off at its limit; `write`: a guarded write, which may still take effect. */
 function timeoutError(toolName: string, write: boolean, timeoutMs: number, late: Promise<unknown>): ToolError {
   const error = createToolError({
     code: ErrorCodes.TIMEOUT,

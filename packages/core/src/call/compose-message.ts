@@ -1,32 +1,22 @@
-import { cleanText } from "../cleaning/cleaner.js";
-import { errorMessageOf } from "../cleaning/error-message-of.js";
-import { fitDetails } from "../cleaning/fit-details.js";
-import { cutEscaped, cutText, shareBudget } from "../cleaning/text-budget.js";
+import { errorMessageOf } from "../classify/error-signals.js";
+import { cleanText } from "../cleaning/clean-text.js";
+import { cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/text-budget.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
-import { detailsJson, isOwnText, structuredJsonOf } from "../texts/model-texts.js";
-import type { ReflectionValues, Uses } from "../texts/templater.js";
-import type { CallRun } from "./call-state.js";
-import type { Engine } from "./engine.js";
+import { isOwnText } from "../texts/model-texts.js";
+import { detailsJson, ERROR_ONCE, type ReflectionTemplate, structuredJsonOf, type Uses } from "../texts/templater.js";
+import type { CallRun, Engine } from "./call.js";
 
-// A reflect/failed message put together under its budget: the failure's own text (message,
-// suggested action, the tool's own suggestion, details, arguments, an unknown code) holds at most `maxErrorLength`
+// A reflect/failed message under its budget: the failure's own text holds at most `maxErrorLength`
 // characters after escaping, beyond the library's fixed template.
 
 /** The values of the placeholders that come from a failure: `error` and `suggested_action` quoted (JSON strings). */
-export interface FailureValues {
+interface FailureValues {
   readonly error: string;
   readonly suggested_action: string;
   readonly error_code: string;
   readonly args: string;
-}
-
-const STANDARD_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
-
-/** An `error_code`'s characters that count against `maxErrorLength`: a standard code is the library's own word. */
-function codeCost(code: string): number {
-  return STANDARD_CODES.has(code) ? 0 : code.length;
 }
 
 /** A composed message: the text (prompt or stop instruction), the whole message, and the error it shows. */
@@ -36,44 +26,78 @@ export interface Composed {
   readonly error: ToolError;
 }
 
+const STANDARD_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
+
+/** An `error_code`'s characters that count against `maxErrorLength`: a standard code is the library's own word. */
+function codeCost(code: string): number {
+  return STANDARD_CODES.has(code) ? 0 : code.length;
+}
+
+/** A built-in text (`render` given the quoted error) and the structured error JSON. */
+export function composeText(
+  engine: Engine,
+  run: CallRun,
+  error: ToolError,
+  render: (error: string) => string,
+  uses = ERROR_ONCE,
+): Composed {
+  return compose(engine, run, error, (values) => render(values.error), uses, error.code);
+}
+
+/** A template's text and the structured error: `promptCode` is what `{error_code}` shows. */
+export function templated(
+  engine: Engine,
+  run: CallRun,
+  error: ToolError,
+  template: ReflectionTemplate,
+  retryAfterS: string,
+  promptCode: string,
+  own = false,
+): Composed {
+  const render = (values: FailureValues) =>
+    template.render({
+      tool_name: run.toolName,
+      error: values.error,
+      error_code: values.error_code,
+      attempt: String(run.attempt),
+      max_retries: String(run.policy.maxRetries),
+      suggested_action: values.suggested_action,
+      args: values.args,
+      retry_after_s: retryAfterS,
+    });
+  return compose(engine, run, error, render, template.uses, promptCode, own);
+}
+
 /**
- * The text (`render` given the failure's values) and the structured error JSON after it, within
- * `maxErrorLength` beyond the fixed template (as the option documents it): the failure's message,
- * suggested action, `details`, `{args}` and an unknown `error_code` count, escaped, each time they
- * appear. When they do not fit, the longest are cut (shared by `shareBudget`) and the error is
- * rebuilt with what was shown, so that `outcome.error` (an adapter's `structuredContent`) is what
- * the model read. The usual failure fits, and costs no more than the text and the JSON.
+ * The text and the structured error JSON after it, within `maxErrorLength` beyond the fixed
+ * template: the failure's texts, `details`, `{args}` and an unknown `error_code` count, escaped,
+ * each time they appear. When they do not fit, the longest are cut (`shareBudget`) and the error is
+ * rebuilt with what was shown, so that `outcome.error` is what the model read.
  */
-export function compose(
+function compose(
   engine: Engine,
   run: CallRun,
   error: ToolError,
   render: (values: FailureValues) => string,
   uses: Uses,
-  promptError: string,
   promptCode: string,
   own = false,
 ): Composed {
   const budget = engine.cleaner.maxErrorLength;
   const { attempt, toolName } = run;
-  const { maxRetries } = run.policy;
   const args = uses.args > 0 ? cleanText(engine.cleaner, safeCanonical(run.call.args)) : "";
   let quotedMessage = JSON.stringify(error.message);
   let quotedAction = JSON.stringify(error.suggestedAction);
   let quotedToolAction = error.toolSuggestedAction === undefined ? undefined : JSON.stringify(error.toolSuggestedAction);
-  const samePromptError = promptError === error.message;
-  let quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(promptError);
   let details = error.details === undefined ? undefined : detailsJson(error.details);
-  const messageTimes = 1 + (samePromptError ? uses.error : 0);
+  const messageTimes = 1 + uses.error;
   // The library's own texts (a refusal's, a default action, a circuit's) are part of the fixed template.
   const ownMessage = own || isOwnText(error.message, toolName);
-  const ownPromptError = samePromptError ? ownMessage : own || isOwnText(promptError, toolName);
   const ownAction = own || isOwnText(error.suggestedAction, toolName);
   // `{suggested_action}` shows the tool's own suggestion where it has one (quoted, as data), else the library's.
   const actionTimes = 1 + (quotedToolAction === undefined ? uses.suggested_action : 0);
   const needs = [
     ownMessage ? 0 : (quotedMessage.length - 2) * messageTimes,
-    samePromptError || ownPromptError ? 0 : (quotedPromptError.length - 2) * uses.error,
     ownAction ? 0 : (quotedAction.length - 2) * actionTimes,
     details?.length ?? 0,
     args.length * uses.args,
@@ -83,7 +107,7 @@ export function compose(
   let shown = error;
   let shownArgs = args;
   let shownCode = promptCode;
-  if (needs[0] + needs[1] + needs[2] + needs[3] + needs[4] + needs[5] + reserved > budget) {
+  if (needs[0] + needs[1] + needs[2] + needs[3] + needs[4] + reserved > budget) {
     let code = error.code;
     if (reserved > budget / 2) {
       // An unknown code this long would leave the texts nothing: it becomes the standard one.
@@ -93,14 +117,14 @@ export function compose(
     }
     const given = shareBudget(needs, budget - reserved);
     /** A text cut to what it was given, `times` places sharing it; left whole when it got what it needs. */
-    const fit = (text: string, index: 0 | 1 | 2 | 5, times: number) =>
+    const fit = (text: string, index: 0 | 1 | 4, times: number) =>
       (given[index] as number) < needs[index] ? cutEscaped(text, Math.floor((given[index] as number) / times)) : text;
     const message = fit(error.message, 0, messageTimes);
-    const suggestedAction = fit(error.suggestedAction, 2, actionTimes);
+    const suggestedAction = fit(error.suggestedAction, 1, actionTimes);
     const toolSuggestedAction =
-      error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 5, 1 + uses.suggested_action);
+      error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 4, 1 + uses.suggested_action);
     const fittedDetails =
-      details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[3] as number);
+      details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[2] as number);
     shown = createToolError({
       code,
       message,
@@ -115,35 +139,12 @@ export function compose(
     quotedMessage = JSON.stringify(message);
     quotedAction = JSON.stringify(suggestedAction);
     quotedToolAction = toolSuggestedAction === undefined ? undefined : JSON.stringify(toolSuggestedAction);
-    quotedPromptError = samePromptError ? quotedMessage : JSON.stringify(fit(promptError, 1, Math.max(1, uses.error)));
     details = fittedDetails === undefined ? undefined : detailsJson(fittedDetails);
-    shownArgs = (given[4] as number) < needs[4] ? cutText(args, Math.floor((given[4] as number) / uses.args)) : args;
+    shownArgs = (given[3] as number) < needs[3] ? cutText(args, Math.floor((given[3] as number) / uses.args)) : args;
   }
-  const text = render({
-    error: quotedPromptError,
-    suggested_action: quotedToolAction ?? quotedAction,
-    error_code: shownCode,
-    args: shownArgs,
-  });
-  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, maxRetries, quotedToolAction);
+  const text = render({ error: quotedMessage, suggested_action: quotedToolAction ?? quotedAction, error_code: shownCode, args: shownArgs });
+  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, run.policy.maxRetries, quotedToolAction);
   return { text, message: `${text}\n\n${json}`, error: shown };
-}
-
-/**
- * Every placeholder's value: the library's own (the tool's name, the counters, `retry_after_s`)
- * and the failure's. One object literal of one shape (a spread of two objects is many times slower).
- */
-export function placeholderValues(run: CallRun, values: FailureValues, retryAfterS = "0"): ReflectionValues {
-  return {
-    tool_name: run.toolName,
-    error: values.error,
-    error_code: values.error_code,
-    attempt: String(run.attempt),
-    max_retries: String(run.policy.maxRetries),
-    suggested_action: values.suggested_action,
-    args: values.args,
-    retry_after_s: retryAfterS,
-  };
 }
 
 function safeCanonical(args: unknown): string {

@@ -1,4 +1,5 @@
 import { withRetryAfter } from "../backoff/backoff.js";
+import type { ResolvedPolicy } from "../config/policy.js";
 import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
 import type { FailureReason, ToolEffect } from "../outcome.js";
 
@@ -7,7 +8,7 @@ import type { FailureReason, ToolEffect } from "../outcome.js";
 
 /** What is known when a failure has been recorded. */
 export interface FailureFacts {
-  /** `tool`: the tool ran and failed; `refusal`: the call was turned away before it ran (a conflict, the store). */
+  /** `tool`: the tool ran and failed; `refusal`: the call was turned away before it ran. */
   readonly origin: "tool" | "refusal";
   readonly recoverable: boolean;
   readonly kind: ErrorKind;
@@ -22,46 +23,29 @@ export interface FailureFacts {
   readonly guarded: boolean;
   /** The failed attempt may still be running (a write cut off by its timeout): never repeated in place. */
   readonly stillRunning?: boolean;
-  /** A refusal whose operation did not run or is still running (`IN_PROGRESS`, `STORE_UNAVAILABLE`, `OVERLOADED`): the same call, later. */
+  /** A refusal that asks for the same call later (`IN_PROGRESS`, `STORE_UNAVAILABLE`, `OVERLOADED`). */
   readonly sameCallLater?: boolean;
-  /** `backoff(attempt)`, already jittered; for a refusal, unused. */
   readonly backoffMs: number;
-  /** A `Retry-After` hint of the failure, in ms. */
   readonly retryAfterMs: number | undefined;
-  /** In-place retries this call has made already. */
   readonly inPlaceRetries: number;
-  /** From the call's start to this failure. */
   readonly sinceCallStartMs: number;
-  /** From the first failure of the tool's failing row in the scope to this failure (0 for the first). */
+  /** From the first failure of the tool's failing row in the scope to this one. */
   readonly failingForMs: number;
-  /** The failures of the row in the scope, this one included. */
   readonly failures: number;
-  /** A call of the tool succeeded in another scope since this row began failing: the tool is not down (an overloaded or flaky one). */
+  /** A call of the tool succeeded in another scope since this row began failing: the tool is not down. */
   readonly succeededElsewhere: boolean;
 }
 
-export interface DecisionPolicy {
-  readonly maxRetries: number;
-  readonly maxBackoffMs: number;
-  readonly patienceMs: number;
-  readonly giveUpMs: number;
-  readonly waitForRecovery: boolean;
-}
+export type DecisionPolicy = Pick<ResolvedPolicy, "maxRetries" | "maxBackoffMs" | "patienceMs" | "giveUpMs" | "waitForRecovery">;
 
 /**
- * Whether a failure counts for the tool's circuit breaker (pure, tested from a table): bad arguments
- * only with `circuitBreakerCountsInvalidArguments`; a permission denial (`PERMISSION_DENIED`, about
- * what the arguments name) as bad arguments are, or when the row's previous failure was one too
- * (then the tool, not one argument, is likely refused); every other failure counts.
+ * Whether a failure counts for the tool's circuit breaker: bad arguments only with
+ * `circuitBreakerCountsInvalidArguments`; a permission denial as bad arguments are, or after another
+ * one (then the tool, not one argument, is likely refused); every other failure counts.
  */
-export function countsForBreaker(
-  kind: ErrorKind,
-  code: string,
-  previousCode: string | undefined,
-  countsInvalidArguments: boolean,
-): boolean {
+export function countsForBreaker(kind: ErrorKind, code: string, previous: string | undefined, countsInvalidArguments: boolean): boolean {
   if (kind === "invalid_arguments") return countsInvalidArguments;
-  if (code === ErrorCodes.PERMISSION_DENIED) return countsInvalidArguments || previousCode === ErrorCodes.PERMISSION_DENIED;
+  if (code === ErrorCodes.PERMISSION_DENIED) return countsInvalidArguments || previous === ErrorCodes.PERMISSION_DENIED;
   return true;
 }
 

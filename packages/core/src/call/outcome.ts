@@ -1,30 +1,17 @@
 import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes } from "../errors/error-codes.js";
+import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
-import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
+import type { ExecuteOutcome, FailedOutcome, ReflectOutcome } from "../outcome.js";
 import type { ExhaustedMark, TrackedAttempts } from "../state/counters.js";
-import {
-  exhaustedAction,
-  exhaustedText,
-  isolatedAction,
-  isolatedMessage,
-  isolatedText,
-  notRecoverableAction,
-  notRecoverableText,
-  temporaryAction,
-  UNKNOWN_OUTCOME_ACTION,
-  unknownOutcomeText,
-  WRITE_TIMEOUT_ACTION,
-} from "../texts/model-texts.js";
-import { ERROR_ONCE, NO_USES, type ReflectionTemplate } from "../texts/templater.js";
-import type { CallRun } from "./call-state.js";
-import { type Composed, compose, type FailureValues, placeholderValues } from "./compose-message.js";
+import * as texts from "../texts/model-texts.js";
+import { NO_USES } from "../texts/templater.js";
+import type { CallRun, Engine } from "./call.js";
+import { type Composed, composeText, templated } from "./compose-message.js";
 import type { Decision, ReflectText } from "./decide.js";
-import type { Engine } from "./engine.js";
 
-// A decision carried out (`applyDecision`), and the outcomes the model reads, built from a run and
-// its (clean) error: the reflection (the temporary text among them), the stops, and an isolated
-// circuit's.
+// A decision carried out (`applyDecision`), the outcomes the model reads, and the call's end
+// (fallback, observers, `onExhausted: "throw"`).
 
 /** A failure retried in place after `delayMs` (the attempt loop waits, then runs the next attempt). */
 export interface Retry {
@@ -32,10 +19,7 @@ export interface Retry {
   readonly delayMs: number;
 }
 
-/**
- * Carries a decision out: the events, the scope's counter (the gate time, the exhausted stop) and
- * the outcome; or an in-place retry after its delay. `error` is already clean.
- */
+/** Carries a decision out: the events, the scope's counter (the gate time, the exhausted stop) and the outcome. `error` is clean. */
 export function applyDecision(
   engine: Engine,
   run: CallRun,
@@ -44,166 +28,104 @@ export function applyDecision(
   decision: Decision,
   origin: "tool" | "refusal",
 ): ReflectOutcome | FailedOutcome | Retry {
-  const { options, notifier, tracker } = engine;
-  switch (decision.kind) {
-    case "stop": {
-      if (decision.reason === "not_recoverable") return failedOutcome(engine, run, error, "not_recoverable");
-      // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
-      const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
-      if (options.trackingScope === "global") tracker.clear(run.counterKey, run.toolName);
-      else tracked.exhausted = mark;
-      const resetMs = run.policy.exhaustedResetMs;
-      notifier.emit(
-        "retries_exhausted",
-        run.toolName,
-        run.info,
-        options.trackingScope === "global" || resetMs === 0
-          ? { tool_name: run.toolName, attempts: run.attempt, error: error.message }
-          : { tool_name: run.toolName, attempts: run.attempt, error: error.message, retry_after_ms: resetMs },
-      );
-      return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
-    }
-    case "retry":
-    case "reflect": {
-      const inPlace = decision.kind === "retry";
-      if (origin === "tool") {
-        tracked.lastDelayMs = decision.delayMs;
-        notifier.emit("retry", run.toolName, run.info, {
-          tool_name: run.toolName,
-          attempt: run.attempt,
-          max: run.policy.maxRetries,
-          backoff_ms: decision.delayMs,
-          error: error.message,
-          error_code: error.code,
-          mode: inPlace ? "in_place" : "reflect",
-        });
-      }
-      if (inPlace) return { status: "retry", delayMs: decision.delayMs };
-      // The gate: a refusal moves it only when it asks for a wait.
-      if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
-      let shown = error;
-      if (decision.kind === "reflect" && decision.text === "unknown_outcome")
-        shown = withText(error, { suggestedAction: UNKNOWN_OUTCOME_ACTION });
-      // A failure of the tool told as temporary asks for the same call after the wait (a write cut
-      // off at its limit, and a spent budget, keep their own action, which says why).
-      const ownAction = error.suggestedAction === WRITE_TIMEOUT_ACTION || error.code === ErrorCodes.RETRY_BUDGET_SPENT;
-      if (decision.kind === "reflect" && decision.text === "retry_later" && origin === "tool" && !ownAction) {
-        shown = withText(error, { suggestedAction: temporaryAction(run.toolName) });
-      }
-      // The wait the model is told is the one the gate keeps (a server's Retry-After, capped); a
-      // temporary failure always says it: the tool may work again after it.
-      const told = decision.kind === "reflect" && decision.text === "retry_later";
-      if ((told || shown.retryAfterMs !== undefined) && shown.retryAfterMs !== decision.delayMs) {
-        shown = withText(shown, { retryAfterMs: decision.delayMs });
-      }
-      return reflectOutcome(
-        engine,
-        run,
-        shown,
-        origin === "refusal",
-        decision.kind === "reflect" ? decision.text : "reflection",
-        decision.delayMs,
-      );
-    }
+  const { options, notifier } = engine;
+  const { toolName } = run;
+  if (decision.kind === "stop") {
+    if (decision.reason === "not_recoverable") return failedOutcome(engine, run, error, "not_recoverable");
+    // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
+    const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
+    const global = options.trackingScope === "global";
+    if (global) engine.tracker.clear(run.counterKey, toolName);
+    else tracked.exhausted = mark;
+    const resetMs = run.policy.exhaustedResetMs;
+    const fields = { tool_name: toolName, attempts: run.attempt, error: error.message };
+    notifier.emit("retries_exhausted", toolName, run.info, global || resetMs === 0 ? fields : { ...fields, retry_after_ms: resetMs });
+    return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
   }
+  const inPlace = decision.kind === "retry";
+  if (origin === "tool") {
+    tracked.lastDelayMs = decision.delayMs;
+    notifier.emit("retry", toolName, run.info, {
+      tool_name: toolName,
+      attempt: run.attempt,
+      max: run.policy.maxRetries,
+      backoff_ms: decision.delayMs,
+      error: error.message,
+      error_code: error.code,
+      mode: inPlace ? "in_place" : "reflect",
+    });
+  }
+  if (decision.kind === "retry") return { status: "retry", delayMs: decision.delayMs };
+  // The gate: a refusal moves it only when it asks for a wait.
+  if (origin === "tool" || error.retryAfterMs !== undefined) tracked.readyAt = options.clock.now() + decision.delayMs;
+  let shown = error;
+  if (decision.text === "unknown_outcome") shown = withText(error, { suggestedAction: texts.UNKNOWN_OUTCOME_ACTION });
+  const told = decision.text === "retry_later";
+  // A temporary failure of the tool asks for the same call after the wait (a write cut off, and a
+  // spent budget, keep their own action, which says why).
+  const ownAction = error.suggestedAction === texts.WRITE_TIMEOUT_ACTION || error.code === ErrorCodes.RETRY_BUDGET_SPENT;
+  if (told && origin === "tool" && !ownAction) shown = withText(error, { suggestedAction: texts.temporaryAction(toolName) });
+  // The wait the model is told is the one the gate keeps; a temporary failure always says it.
+  if ((told || shown.retryAfterMs !== undefined) && shown.retryAfterMs !== decision.delayMs) {
+    shown = withText(shown, { retryAfterMs: decision.delayMs });
+  }
+  return reflectOutcome(engine, run, shown, origin === "refusal", decision.text, decision.delayMs);
 }
 
 /**
  * `reflect`: the text (`reflection`: the reflection prompt; `retry_later`: the same call again in
- * about `waitMs`; `unknown_outcome`: check before calling again) and the structured error;
- * `refusal`: the error is the library's own (a call turned away).
+ * about `wait` ms; `unknown_outcome`: check before calling again) and the structured error;
+ * `own`: the error is the library's own (a call turned away).
  */
 export function reflectOutcome(
   engine: Engine,
   run: CallRun,
   error: ToolError,
-  refusal = false,
-  text: ReflectText = "reflection",
-  waitMs = 0,
+  own: boolean,
+  text: ReflectText,
+  wait: number,
 ): ReflectOutcome {
   let composed: Composed;
   if (text === "unknown_outcome") {
-    composed = compose(
-      engine,
-      run,
-      error,
-      (values) => unknownOutcomeText(run.toolName, values.error),
-      ERROR_ONCE,
-      error.message,
-      error.code,
-    );
+    composed = composeText(engine, run, error, (quoted) => texts.unknownOutcomeText(run.toolName, quoted));
   } else {
+    const { policy } = run;
     // A call turned away by an open circuit: the user's `circuitOpenPrompt`, if any.
-    const circuit = error.code === ErrorCodes.CIRCUIT_OPEN ? run.policy.circuitOpenTemplate : undefined;
-    const template = circuit ?? (text === "retry_later" ? run.policy.retryLaterTemplate : run.policy.template);
+    const circuit = error.code === ErrorCodes.CIRCUIT_OPEN ? policy.circuitOpenTemplate : undefined;
+    const template = circuit ?? (text === "retry_later" ? policy.retryLaterTemplate : policy.template);
     // At least 1 s: "in about 0 s" reads as no wait at all.
-    const retryAfterS = String(Math.max(1, Math.ceil(waitMs / 1000)));
-    composed = templated(engine, run, error, template, retryAfterS, error.message, error.code, refusal);
+    const retryAfterS = String(Math.max(1, Math.ceil(wait / 1000)));
+    composed = templated(engine, run, error, template, retryAfterS, error.code, own);
   }
   return { status: "reflect", prompt: composed.text, message: composed.message, error: composed.error, attempt: run.attempt };
 }
 
 /**
  * `failed`: the stop instruction for its reason (the policy's template, else the built-in text), and
- * the structured error. The built-in not-recoverable text ends with the library's own instruction
- * for the code, never the error's `suggested_action` (that stays in the JSON).
+ * the structured error, whose action is the library's own for a stop (the tool's stays `tool_suggested_action`).
  */
 export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
-  const { policy } = run;
-  // The structured error's action is the library's own for a stop (the tool's, if any, stays `tool_suggested_action`).
-  const stopAction = reason === "not_recoverable" ? notRecoverableAction(run.toolName, given.code, given.details?.fault) : undefined;
+  const { policy, toolName } = run;
+  const stopAction = reason === "not_recoverable" ? texts.notRecoverableAction(toolName, given.code, given.details?.fault) : undefined;
   const error = stopAction === undefined || stopAction === given.suggestedAction ? given : withText(given, { suggestedAction: stopAction });
-  // An isolated circuit's stop has its own text (`circuitOpenOutcome`); the others may have the user's.
   const template =
     reason === "exhausted" ? policy.exhaustedTemplate : reason === "not_recoverable" ? policy.notRecoverableTemplate : undefined;
   let composed: Composed;
   if (template !== undefined) {
-    // `{error_code}` is the last failure's code: an exhausted budget's, kept in the details the
-    // engine wrote (a not-recoverable error's own details are the tool's: not read).
+    // `{error_code}` is the last failure's code: an exhausted budget's, kept in the details the engine wrote.
     const last = reason === "not_recoverable" ? undefined : error.details?.last_error_code;
     const retryAfterS = String(Math.ceil((error.retryAfterMs ?? causeRetryAfterMs(error) ?? 0) / 1000));
-    composed = templated(engine, run, error, template, retryAfterS, error.message, typeof last === "string" ? last : error.code);
+    composed = templated(engine, run, error, template, retryAfterS, typeof last === "string" ? last : error.code);
   } else if (reason === "exhausted") {
-    composed = compose(
-      engine,
-      run,
-      error,
-      (values) => exhaustedText(run.toolName, run.attempt, values.error),
-      ERROR_ONCE,
-      error.message,
-      error.code,
-    );
+    composed = composeText(engine, run, error, (quoted) => texts.exhaustedText(toolName, run.attempt, quoted));
   } else {
     const action = stopAction ?? error.suggestedAction;
-    composed = compose(
-      engine,
-      run,
-      error,
-      (values) => notRecoverableText(run.toolName, values.error, action),
-      ERROR_ONCE,
-      error.message,
-      error.code,
-    );
+    composed = composeText(engine, run, error, (quoted) => texts.notRecoverableText(toolName, quoted, action));
   }
   return { status: "failed", message: composed.message, error: composed.error, reason, attempt: run.attempt };
 }
 
-/** A template's text and the structured error: `promptError` and `promptCode` are what `{error}` and `{error_code}` show. */
-function templated(
-  engine: Engine,
-  run: CallRun,
-  error: ToolError,
-  template: ReflectionTemplate,
-  retryAfterS: string,
-  promptError: string,
-  promptCode: string,
-  own = false,
-): Composed {
-  const render = (values: FailureValues) => template.render(placeholderValues(run, values, retryAfterS));
-  return compose(engine, run, error, render, template.uses, promptError, promptCode, own);
-}
-
-/** The wait a `RETRIES_EXHAUSTED` error's last failure asked for (its `cause`, a clean error). */
+/** The wait a `RETRIES_EXHAUSTED` error's last failure asked for (its `cause`: read with care, it may be the tool's). */
 function causeRetryAfterMs(error: ToolError): number | undefined {
   const cause = error.cause;
   if (!ToolError.isInstance(cause)) return undefined;
@@ -211,7 +133,7 @@ function causeRetryAfterMs(error: ToolError): number | undefined {
     const wait = cause.retryAfterMs;
     return typeof wait === "number" && Number.isFinite(wait) ? wait : undefined;
   } catch {
-    return undefined; // a not-recoverable error's cause is the tool's own object: read with care
+    return undefined;
   }
 }
 
@@ -221,22 +143,89 @@ export function exhaustedError(run: CallRun, mark: ExhaustedMark): ToolError {
     code: ErrorCodes.RETRIES_EXHAUSTED,
     message: mark.message,
     recoverable: false,
-    suggestedAction: exhaustedAction(run.toolName),
+    suggestedAction: texts.exhaustedAction(run.toolName),
     details: { last_error_code: mark.lastErrorCode },
     cause: mark.lastError,
   });
 }
 
 /** `failed` / `CIRCUIT_OPEN` of an isolated circuit (an operator's `isolate()`): no promised time, a stop for the task. */
-export function circuitOpenOutcome(engine: Engine, run: CallRun, _retryAfterMs: number): FailedOutcome {
+export function circuitOpenOutcome(engine: Engine, run: CallRun): FailedOutcome {
+  const { toolName } = run;
   const error = createToolError({
     code: ErrorCodes.CIRCUIT_OPEN,
-    message: isolatedMessage(run.toolName),
+    message: texts.isolatedMessage(toolName),
     recoverable: false,
-    suggestedAction: isolatedAction(run.toolName),
+    suggestedAction: texts.isolatedAction(toolName),
     details: { isolated: true },
   });
-  const text = isolatedText(run.toolName);
-  const composed = compose(engine, run, error, () => text, NO_USES, error.message, error.code);
+  const composed = composeText(engine, run, error, () => texts.isolatedText(toolName), NO_USES);
   return { status: "failed", message: composed.message, error: composed.error, reason: "circuit_open", attempt: run.attempt };
+}
+
+/** The codes of a tool told as temporarily unavailable (its circuit open, its retry budget spent). */
+const UNAVAILABLE: ReadonlySet<string> = new Set<string>([ErrorCodes.CIRCUIT_OPEN, ErrorCodes.RETRY_BUDGET_SPENT]);
+
+/** A call's end: a fallback for a final failure, the observers told, then `onExhausted`. */
+export async function ended<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): Promise<ExecuteOutcome<T>> {
+  const last = await withFallback(engine, run, outcome);
+  endCall(engine, run, last);
+  if (last.status === "failed" && last.reason === "exhausted" && engine.options.onExhausted === "throw") {
+    throw new RetriesExhaustedError({ toolName: run.toolName, attempts: last.attempt, error: last.error });
+  }
+  return last;
+}
+
+/**
+ * A failure (`failed`, or a tool that is not a write told as temporarily unavailable) replaced by the
+ * `fallback` value, if it gives one (a throw, a rejection or `undefined` keeps the failure).
+ */
+async function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOutcome<T>): Promise<ExecuteOutcome<T>> {
+  const fallback = run.policy.fallback;
+  if (fallback === undefined || outcome.status === "success") return outcome;
+  const { error } = outcome;
+  const unavailable = run.effect !== "write" && (UNAVAILABLE.has(error.code) || error.kind === "transient");
+  if (outcome.status === "reflect" && !unavailable) return outcome;
+  let value: unknown;
+  try {
+    value = await fallback(run.call, error); // any thenable is awaited, never returned as the value
+  } catch {
+    return outcome;
+  }
+  if (value === undefined) return outcome;
+  engine.notifier.emit("fallback_used", run.toolName, run.info, { tool_name: run.toolName, error_code: error.code });
+  return { status: "success", value: value as T, attempt: outcome.attempt, replayed: false, fallback: true };
+}
+
+/** Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. */
+export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<unknown> | undefined, thrown?: unknown): void {
+  if (!engine.notifier.callHooks) return;
+  const info = run.info;
+  const success = outcome?.status === "success" ? outcome : undefined;
+  const failure = outcome !== undefined && outcome.status !== "success" ? outcome : undefined;
+  engine.notifier.callEnd(info, {
+    status: outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
+    attempts: run.attempts,
+    attempt: outcome?.attempt ?? run.attempt,
+    replayed: success?.replayed === true,
+    fallback: success?.fallback === true,
+    durationMs: engine.options.clock.now() - info.startTime,
+    circuitState: run.breaker.state(run.breakerKey),
+    error: failure?.error,
+    reason: failure?.status === "failed" ? failure.reason : undefined,
+    value: success?.value,
+    thrown: outcome === undefined ? thrown : undefined,
+  });
+}
+
+/** Control flow, rethrown untouched: as a host's reading of it says, else `execute`'s `call.passThrough` (a throwing one says no). */
+export function passesThrough(run: CallRun, thrown: unknown): boolean {
+  const reading = run.reading;
+  if (reading !== undefined && reading.thrown === thrown) return reading.passThrough;
+  const passThrough = run.call.passThrough;
+  try {
+    return passThrough?.(thrown) === true;
+  } catch {
+    return false;
+  }
 }

@@ -1,23 +1,29 @@
+import { backoffDelay } from "../backoff/backoff.js";
+import type { CircuitPermit } from "../breaker/circuit-breaker.js";
 import { classifyError, isReturnedFailure } from "../classify/classify-error.js";
-import { withText } from "../cleaning/clean-error.js";
+import { sanitizeError, withText } from "../cleaning/clean-error.js";
+import { abortReason } from "../clock.js";
+import { ErrorCodes } from "../errors/error-codes.js";
 import { ToolError } from "../errors/tool-error.js";
-import { DEFAULT_SUGGESTED_ACTIONS, isOwnText } from "../texts/model-texts.js";
+import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
+import { recordFailure } from "../state/counters.js";
+import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction, isOwnText } from "../texts/model-texts.js";
+import { budgetSpent, rememberFailedCall } from "./admit.js";
 import { type AttemptResult, lateOf } from "./attempt.js";
-import type { CallRun, HostReading } from "./call-state.js";
-import type { ThrownReading } from "./tool-call.js";
+import type { CallRun, Engine, HostReading, ThrownReading } from "./call.js";
+import { countsForBreaker, decide } from "./decide.js";
+import { applyDecision, passesThrough, type Retry } from "./outcome.js";
 
-// What an attempt did, read as a failure: a returned value that reports one, or what a thrown
-// error is to classify (a host adapter's call reads both its own way); whether it is control flow;
-// its classification, and the error as the library shows it.
+// What an attempt did, read once: a success or a failure; a failure classified, cleaned, recorded
+// (breaker, then the next attempt number of its scope), decided (`decide`) and carried out.
 
-/** A failed attempt: `failure` is what gets classified; `thrown` what the tool threw or returned (control flow and the host's retry mark are asked about it). */
+/** A failed attempt: `failure` is what gets classified; `thrown` what the tool threw or returned. */
 export interface FailedAttempt {
   readonly kind: "failure";
   readonly failure: unknown;
   readonly thrown: unknown;
 }
 
-/** An attempt read: a success with its value, or a failure. A host's reading of what it threw is kept by the run (`run.reading`). */
 export async function readAttempt<T>(
   run: CallRun,
   result: AttemptResult<T>,
@@ -33,10 +39,8 @@ export async function readAttempt<T>(
 }
 
 /**
- * Failure detection for a returned value: the host's own test when the call comes from an adapter
- * (an error `ToolMessage`), else the built-in shapes (a `ToolError`, the structured error shape,
- * MCP `isError`); then the policy's `isFailure` (which can only add failures). The failure to
- * classify, or undefined for a success.
+ * The failure a returned value reports, or undefined for a success: the host's own test (an error
+ * `ToolMessage`), else the built-in shapes; then the policy's `isFailure`, which can only add one.
  */
 export function returnedFailure(run: CallRun, value: unknown): unknown {
   const host = run.host;
@@ -44,136 +48,63 @@ export function returnedFailure(run: CallRun, value: unknown): unknown {
     const reported = host.failureOfResult(value);
     if (reported !== undefined) return reported;
   } else if (isReturnedFailure(value)) return value;
-  const isFailure = run.policy.isFailure;
-  if (isFailure === undefined) return undefined;
-  let verdict: boolean | ToolError | undefined;
-  try {
-    verdict = isFailure(value, { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope });
-  } catch {
-    // A throwing hook adds nothing: the value is judged by the built-in shapes alone (a success
-    // here). Never a crash, and never a failure the tool did not report.
-    return undefined;
-  }
-  // `true`: the value itself is the failure, classified as a thrown one would be (the policy's
-  // `classifyError`, then the built-in rules: a returned `{ status: 503 }` is transient). Undefined
-  // would read as a success: it is classified here.
+  // A throwing hook adds nothing. `true`: the value is the failure, classified as a thrown one would be (undefined would read as a success).
+  const verdict = ask(run.policy.isFailure, value, { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope });
   if (verdict === true) return value === undefined ? classifyError(value) : value;
   return ToolError.isInstance(verdict) ? verdict : undefined;
 }
 
 /**
- * A host call's reading of what its tool threw (`readThrown`, may be async), checked: the failure
- * to classify, whether it is the host's control flow, the host's retry mark. The core's own attempt
- * timeout is not read (a write's may still be running: the failure stage reads that off it); a
- * reader that throws, or answers with anything but a reading, leaves the error as thrown. Boxed:
- * what a tool threw may be a hostile object that must never be read as a thenable.
+ * A host's reading of what its tool threw, checked. The core's own attempt timeout is not read; a
+ * reader that throws, or answers with anything but an object, leaves the error as thrown.
  */
 async function readThrown(run: CallRun, thrown: unknown): Promise<HostReading> {
   const host = run.host;
-  if (host?.readThrown === undefined || lateOf(thrown) !== undefined) return asThrown(thrown);
+  const asThrown: HostReading = { thrown, failure: thrown, passThrough: false, retryable: undefined };
+  if (host?.readThrown === undefined || lateOf(thrown) !== undefined) return asThrown;
   try {
-    const read = host.readThrown(thrown, run.call.args);
-    const reading: unknown = isPromise(read) ? await read : read;
-    if (typeof reading !== "object" || reading === null) return asThrown(thrown);
+    const reading: unknown = await host.readThrown(thrown, run.call.args);
+    if (typeof reading !== "object" || reading === null) return asThrown;
     const { failure, passThrough, retryable } = reading as ThrownReading;
     return { thrown, failure, passThrough: passThrough === true, retryable: typeof retryable === "boolean" ? retryable : undefined };
   } catch {
-    return asThrown(thrown);
+    return asThrown;
   }
 }
 
-function asThrown(thrown: unknown): HostReading {
-  return { thrown, failure: thrown, passThrough: false, retryable: undefined };
-}
-
-function isPromise(value: unknown): value is Promise<unknown> {
+/** Calls a user's hook: what it answers, or undefined when it throws. */
+function ask<A, R>(hook: ((arg: A, context: never) => R) | undefined, arg: A, context?: unknown): R | undefined {
+  if (hook === undefined) return undefined;
   try {
-    return value instanceof Promise;
-  } catch {
-    return false; // a revoked Proxy
-  }
-}
-
-/** A host adapter's reading of `thrown` (`readThrown`), when the run holds one of that very error. */
-function readingOf(run: CallRun, thrown: unknown): HostReading | undefined {
-  const reading = run.reading;
-  return reading !== undefined && reading.thrown === thrown ? reading : undefined;
-}
-
-/**
- * Whether what was thrown is control flow, rethrown untouched: a host adapter's reading of it says
- * so, else `execute`'s `call.passThrough` (a throwing one says no).
- */
-export function passesThrough(run: CallRun, thrown: unknown): boolean {
-  const reading = readingOf(run, thrown);
-  if (reading !== undefined) return reading.passThrough;
-  const passThrough = run.call.passThrough;
-  if (passThrough === undefined) return false;
-  try {
-    return passThrough(thrown) === true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The policy's `shouldRetry`, else the host's mark (`call.retryable`); undefined: the default
- * decision. A hook that throws (or returns anything but a boolean) decides nothing: a throwing
- * `shouldRetry` leaves the decision to the mark, a throwing mark to the default.
- */
-export function retryVerdict(run: CallRun, error: ToolError, thrown: unknown): boolean | undefined {
-  const shouldRetry = run.policy.shouldRetry;
-  if (shouldRetry !== undefined) {
-    try {
-      const verdict = shouldRetry(error, { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope });
-      if (typeof verdict === "boolean") return verdict;
-    } catch {
-      // Decides nothing.
-    }
-  }
-  // A host adapter's mark comes with its reading of what was thrown; `execute`'s with the call.
-  const reading = readingOf(run, thrown);
-  if (reading !== undefined) return reading.retryable;
-  const retryable = run.call.retryable;
-  if (retryable === undefined) return undefined;
-  try {
-    const mark = retryable(thrown);
-    return typeof mark === "boolean" ? mark : undefined;
+    return hook(arg, context as never);
   } catch {
     return undefined;
   }
 }
 
-/** Whether the failure is a write's timeout whose attempt may still be running (read with care: the failure may be a hostile object). */
-export function stillRunning(failure: unknown): boolean {
-  try {
-    return lateOf(failure) !== undefined;
-  } catch {
-    return false;
-  }
+/** The policy's `shouldRetry`, else the host's mark; undefined (or a hook that throws): the default decision. */
+function retryVerdict(run: CallRun, error: ToolError, thrown: unknown): boolean | undefined {
+  const context = { toolName: run.toolName, args: run.call.args, attempt: run.attempt, scope: run.scope };
+  const verdict = ask(run.policy.shouldRetry, error, context);
+  if (typeof verdict === "boolean") return verdict;
+  const reading = run.reading;
+  if (reading !== undefined && reading.thrown === thrown) return reading.retryable;
+  const mark = ask(run.call.retryable, thrown);
+  return typeof mark === "boolean" ? mark : undefined;
 }
 
 /** The user's classifier first (a throwing one falls back), then the built-in rules. */
-export function classify(run: CallRun, failure: unknown): ToolError {
-  const custom = run.policy.classifyError;
-  if (custom) {
-    try {
-      const classified = custom(failure, { toolName: run.toolName, args: run.call.args, attempt: run.attempt });
-      if (classified !== undefined && ToolError.isInstance(classified)) return classified;
-    } catch {
-      // A throwing classifier falls back to the default classification.
-    }
-  }
-  return classifyError(failure);
+function classify(run: CallRun, failure: unknown): ToolError {
+  const context = { toolName: run.toolName, args: run.call.args, attempt: run.attempt };
+  const classified = ask(run.policy.classifyError, failure, context);
+  return classified !== undefined && ToolError.isInstance(classified) ? classified : classifyError(failure);
 }
 
 /**
- * The error as the library shows it: its `suggested_action` is the library's own action for the
- * code (or, for a code of the tool's, for its kind); the tool's or server's own suggestion, when it
- * differs, is `tool_suggested_action` (already cleaned and capped). A `Retry-After` longer than
- * `maxBackoffMs` is cut to it: no wait the library would not keep reaches the model.
+ * The error as the library shows it: its own action for the code (or kind), the tool's own
+ * suggestion as `tool_suggested_action`; a `Retry-After` cut to `maxBackoffMs`.
  */
-export function libraryView(run: CallRun, error: ToolError): ToolError {
+function libraryView(run: CallRun, error: ToolError): ToolError {
   const own = (DEFAULT_SUGGESTED_ACTIONS as Record<string, string>)[error.code] ?? retryAction(error);
   const given = error.suggestedAction;
   const action = given === "" || given === own || isOwnText(given, run.toolName) ? undefined : given;
@@ -184,9 +115,77 @@ export function libraryView(run: CallRun, error: ToolError): ToolError {
   return withText(error, { suggestedAction: own, toolSuggestedAction: action, retryAfterMs });
 }
 
-/** The library's own action for a failure's kind (a code of the tool's, or a failure `shouldRetry` made recoverable). */
-export function retryAction(error: ToolError): string {
-  if (error.kind === "transient") return DEFAULT_SUGGESTED_ACTIONS.TRANSIENT;
-  if (error.kind === "invalid_arguments") return DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS;
-  return DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED;
+function retryAction({ kind }: ToolError): string {
+  const { TRANSIENT, INVALID_ARGUMENTS, TOOL_FAILED } = DEFAULT_SUGGESTED_ACTIONS;
+  return kind === "transient" ? TRANSIENT : kind === "invalid_arguments" ? INVALID_ARGUMENTS : TOOL_FAILED;
+}
+
+/** The outcome of a failed attempt, or a retry in place. Throws the abort reason, or a pass-through error. */
+export async function afterFailure(
+  engine: Engine,
+  run: CallRun,
+  permit: CircuitPermit,
+  { failure, thrown }: FailedAttempt,
+): Promise<ReflectOutcome | FailedOutcome | Retry> {
+  const { breaker, policy, breakerKey } = run;
+  // The caller's abort wins over whatever the tool did after it.
+  const aborted = run.signal?.aborted === true;
+  if (aborted || passesThrough(run, thrown)) {
+    breaker.onNeutral(breakerKey, permit);
+    throw aborted ? abortReason(run.signal as AbortSignal) : thrown;
+  }
+  // Cleaned at once: the tool's error is read once, into a plain error.
+  let error = libraryView(run, sanitizeError(engine.cleaner, classify(run, failure), run.idempotencyKey));
+  const { tracker, options } = engine;
+  const previousCode = error.code === ErrorCodes.PERMISSION_DENIED ? tracker.get(run.counterKey, run.toolName)?.lastCode : undefined;
+  let circuitOpenForMs: number | undefined;
+  if (countsForBreaker(error.kind, error.code, previousCode, policy.circuitBreakerCountsInvalidArguments)) {
+    // A shared store answers first: calls failing together each see the circuit as their own failure left it.
+    circuitOpenForMs = await breaker.onFailure(breakerKey, permit, run.info);
+  } else {
+    breaker.onNeutral(breakerKey, permit);
+    circuitOpenForMs = breaker.peek(breakerKey);
+  }
+  const tracked = tracker.entry(run.counterKey, run.toolName);
+  const now = options.clock.now();
+  recordFailure(run, tracked, now, error.code);
+  const verdict = retryVerdict(run, error, thrown);
+  if (verdict !== undefined && verdict !== error.recoverable) {
+    // The suggested action was written for the other verdict: the model is told what this one means.
+    error = withText(error, { recoverable: verdict, suggestedAction: verdict ? retryAction(error) : exhaustedAction(run.toolName) });
+  }
+  if (error.kind !== "transient") {
+    if (policy.repeatedCallLimit !== undefined) rememberFailedCall(run, tracked);
+    tracked.reflections += 1;
+  }
+  const failingSince = tracked.failingSince as number;
+  const decision = decide(
+    {
+      origin: "tool",
+      recoverable: error.recoverable,
+      kind: error.kind,
+      reflections: tracked.reflections,
+      budgetSpent: tracked.exhausted !== undefined,
+      circuitOpenForMs,
+      effect: run.effect,
+      guarded: run.storeKey !== undefined,
+      // A write cut off by its timeout may still be running: reflected, never retried in place.
+      stillRunning: run.storeKey !== undefined && lateOf(failure) !== undefined,
+      backoffMs: backoffDelay(run.attempt, policy, options.random, tracked.lastDelayMs),
+      retryAfterMs: error.retryAfterMs,
+      inPlaceRetries: run.inPlace,
+      sinceCallStartMs: now - run.startedAt,
+      failingForMs: now - failingSince,
+      failures: tracked.failures,
+      succeededElsewhere: tracker.succeededSince(run.toolName, failingSince),
+    },
+    policy,
+  );
+  const budget = policy.retryBudget;
+  if (decision.kind === "retry" && budget !== undefined) {
+    // A shared budget is asked of the store (failure path only); one in memory takes the retry before this await.
+    const waitMs = await engine.budgets.takeRetry(run.toolName, budget, options.clock.now());
+    if (waitMs > 0) return budgetSpent(engine, run, tracked, error, budget, waitMs);
+  }
+  return applyDecision(engine, run, tracked, error, decision, "tool");
 }

@@ -1,30 +1,22 @@
 import { abortReason } from "../clock.js";
-import type { ToolCall } from "../config/options.js";
-import { effectOf, isInScope } from "../config/resolve.js";
-import type { ExecuteOutcome } from "../outcome.js";
-import { nextAttempt, type TrackedAttempts } from "../state/counters.js";
-import { releaseInRow, releaseSlot, reserveInRow, roomInRow, takeSlot } from "../state/places.js";
-import { admission, atOpenCircuit, overloaded, resetIfDue, stopExhausted } from "./admit.js";
-import { runAttempt } from "./attempt.js";
-import { endCall, ended } from "./call-end.js";
-import { type CallRun, callInfo, newRun, resolvedCall, type ToolFunction, trackingScopeOf } from "./call-state.js";
-import { type Engine, setupOf } from "./engine.js";
-import { afterFailure, refuse } from "./failure.js";
-import { readAttempt, returnedFailure } from "./read-failure.js";
-import { checkCall, type EngineCall } from "./tool-call.js";
+import { isInScope } from "../config/resolve.js";
+import type { ExecuteOutcome, FailedOutcome, ReflectOutcome } from "../outcome.js";
+import { nextAttempt, releaseInRow, releaseSlot, reserveInRow, roomInRow, type TrackedAttempts, takeSlot } from "../state/counters.js";
 
-// The one entry of a call (`execute`'s, and a host adapter's) and its one async loop: the call
-// resolved once and its run made; observers told of its start; admission, the backoff gate
-// (admission again after it), the idempotency guard for writes (join, then a lock per attempt);
-// then attempt after attempt while failures are transient and safe to repeat, each taking a place
-// in the tool's failing row when it has one (admission again after a wait for room); the end.
+import { admitRow, atOpenCircuit, openCircuitOutcome, overloaded, refuse, resetIfDue, stopExhausted } from "./admit.js";
+import { runAttempt } from "./attempt.js";
+import { type CallRun, type Engine, type EngineCall, newRun, setupOf, type ToolCall, type ToolFunction } from "./call.js";
+import { endCall, ended } from "./outcome.js";
+import { afterFailure, readAttempt, returnedFailure } from "./read-failure.js";
+
+// The one entry of a call (`execute`'s, and a host adapter's) and its one async loop: admission,
+// the backoff gate, the guard of a write, attempt after attempt while safe to repeat; the end.
 
 /** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
 export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
 
-/** `plugin.execute`: see its documentation. */
+/** `plugin.execute` (its call checked by plugin.ts). */
 export async function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
-  checkCall(call, fn);
   if (!isInScope(engine.options, call.toolName)) {
     // An out-of-scope tool: one plain call, its error untouched.
     const value = await fn(call.args, { attempt: 1, signal: call.signal, toolName: call.toolName, callId: call.callId });
@@ -33,11 +25,7 @@ export async function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn:
   return dispatch(engine, call as EngineCall, fn as ToolFunction<unknown, T>, undefined);
 }
 
-/**
- * A host adapter's call of an in-scope tool (`runToolCall`): `fn` is the host call's `run`, called
- * with the call as `this`; the call reads what its tool did (`failureOfResult`, `readThrown`).
- * Resolves to `present(outcome, call)`, or to the outcome without `present`.
- */
+/** A host adapter's call of an in-scope tool (`runToolCall`): `fn` is its `run`, called with the call as `this`. */
 export async function runHostCall<T, P>(
   engine: Engine,
   call: EngineCall,
@@ -48,26 +36,18 @@ export async function runHostCall<T, P>(
   return present === undefined ? outcome : present(outcome, call);
 }
 
-/** Resolves the call (its scope, and its namespace for a write, asked for once), makes its run, runs it and ends it. */
 async function dispatch<T>(
   engine: Engine,
   call: EngineCall,
   fn: ToolFunction<unknown, T>,
   host: EngineCall | undefined,
 ): Promise<ExecuteOutcome<T>> {
-  const { options, notifier } = engine;
-  const toolName = call.toolName;
-  const setup = setupOf(engine, toolName);
+  const setup = setupOf(engine, call.toolName);
   // A logical call counts towards its tool's retry budget, healthy or not.
   const budget = setup.policy.retryBudget;
-  if (budget !== undefined) engine.budgets.recordCall(toolName, budget, options.clock.now());
-  const effect = call.effect ?? effectOf(options, toolName);
-  const resolved = resolvedCall(call, host, effect);
-  const breakerKey = options.circuitBreakerKey === undefined ? toolName : String(options.circuitBreakerKey(resolved));
-  const scope = trackingScopeOf(options, resolved);
-  const info = callInfo(engine, resolved, scope, effect, setup);
-  const run = newRun(resolved, host, scope, effect, breakerKey, setup, options.clock.now(), info);
-  if (notifier.callHooks) notifier.callStart(info);
+  if (budget !== undefined) engine.budgets.recordCall(call.toolName, budget, engine.options.clock.now());
+  const run = newRun(engine, call, host, setup);
+  if (engine.notifier.callHooks) engine.notifier.callStart(run.info);
   let outcome: ExecuteOutcome<T>;
   try {
     outcome = await guarded(engine, run, fn);
@@ -78,6 +58,20 @@ async function dispatch<T>(
   return ended(engine, run, outcome);
 }
 
+/**
+ * Before the first attempt and after every wait: a spent budget stops the call (this beats an open
+ * circuit), a repeated exact call is refused, an open circuit turns the call away unless it is due
+ * within the call's patience. Reading only: the circuit moves when an attempt acquires its permit.
+ */
+function admission(engine: Engine, run: CallRun): ReflectOutcome | FailedOutcome | undefined {
+  const tracked = engine.tracker.get(run.counterKey, run.toolName);
+  const stop = tracked === undefined ? undefined : admitRow(engine, run, tracked);
+  if (stop !== undefined) return stop;
+  const openFor = run.breaker.peek(run.breakerKey);
+  if (openFor === undefined) return undefined;
+  return openCircuitOutcome(engine, run, openFor, run.breaker.state(run.breakerKey) === "half-open");
+}
+
 /** Admission, the backoff gate, and the idempotency guard of a write around the attempts. */
 async function guarded<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
   throwIfAborted(run.signal);
@@ -86,11 +80,9 @@ async function guarded<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown
   const tracked = engine.tracker.get(run.counterKey, run.toolName);
   const wait = tracked === undefined ? 0 : tracked.readyAt - engine.options.clock.now();
   if (wait > 0) {
-    // Visible in traces: the corrected call waits out the backoff of the failure before it.
     engine.notifier.emit("waiting_before_retry", run.toolName, run.info, { tool_name: run.toolName, wait_ms: Math.ceil(wait) });
     await engine.options.clock.sleep(wait, run.signal);
-    // The budget may have been spent, or the circuit opened, while this call waited.
-    const late = admission(engine, run);
+    const late = admission(engine, run); // the budget may have been spent, or the circuit opened, meanwhile
     if (late !== undefined) return late;
   }
   if (run.effect !== "write") return attempts(engine, run, fn, false);
@@ -137,16 +129,11 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
     }
     let next: Awaited<ReturnType<typeof afterFailure>>;
     try {
-      // Provisional: the number this attempt's failure would take, were it recorded next.
-      nextAttempt(run, tracked);
-      // The breaker answers at once from its view (the tool starts in the tick of `execute`: a caller
-      // that aborts or settles right after it finds its tool running); a shared store answers later
-      // where the local view cannot (an open or half-open circuit). The breaker's interface gives one
-      // or the other: awaited only when it is a promise.
-      const asked = breaker.acquire(run.breakerKey, run.info);
-      const admitted = asked instanceof Promise ? await asked : asked;
+      nextAttempt(run, tracked); // provisional: the number this attempt's failure would take
+      // In memory at once (the tool starts a microtask after `execute`); a shared store may answer later.
+      const admitted = await breaker.acquire(run.breakerKey, run.info);
       if (!admitted.admitted) {
-        // Outside the row's places: a call waiting for its circuit holds none (nor a slot, nor budget).
+        // A call waiting for its circuit holds no place in the row (nor a slot, nor budget).
         reserved = release(reserved);
         const after = await atOpenCircuit(engine, run, admitted.retryAfterMs, admitted.state === "half-open");
         if (after !== "again") return after;
@@ -175,8 +162,7 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
             return { status: "success", value: lock.replay as T, attempt: run.attempt, replayed: true };
           }
           token = lock.token;
-          // A guarded write keeps its lease while its tool runs (stores with `extend`): until it ends,
-          // also when its attempt was cut off or left by its caller (`settleLate` stops it then).
+          // The lease is renewed while the tool runs, also past its attempt's end (`settleLate` stops it then).
           stopLease = guard.keepLease(run, token);
         }
         run.attempts++;
@@ -190,8 +176,7 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
         if (limit !== undefined) releaseSlot(engine.running, run.toolName);
       }
       if (read.kind === "success") {
-        const recorded = breaker.onSuccess(run.breakerKey, permit, run.info);
-        if (recorded !== undefined) await recorded; // a shared store told (after failures, or a probe)
+        await breaker.onSuccess(run.breakerKey, permit, run.info);
         // The write ran: a store fault now loses only the replay, never the result.
         if (token !== undefined) await guard.complete(run, token, read.value);
         tracker.succeeded(run.counterKey, run.toolName, engine.options.clock.now());
@@ -200,14 +185,13 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
         return { status: "success", value: read.value, attempt: run.attempt, replayed: false };
       }
       if (token !== undefined) {
-        // A write cut off at its limit, or left by its caller, may still take effect: its key stays
-        // locked until it ends, then holds its result (a retry replays it) or is released.
+        // A write cut off, or left by its caller, may still take effect: its key stays locked until it ends.
         if (late === undefined) await guard.release(run, token);
         else settleLate(engine, run, token, late, stopLease);
       }
-      next = await afterFailure(engine, run, permit, read); // the failure recorded in a shared store first
+      next = await afterFailure(engine, run, permit, read);
     } finally {
-      // Settled: its failure recorded (or the row ended), the calls waiting for a place check again.
+      // Settled (its failure recorded, or the row ended): the calls waiting for a place check again.
       release(reserved);
     }
     if (next.status !== "retry") return next;
@@ -217,17 +201,12 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
   }
 }
 
-/** Gives the row's place back, if one is held. */
 function release(reserved: TrackedAttempts | undefined): undefined {
   if (reserved !== undefined) releaseInRow(reserved);
   return undefined;
 }
 
-/**
- * A write whose attempt ended before its tool (cut off at its limit, or left by its caller's abort):
- * its key stays locked, its lease renewed, until the tool ends; then its result is stored (a retry
- * replays it) or its key released, and the renewal stops (`stopLease`).
- */
+/** A write whose tool outlived its attempt: when the tool ends, its result is stored (a retry replays it) or its key released. */
 function settleLate(engine: Engine, run: CallRun, token: string, late: Promise<unknown>, stopLease: (() => void) | undefined): void {
   late
     .then(

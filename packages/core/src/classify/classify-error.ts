@@ -1,10 +1,17 @@
-import { errorMessageOf } from "../cleaning/error-message-of.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, isToolErrorShape, readToolErrorShape, ToolError, unreadableErrorInit } from "../errors/tool-error.js";
+import {
+  createToolError,
+  isToolErrorShape,
+  readToolErrorShape,
+  ToolError,
+  type ToolErrorInit,
+  unreadableErrorInit,
+} from "../errors/tool-error.js";
 import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";
 import {
   BAD_INPUT,
   CREDENTIALS,
+  errorMessageOf,
   field,
   httpStatus,
   isToolCodeFault,
@@ -17,9 +24,8 @@ import {
   TEXT_HINTS,
   VALIDATION_NAMES,
 } from "./error-signals.js";
-import { retryAfterMsOf } from "./retry-after.js";
 
-export { DEFAULT_SUGGESTED_ACTIONS, retryAfterMsOf };
+export { DEFAULT_SUGGESTED_ACTIONS };
 
 /** Marks a failure in the tool's own code (`details` of its `TOOL_FAILED`). */
 const TOOL_CODE_FAULT = "tool_code";
@@ -119,16 +125,6 @@ export function classifyError(error: unknown): ToolError {
   return toolFailed(message, error);
 }
 
-function toolFailed(message: string, cause: unknown): ToolError {
-  return createToolError({
-    code: ErrorCodes.TOOL_FAILED,
-    message,
-    recoverable: true,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.TOOL_FAILED,
-    cause,
-  });
-}
-
 /** A status stated in the text, as the same status field: 429, 408 and 5xx (not 501/505) are transient; any other, undefined. */
 function transientOfStatus(status: number | undefined, message: string, error: unknown): ToolError | undefined {
   if (status === undefined) return undefined;
@@ -138,59 +134,114 @@ function transientOfStatus(status: number | undefined, message: string, error: u
   return undefined;
 }
 
-function transient(code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: string, cause: unknown): ToolError {
-  return createToolError({
-    code,
-    message,
-    recoverable: true,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS[code],
-    retryAfterMs: retryAfterMsOf(cause),
-    kind: "transient",
-    cause,
-  });
+/** A failure of `code`, with its default action and kind unless `init` says otherwise. */
+function failure(code: keyof typeof DEFAULT_SUGGESTED_ACTIONS, message: string, cause: unknown, init?: Partial<ToolErrorInit>): ToolError {
+  return createToolError({ code, message, recoverable: true, suggestedAction: DEFAULT_SUGGESTED_ACTIONS[code], cause, ...init });
 }
 
-function invalid(message: string, cause: unknown): ToolError {
-  return createToolError({
-    code: ErrorCodes.INVALID_ARGUMENTS,
-    message,
-    recoverable: true,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.INVALID_ARGUMENTS,
-    kind: "invalid_arguments",
-    cause,
-  });
-}
-
-function permissionDenied(message: string, cause: unknown): ToolError {
-  return createToolError({
-    code: ErrorCodes.PERMISSION_DENIED,
-    message,
-    recoverable: true,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.PERMISSION_DENIED,
-    kind: "other",
-    cause,
-  });
-}
-
-function unauthorized(message: string, cause: unknown): ToolError {
-  return createToolError({
-    code: ErrorCodes.UNAUTHORIZED,
-    message,
-    recoverable: false,
-    suggestedAction: DEFAULT_SUGGESTED_ACTIONS.UNAUTHORIZED,
-    kind: "other",
-    cause,
-  });
-}
-
-function toolCodeFault(message: string, cause: unknown): ToolError {
-  return createToolError({
-    code: ErrorCodes.TOOL_FAILED,
-    message,
+type Make = (message: string, cause: unknown) => ToolError;
+const transient = (code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: string, cause: unknown): ToolError =>
+  failure(code, message, cause, { retryAfterMs: retryAfterMsOf(cause) });
+const toolFailed: Make = (message, cause) => failure(ErrorCodes.TOOL_FAILED, message, cause);
+const invalid: Make = (message, cause) => failure(ErrorCodes.INVALID_ARGUMENTS, message, cause);
+const permissionDenied: Make = (message, cause) => failure(ErrorCodes.PERMISSION_DENIED, message, cause);
+const unauthorized: Make = (message, cause) => failure(ErrorCodes.UNAUTHORIZED, message, cause, { recoverable: false });
+const toolCodeFault: Make = (message, cause) =>
+  failure(ErrorCodes.TOOL_FAILED, message, cause, {
     recoverable: false,
     suggestedAction: TOOL_CODE_FAULT_ACTION,
     details: { fault: TOOL_CODE_FAULT },
-    kind: "other",
-    cause,
   });
+
+// The `Retry-After` hint of a failure: its own fields, or the header where HTTP clients keep it.
+// Runs on every transient failure: named reads, bounded, never throwing.
+
+function asDelay(candidate: unknown): number | undefined {
+  return typeof candidate === "number" && Number.isFinite(candidate) && candidate >= 0 ? candidate : undefined;
+}
+
+/** Bounds of the `Retry-After` lookup in a plain header record. */
+const MAX_HEADER_KEYS = 256;
+const MAX_HEADER_VALUE_LENGTH = 64;
+
+function headerValue(value: unknown): string | undefined {
+  if (typeof value === "string") return value.length <= MAX_HEADER_VALUE_LENGTH ? value : undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+function listValue(value: unknown): string | undefined {
+  return headerValue(Array.isArray(value) ? value[0] : value);
+}
+
+/** The `Retry-After` header of a `Headers`-like object (`get`) or a plain record (any case), never throwing, bounded. */
+function header(headers: unknown): string | undefined {
+  if (typeof headers !== "object" || headers === null) return undefined;
+  try {
+    const bag = headers as Record<string, unknown>;
+    const get = bag.get;
+    if (typeof get === "function") return headerValue(get.call(headers, "retry-after"));
+    // Node's IncomingHttpHeaders (lower case) and hand-made records first, then any case.
+    const direct = bag["retry-after"] ?? bag["Retry-After"];
+    if (direct !== undefined) return listValue(direct);
+    let seen = 0;
+    for (const key in bag) {
+      if (++seen > MAX_HEADER_KEYS) break;
+      if (key.length === 11 && key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return listValue(bag[key]);
+    }
+  } catch {
+    // A hostile headers object: no hint.
+  }
+  return undefined;
+}
+
+/** Where clients keep a `Retry-After` hint. */
+interface RetryHints {
+  readonly retryAfterMs?: unknown;
+  readonly retry_after_ms?: unknown;
+  readonly headers?: unknown;
+  readonly response?: unknown;
+  readonly responseHeaders?: unknown;
+  readonly cause?: unknown;
+}
+
+/** The `Retry-After` header on one error: `headers`, `response.headers` (fetch, axios), `responseHeaders` (Vercel AI SDK). */
+function retryAfterHeaderOn(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const holder = error as RetryHints;
+  const response = holder.response;
+  return (
+    header(holder.headers) ??
+    (typeof response === "object" && response !== null ? header((response as RetryHints).headers) : undefined) ??
+    header(holder.responseHeaders)
+  );
+}
+
+/**
+ * A `Retry-After` hint in ms: from `retryAfterMs` / `retry_after_ms` on the error, or a
+ * `Retry-After` header (seconds or an HTTP date) on `error.headers`, `error.response.headers`
+ * (a record or a `Headers`), `error.responseHeaders`, or the same places of `error.cause`.
+ * Never throws; a header record is searched for at most 256 keys, a value of more than 64
+ * characters is ignored.
+ */
+export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date.now): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  let value: string | undefined;
+  try {
+    // Named reads (not `field`): this runs on every transient failure.
+    const holder = error as RetryHints;
+    const own = asDelay(holder.retryAfterMs) ?? asDelay(holder.retry_after_ms);
+    if (own !== undefined) return own;
+    value = retryAfterHeaderOn(holder) ?? retryAfterHeaderOn(holder.cause);
+  } catch {
+    return undefined; // a getter or proxy trap that throws: no hint
+  }
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date starts with a day name ("Wed, 21 Oct 2015 07:28:00 GMT"). Anything else is
+  // ignored: Date.parse is lenient and reads "-5" as a date in 2001.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - wallClockNow());
 }

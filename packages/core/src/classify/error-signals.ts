@@ -1,7 +1,7 @@
-// What a failure says about itself, for the classifier: its HTTP status and system code (read
-// field by field, never throwing), whether it can be read at all, and the rules its name and
-// message are matched against (network codes, validation names, status, credential and bad-input
-// wording, an engine's words for a programming mistake).
+// What a failure says about itself, for the classifier: its message as text, its HTTP status and
+// system code (read field by field, never throwing), whether it can be read at all, and the rules
+// its name and message are matched against (network codes, validation names, status, credential
+// and bad-input wording, an engine's words for a programming mistake).
 
 export const NETWORK_CODES = new Set([
   "ECONNRESET",
@@ -132,5 +132,68 @@ export function isToolCodeFault(name: string, text: string, code: string | undef
       return code === undefined && CODE_TYPE_ERROR.test(text);
     default:
       return false;
+  }
+}
+
+/**
+ * Turns anything a tool threw or returned into one line-safe text: strings as they are, errors by
+ * their message, other values as JSON (circular references and BigInts handled), never throwing.
+ */
+export function errorMessageOf(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error === undefined) return "the tool failed without an error message (undefined)";
+  if (error === null) return "the tool failed without an error message (null)";
+  if (typeof error === "object") {
+    const message = readMessage(error);
+    if (message !== undefined) return message;
+    return safeJson(error);
+  }
+  if (typeof error === "function") return `the tool failed with a function (${error.name || "anonymous"})`;
+  return String(error);
+}
+
+function readMessage(error: object): string | undefined {
+  try {
+    const { message, name } = error as { message?: unknown; name?: unknown };
+    if (typeof message === "string" && message.length > 0) return message;
+    if (error instanceof Error) return typeof name === "string" && name ? name : "Error";
+    const content = (error as { content?: unknown }).content;
+    if (Array.isArray(content)) {
+      const texts = content
+        .map((part: unknown) => (typeof part === "object" && part !== null ? (part as { text?: unknown }).text : undefined))
+        .filter((text): text is string => typeof text === "string");
+      if (texts.length > 0) return texts.join("\n");
+    }
+    if (typeof content === "string" && content.length > 0) return content;
+  } catch {
+    // A getter that throws: fall through to JSON.
+  }
+  return undefined;
+}
+
+/** JSON that never throws: BigInts as strings, circular references as "[Circular]". */
+export function safeJson(value: object): string {
+  const seen = new WeakSet<object>();
+  try {
+    const json = JSON.stringify(value, (_key, item: unknown) => {
+      if (typeof item === "bigint") return item.toString();
+      if (typeof item === "object" && item !== null) {
+        if (seen.has(item)) return "[Circular]";
+        seen.add(item);
+      }
+      return item;
+    });
+    return json === undefined ? typeTag(value) : json;
+  } catch {
+    return typeTag(value);
+  }
+}
+
+function typeTag(value: object): string {
+  try {
+    return Object.prototype.toString.call(value);
+  } catch {
+    // A proxy whose traps throw (even on Symbol.toStringTag).
+    return "[object Object]";
   }
 }

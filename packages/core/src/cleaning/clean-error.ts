@@ -1,23 +1,17 @@
-import { DEFAULT_OPTIONS } from "../config/defaults.js";
+import { DEFAULT_OPTIONS } from "../config/option-table.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError, unreadableErrorInit } from "../errors/tool-error.js";
+import { createToolError, type ToolError, type ToolErrorInit, unreadableErrorInit } from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import { Cleaner } from "./cleaner.js";
-import { type Copying, copyValue } from "./copy-details.js";
-import { capStrings } from "./fit-details.js";
-import { defaultRedactor } from "./redactor.js";
-import { cutText } from "./text-budget.js";
+import { Cleaner, defaultRedactor, removeControlCharacters } from "./clean-text.js";
+import { capStrings, cutText, MAX_DETAILS_DEPTH, TRUNCATION_MARK } from "./text-budget.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
-export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /**
- * A failure as the model, the logs and the spans may see it: each field read once (a getter or
- * proxy trap that throws, or a `message` that is not a string, makes it the unreadable failure:
- * `TOOL_FAILED`, not recoverable), message and suggested action cleaned, `details` copied (see
- * {@link cleanDetails}), a finite `retryAfterMs`, and an `error_code` matching
- * `ERROR_CODE_PATTERN` (else `TOOL_FAILED`). Always a new error of plain fields, so that nothing
- * downstream reads the tool's object again; the original stays reachable as `cause`.
+ * A failure as the model, the logs and the spans may see it, each field read once (one that throws
+ * makes it the unreadable failure): texts cleaned, `details` copied ({@link cleanDetails}), a valid
+ * `error_code`. A new error of plain fields: nothing downstream reads the tool's object again.
  */
 export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string): ToolError {
   let code: unknown;
@@ -84,18 +78,7 @@ export function cleanToolError(error: ToolError, options: ToolErrorCleaning = {}
 }
 
 /** A copy of an (already clean) error with some fields replaced; the original is its `cause`. */
-export function withText(
-  error: ToolError,
-  parts: {
-    code?: string;
-    message?: string;
-    recoverable?: boolean;
-    suggestedAction?: string;
-    toolSuggestedAction?: string | undefined;
-    details?: Record<string, unknown> | undefined;
-    retryAfterMs?: number | undefined;
-  },
-): ToolError {
+export function withText(error: ToolError, parts: Partial<Omit<ToolErrorInit, "kind" | "cause">>): ToolError {
   return createToolError({
     code: parts.code ?? error.code,
     message: parts.message ?? error.message,
@@ -110,25 +93,16 @@ export function withText(
 }
 
 /**
- * `details` as every sink may see them: a plain, JSON-safe copy (never the tool's object), at most
- * {@link MAX_DETAILS_DEPTH} levels deep, a cycle cut where it closes, redacted as one JSON text,
- * then each string cut to `maxErrorLength` characters (after redaction, on a string the redactor saw
- * 256 characters further: a cut never leaves the start of a secret it would have found whole).
- * What cannot be serialized (too deep, a cycle, a getter or proxy trap that throws) is
- * `"[unserializable]"`, member by member (`{ truncated: "[unserializable]" }` for the whole);
- * BigInts are strings; `toJSON` is honoured. Details too big to copy (past 4 × `maxErrorLength` +
- * 256 characters of JSON) become `{ truncated: "<the cleaned start of their JSON>… [truncated]" }`.
+ * `details` as every sink may see them: a plain, JSON-safe copy, at most {@link MAX_DETAILS_DEPTH}
+ * levels deep, redacted as one JSON text, then each string cut to `maxErrorLength` (after redaction,
+ * on a string the redactor saw 256 characters further: a cut never leaves the start of a secret).
+ * What cannot be serialized (too deep, a cycle, a getter that throws) is `"[unserializable]"`.
+ * Details past 4 × `maxErrorLength` + 256 characters of JSON become `{ truncated: "<their start>… [truncated]" }`.
  */
-export function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<string, unknown> | undefined {
+function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<string, unknown> | undefined {
   if (details === undefined) return undefined;
   const { maxErrorLength } = cleaner;
-  const copying: Copying = {
-    left: maxErrorLength * 4 + 256,
-    stringLimit: maxErrorLength + 256,
-    cut: false,
-    longest: 0,
-    path: [],
-  };
+  const copying: Copying = { left: maxErrorLength * 4 + 256, stringLimit: maxErrorLength + 256, cut: false, longest: 0, path: [] };
   const copy = copyValue(details, 1, copying, false);
   if (copy === UNSERIALIZABLE) return { truncated: UNSERIALIZABLE };
   if (typeof copy !== "object" || copy === null || Array.isArray(copy)) return undefined; // not an object: dropped, as `fromJSON` does
@@ -149,4 +123,116 @@ export function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): 
   if (copying.longest > maxErrorLength) result = capStrings(result, maxErrorLength, 1) as Record<string, unknown>;
   // A copy that stopped at its window: the start of its JSON, as one text.
   return copying.cut ? { truncated: cutText(JSON.stringify(result), maxErrorLength * 4) } : result;
+}
+
+/** One copy: characters of JSON left, the longest string kept, whether it stopped, its longest string, the objects above. */
+interface Copying {
+  left: number;
+  readonly stringLimit: number;
+  cut: boolean;
+  longest: number;
+  readonly path: object[];
+}
+
+/**
+ * A JSON-safe copy of one value (JSON's rules for `undefined`, functions, symbols, non-finite numbers),
+ * or `"[unserializable]"`. Stops (marking `cut`) once past its window: a huge value costs no more.
+ */
+function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: boolean): unknown {
+  switch (typeof value) {
+    case "string": {
+      // A long string is kept a little past `maxErrorLength` (it is cut to it after redaction).
+      // Control characters go before anything is measured: JSON would only escape them (`\u0000`), and the text sinks never see them raw.
+      let text = removeControlCharacters(value.length > copying.stringLimit ? value.slice(0, copying.stringLimit) : value);
+      if (text.length > copying.left) {
+        // Past the window: not a part of it (a part could be the start of a secret the redactor cannot tell).
+        copying.cut = true;
+        text = TRUNCATION_MARK;
+      }
+      if (text.length > copying.longest) copying.longest = text.length;
+      copying.left -= text.length + 2;
+      return text;
+    }
+    case "number":
+      copying.left -= 8;
+      return Number.isFinite(value) ? value : null;
+    case "boolean":
+      copying.left -= 5;
+      return value;
+    case "bigint":
+      return copyValue(value.toString(), depth, copying, false);
+    case "object":
+      if (value === null) {
+        copying.left -= 4;
+        return null;
+      }
+      break;
+    default:
+      return undefined;
+  }
+  if (depth > MAX_DETAILS_DEPTH) return unserializable(copying);
+  if (!viaToJSON) {
+    let toJSON: unknown;
+    try {
+      toJSON = (value as { toJSON?: unknown }).toJSON;
+      // As JSON.stringify: once per value (a `toJSON` returning an object with its own is not called again).
+      if (typeof toJSON === "function") return copyValue(toJSON.call(value), depth, copying, true);
+    } catch {
+      return unserializable(copying);
+    }
+  }
+  // A cycle: an object that holds itself, cut where it closes.
+  if (copying.path.includes(value)) return unserializable(copying);
+  copying.path.push(value);
+  try {
+    copying.left -= 2;
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      const length = value.length;
+      for (let index = 0; index < length; index++) {
+        if (copying.left <= 0) {
+          copying.cut = true;
+          break;
+        }
+        const copied = copyValue(readMember(value, index), depth + 1, copying, false);
+        out.push(copied === undefined ? null : copied);
+        copying.left -= 1;
+      }
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    for (const name of Object.keys(value)) {
+      if (copying.left <= name.length) {
+        copying.cut = true;
+        break;
+      }
+      const copied = copyValue(readMember(value, name), depth + 1, copying, false);
+      if (copied === undefined) continue;
+      copying.left -= name.length + 4;
+      const member = removeControlCharacters(name);
+      // `__proto__` as a plain member (an assignment would set the copy's prototype).
+      if (member === "__proto__")
+        Object.defineProperty(out, member, { value: copied, enumerable: true, writable: true, configurable: true });
+      else out[member] = copied;
+    }
+    return out;
+  } catch {
+    // `Object.keys` or `Array.isArray` threw (a proxy, a revoked proxy): the value as a whole.
+    return unserializable(copying);
+  } finally {
+    copying.path.pop();
+  }
+}
+
+function unserializable(copying: Copying): string {
+  copying.left -= UNSERIALIZABLE.length + 2;
+  return UNSERIALIZABLE;
+}
+
+function readMember(value: object, name: string | number): unknown {
+  try {
+    return (value as Record<string | number, unknown>)[name];
+  } catch {
+    return UNSERIALIZABLE;
+  }
 }

@@ -1,24 +1,15 @@
-import { redactAwsKeys } from "./redact-aws-keys.js";
-import { redactPrivateKeys } from "./redact-private-keys.js";
-import { KNOWN_TOKEN, KNOWN_TOKEN_PREFIX } from "./token-formats.js";
+// The default redactor's rules (`REDACTION_RULES`, run by `clean-text.ts`) and the patterns they look for.
 
 /** One rule of the default redactor: what a text must hold for it to apply, and what it does to such a text. */
 export interface RedactionRule {
-  /** What the rule removes. */
   readonly what: string;
-  /**
-   * What the text must hold, each of these: a substring, one of several substrings, or a match of
-   * a (non-global) expression. A cheap check, so that most texts pay no scan of the rule's own.
-   */
+  /** What the text must hold, each: a substring, one of several, or a match (a cheap check before the rule's own scan). */
   readonly needs: readonly (string | readonly string[] | RegExp)[];
   readonly redact: (text: string) => string;
 }
 
-/*
- * Where a name or a token may start, `(?<!(?<!\\)[A-Za-z0-9_-])`: not inside a word, but right
- * after an escape such as `\n` (a text inside a JSON string, such as a returned error's `details`,
- * has its line breaks escaped: `"body":"a\nCookie: x"`).
- */
+// Where a name or a token may start, `(?<!(?<!\\)[A-Za-z0-9_-])`: not inside a word, but right after an
+// escape such as `\n` (a text inside a JSON string has its line breaks escaped: `"body":"a\nCookie: x"`).
 
 /** The words a secret's name is or ends with, any case (`DB_PASSWORD`, `client_secret`, `SecretAccessKey`, Azure's `AccountKey`). */
 const SECRET_WORDS =
@@ -106,6 +97,104 @@ const NETRC_PASSWORD = new RegExp(
   "g",
 );
 
+/**
+ * Tokens removed wherever they stand, by their format: a prefix, then the rest (regular expressions'
+ * sources). The lengths and character sets are the issuers' own, so that prose or an identifier that
+ * merely starts like one (`hf_hub_download`, "SG." ending a sentence, `npm_config_cache`) is kept.
+ */
+const TOKEN_FORMATS: readonly { issuer: string; prefix: string; rest: string }[] = [
+  { issuer: "OpenAI and others (`sk-…`, `pk-…`, `rk-…`)", prefix: "(?:sk|pk|rk)-", rest: "(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}" },
+  { issuer: "Stripe keys (`sk_live_…`, `pk_test_…`, `rk_live_…`)", prefix: "(?:sk|pk|rk)_(?:live|test)_", rest: "[A-Za-z0-9]{8,}" },
+  { issuer: "Stripe webhook signing secrets (`whsec_…`)", prefix: "whsec_", rest: "[A-Za-z0-9+/]{24,}={0,2}" },
+  { issuer: "GitHub fine-grained tokens (`github_pat_…`)", prefix: "github_pat_", rest: "[A-Za-z0-9_]{20,}" },
+  { issuer: "GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`)", prefix: "gh[pousr]_", rest: "[A-Za-z0-9]{16,}" },
+  {
+    issuer: "GitLab tokens (`glpat-`, `gldt-`, `glrt-`, `glptt-`)",
+    prefix: "gl(?:pat|dt|rt|ptt)-",
+    rest: "[0-9A-Za-z_-]{20,}(?:\\.[0-9A-Za-z_-]+)*",
+  },
+  { issuer: "Slack tokens (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`)", prefix: "xox[abprs]-", rest: "[A-Za-z0-9-]{10,}" },
+  { issuer: "Google API keys (`AIza…`)", prefix: "AIza", rest: "[0-9A-Za-z_-]{30,}" },
+  { issuer: "Google OAuth access tokens (`ya29.…`)", prefix: "ya29\\.", rest: "[0-9A-Za-z_-]{20,}" },
+  { issuer: "npm tokens (`npm_…`)", prefix: "npm_", rest: "[A-Za-z0-9]{30,}" },
+  { issuer: "Hugging Face tokens (`hf_` and 34 letters)", prefix: "hf_", rest: "[A-Za-z0-9]{34}(?![A-Za-z0-9])" },
+  { issuer: "SendGrid API keys (`SG.` 22 `.` 43)", prefix: "SG\\.", rest: "[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" },
+  { issuer: "HashiCorp Vault tokens (`hvs.`, `hvb.`, `hvr.`)", prefix: "hv[sbr]\\.", rest: "[A-Za-z0-9_-]{24,}" },
+];
+
+/** Any of the formats, where a token may start (not inside a word; right after an escape such as `\n`). */
+const KNOWN_TOKEN = new RegExp(
+  `(?<!(?<!\\\\)[A-Za-z0-9_-])(?:${TOKEN_FORMATS.map((format) => format.prefix + format.rest).join("|")})`,
+  "g",
+);
+
+/** A prefix of one of the formats is in the text (the rule's cheap precondition). */
+const KNOWN_TOKEN_PREFIX = new RegExp(TOKEN_FORMATS.map((format) => format.prefix).join("|"));
+
+/** An AWS access key id: `AKIA…` (long-term) or `ASIA…` (temporary), 20 characters. */
+const AWS_KEY_ID = /(?<!(?<!\\)[A-Za-z0-9_])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])/g;
+
+/** A 40-character run that may be an AWS secret access key (base64: letters, digits, `/`, `+`). */
+const AWS_SECRET_CANDIDATE = /(?<!(?<!\\)[A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
+
+/** AWS access key ids and, when the text held one, the 40-character secret access keys beside it. */
+function redactAwsKeys(text: string): string {
+  const out = text.replace(AWS_KEY_ID, "[REDACTED]");
+  if (out === text) return text;
+  return out.replace(AWS_SECRET_CANDIDATE, (run) => (looksLikeAwsSecret(run) ? "[REDACTED]" : run));
+}
+
+/** Random base64 has both cases and a digit or symbol; a hex digest or a word run has not. */
+function looksLikeAwsSecret(run: string): boolean {
+  return /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9/+]/.test(run);
+}
+
+/** The first line of a PEM private key (`RSA`, `EC`, `OPENSSH`, `ENCRYPTED`, PGP's `PRIVATE KEY BLOCK`). */
+const PEM_BEGIN = /-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+/** The last line of a PEM private key. */
+const PEM_END = /-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+/** A quote with the backslashes that escape it: where the (JSON or quoted) string a cut key is in ends. */
+const QUOTE = /(?<!\\)\\*["']/g;
+
+/**
+ * PEM private-key blocks, each from its BEGIN line to its END line; a block cut before its END runs
+ * to the end of the text, or to the quote that ends the string it is in (so that JSON stays JSON).
+ * Not one regular expression: a lazy scan to the END line would need stack in proportion to the
+ * block, and each search here only moves forward (linear).
+ */
+function redactPrivateKeys(text: string): string {
+  let out = "";
+  let done = 0;
+  let end: RegExpExecArray | null | undefined;
+  let quote: RegExpExecArray | null | undefined;
+  PEM_BEGIN.lastIndex = 0;
+  for (let begin = PEM_BEGIN.exec(text); begin !== null; begin = PEM_BEGIN.exec(text)) {
+    const body = PEM_BEGIN.lastIndex;
+    end = nextMatch(PEM_END, text, body, end);
+    quote = nextMatch(QUOTE, text, body, quote);
+    const stop = quote?.index ?? text.length;
+    const blockEnd = end && end.index < stop ? end.index + end[0].length : stop;
+    out += `${text.slice(done, begin.index)}[REDACTED]`;
+    done = blockEnd;
+    PEM_BEGIN.lastIndex = blockEnd;
+  }
+  PEM_BEGIN.lastIndex = 0;
+  return out === "" ? text : out + text.slice(done);
+}
+
+/**
+ * The first match of a global `pattern` at or after `from`: the previous answer when it is still
+ * ahead (`null`: there was none after an earlier point, so there is none after this one).
+ */
+function nextMatch(pattern: RegExp, text: string, from: number, previous: RegExpExecArray | null | undefined): RegExpExecArray | null {
+  if (previous === null) return null;
+  if (previous !== undefined && previous.index >= from) return previous;
+  pattern.lastIndex = from;
+  const match = pattern.exec(text);
+  pattern.lastIndex = 0;
+  return match;
+}
+
 /** The default redactor's rules, in the order they run (each replaces values only: the words a later rule needs stay). */
 export const REDACTION_RULES: readonly RedactionRule[] = [
   { what: "PEM private-key blocks", needs: ["PRIVATE KEY"], redact: redactPrivateKeys },
@@ -135,11 +224,7 @@ export const REDACTION_RULES: readonly RedactionRule[] = [
   { what: "AWS access keys", needs: [["AKIA", "ASIA"]], redact: redactAwsKeys },
   { what: "secret parameters", needs: [["=", "%3D", "%3d"]], redact: (text) => text.replace(SECRET_PARAMETER, "$1[REDACTED]") },
   { what: "netrc passwords", needs: ["password", ["machine", "default"]], redact: (text) => text.replace(NETRC_PASSWORD, "$1[REDACTED]") },
-  {
-    what: "secret-named settings",
-    needs: [[":", "="], SECRET_NAME_HINT],
-    redact: (text) => text.replace(SECRET_SETTING, redactSetting),
-  },
+  { what: "secret-named settings", needs: [[":", "="], SECRET_NAME_HINT], redact: (text) => text.replace(SECRET_SETTING, redactSetting) },
 ];
 
 /** `name: [REDACTED]` (in the value's quotes), unless a bare value after `:` does not look like a credential. */

@@ -1,4 +1,4 @@
-import type { ToolCall } from "../call/tool-call.js";
+import type { ToolCall } from "../call/call.js";
 import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 

@@ -1,6 +1,6 @@
 import type { Jitter } from "../backoff/backoff.js";
 import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
-import type { ClassifyContext, FailureContext, ToolCall } from "../call/tool-call.js";
+import type { ClassifyContext, FailureContext, ToolCall } from "../call/call.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver } from "../events/events.js";
@@ -8,7 +8,7 @@ import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
 import type { ToolEffect } from "../outcome.js";
 import type { IdempotencyOptions, RetryBudgetOptions } from "./nested-options.js";
 
-export type { ClassifyContext, FailureContext, ToolCall, ToolContext } from "../call/tool-call.js";
+export type { ClassifyContext, FailureContext, ToolCall, ToolContext } from "../call/call.js";
 export type { IdempotencyOptions, RetryBudgetOptions } from "./nested-options.js";
 export type { IdempotencyDerive, Jitter };
 

@@ -1,4 +1,4 @@
-import { hasBrand } from "./brand.js";
+import { hasBrand } from "./tool-error.js";
 
 const BRAND = Symbol.for("retry-reflect.InvalidOptionError");
 

@@ -1,5 +1,4 @@
-import { hasBrand } from "./brand.js";
-import type { ToolError } from "./tool-error.js";
+import { hasBrand, type ToolError } from "./tool-error.js";
 
 const BRAND = Symbol.for("retry-reflect.RetriesExhaustedError");
 

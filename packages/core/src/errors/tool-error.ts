@@ -1,5 +1,4 @@
 import { TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE, UNSERIALIZABLE } from "../texts/model-texts.js";
-import { hasBrand } from "./brand.js";
 import type { ErrorKind } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
@@ -27,10 +26,7 @@ export interface ToolErrorInit {
   recoverable: boolean;
   /** What the agent should do next. */
   suggestedAction?: string;
-  /**
-   * Set by the library on the errors it shows: the tool's or server's own suggestion, kept apart
-   * from `suggestedAction` (then the library's own action for its decision). Untrusted text.
-   */
+  /** Set by the library on the errors it shows: the tool's or server's own suggestion (untrusted text). */
   toolSuggestedAction?: string;
   /** Earliest useful retry, in milliseconds. */
   retryAfterMs?: number;
@@ -110,22 +106,16 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
   }
 }
 
-/**
- * The `ToolErrorInit` of the plain error shape. The shape often comes from untyped JSON (a tool's
- * or an MCP server's result): optional members of the wrong type are dropped, so that `toJSON()`
- * always has the documented types. A shape that cannot be read (a getter or proxy trap that throws,
- * a member that changes type between reads) gives the unreadable failure ({@link unreadableErrorInit}).
- */
+/** The `ToolErrorInit` of the plain error shape (as `fromJSON`); one that cannot be read gives {@link unreadableErrorInit}. */
 export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolErrorInit {
   const init = readToolErrorShape(json, cause);
   return typeof init === "object" ? init : unreadableErrorInit(cause);
 }
 
 /**
- * The plain error shape read once, member by member: its `ToolErrorInit`; undefined when the value
- * is not the shape (no string `error_code`, or no boolean `recoverable`); `"unreadable"` when a read
- * throws (a getter, a proxy trap) or `message` is not a string (it may have been when
- * `isToolErrorShape` looked). A `details` getter that throws leaves `{ truncated: "[unserializable]" }`.
+ * The plain error shape read once, member by member: its `ToolErrorInit`; undefined when it is not
+ * the shape; `"unreadable"` when a read throws or `message` is not a string (it may have been when
+ * `isToolErrorShape` looked).
  */
 export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorInit | "unreadable" | undefined {
   if (typeof value !== "object" || value === null) return undefined;
@@ -164,10 +154,7 @@ export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorIn
   };
 }
 
-/**
- * A failure that cannot be read (a getter or proxy trap that throws, a member that changes type):
- * a fault of the tool, `TOOL_FAILED`, not recoverable, in the library's own words.
- */
+/** A failure that cannot be read (a getter or proxy trap that throws, a member that changes type): a fault of the tool. */
 export function unreadableErrorInit(cause: unknown): ToolErrorInit {
   return {
     code: "TOOL_FAILED",
@@ -181,16 +168,14 @@ export function unreadableErrorInit(cause: unknown): ToolErrorInit {
 }
 
 /**
- * A `ToolError` for the engine's own outcomes: built from the prototype without running `Error`'s
- * constructor, so no stack trace is captured (a V8 capture costs microseconds, and these errors are
- * data in an outcome, never thrown by the engine). `instanceof`, `isInstance`, `toJSON()` and
- * `toString()` behave as for `new ToolError(init)`; `stack` is undefined.
+ * A `ToolError` for the engine's own outcomes, built from the prototype without running `Error`'s
+ * constructor: no stack trace is captured (microseconds each; these errors are data, never thrown by
+ * the engine). It behaves as `new ToolError(init)` but for `stack`, undefined.
  */
 export function createToolError(init: ToolErrorInit): ToolError {
   const error = fillToolError(Object.create(ToolError.prototype) as ToolError, init);
-  // A plain own `message` (enumerable, unlike the one `Error` defines): defining it non-enumerable
-  // would double the cost of an open-circuit rejection. `cause` is read through the prototype's
-  // getter from a symbol-keyed field: not enumerable (as `Error`'s), without a `defineProperty` per error.
+  // A plain own `message` (enumerable, unlike `Error`'s: defining it would double the cost of an
+  // open-circuit rejection). `cause` is read through the prototype's getter from a symbol-keyed field.
   (error as { message: string }).message = init.message;
   if (init.cause !== undefined) (error as unknown as Record<symbol, unknown>)[CAUSE] = init.cause;
   return error;
@@ -217,4 +202,49 @@ function fillToolError(target: ToolError, init: ToolErrorInit): ToolError {
   error.kind = init.kind ?? defaultKind(init.code);
   (target as unknown as Record<symbol, boolean>)[BRAND] = true;
   return target;
+}
+
+/**
+ * Whether `value` carries `brand` (a `Symbol.for` key set to `true`): how the package's classes
+ * recognise their instances across copies of the package (two installs, the CommonJS entry points).
+ * Never throws, also for a proxy whose traps do.
+ */
+export function hasBrand(value: unknown, brand: symbol): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return (value as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false;
+  }
+}
+
+/** V8's `Error.stackTraceLimit` (this package is typed without Node's types). */
+const V8Error = Error as ErrorConstructor & { stackTraceLimit?: unknown };
+
+/**
+ * V8's stack capture, paused around the construction of an error that is data (a result a tool
+ * returned, not a place in code): a capture costs microseconds, measured at 45 % of an MCP call that
+ * fails once and is retried in place. Its `stack` is its first line only. Synchronous:
+ * `const limit = pauseStackTraces(); try { super(message); } finally { resumeStackTraces(limit); }`.
+ * Where `Error.stackTraceLimit` is not a number (not V8) or cannot be set, nothing is paused.
+ */
+export function pauseStackTraces(): number | undefined {
+  try {
+    const limit = V8Error.stackTraceLimit;
+    if (typeof limit !== "number" || limit === 0) return undefined;
+    V8Error.stackTraceLimit = 0;
+    return V8Error.stackTraceLimit === 0 ? limit : undefined;
+  } catch {
+    return undefined; // a frozen `Error` (a hardened realm), or an accessor that throws: stacks stay on
+  }
+}
+
+/** Restores what `pauseStackTraces` paused. Never throws. */
+export function resumeStackTraces(limit: number | undefined): void {
+  if (limit === undefined) return;
+  try {
+    V8Error.stackTraceLimit = limit;
+  } catch {
+    // It could be set a moment ago: nothing else is left to do.
+  }
 }

@@ -1,5 +1,14 @@
 import type { Clock } from "../clock.js";
-import { type CallEnd, type CallInfo, EVENT_MESSAGES, type RetryReflectEvent, type RetryReflectObserver } from "./events.js";
+import {
+  type CallEnd,
+  type CallInfo,
+  EVENT_MESSAGES,
+  type FieldValue,
+  type RetryReflectEvent,
+  type RetryReflectObserver,
+} from "./events.js";
+
+// How observers are told: the `Notifier` of a plugin, and `consoleLogger`, the observer that prints.
 
 const noop = (): void => {};
 
@@ -7,7 +16,7 @@ const noop = (): void => {};
  * An observer hook's returned promise may reject: handled here, so that it never becomes an
  * unhandled rejection. `except` is a promise the caller handles itself (the tool's own).
  */
-export function swallow(value: unknown, except?: unknown): void {
+function swallow(value: unknown, except?: unknown): void {
   if (value === except || typeof value !== "object" || value === null) return;
   try {
     const then = (value as { then?: unknown }).then;
@@ -110,4 +119,73 @@ function runInHook<T>(observer: RetryReflectObserver, call: CallInfo, run: () =>
     // An observer's own failure: ignored.
   }
   return started ?? runOnce();
+}
+
+export interface ConsoleLoggerOptions {
+  /** Where each line goes. @default console.warn for WARN (stderr in Node), console.info for INFO (stdout in Node) */
+  readonly write?: (line: string, event: RetryReflectEvent) => void;
+  /** The target shown after the level. @default "retry_reflect" */
+  readonly target?: string;
+}
+
+const BARE = /^[\w.:/@+-]+$/;
+
+function formatValue(key: string, value: FieldValue): string {
+  if (typeof value !== "string") return String(value);
+  return key === "error" || !BARE.test(value) ? JSON.stringify(value) : value;
+}
+
+/** One event in the documented line format: `WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 ...`. */
+export function formatEvent(event: RetryReflectEvent, target = "retry_reflect"): string {
+  let line = `${event.level} ${target}: ${event.message}`;
+  for (const [key, value] of Object.entries(event.fields as Record<string, FieldValue>)) {
+    line += ` ${key}=${formatValue(key, value)}`;
+  }
+  return line;
+}
+
+/**
+ * An observer that prints every event as one line in the documented format: WARN lines with
+ * `console.warn` (stderr in Node), INFO lines with `console.info` (stdout in Node), or every line to
+ * `write` when given.
+ */
+export function consoleLogger(options: ConsoleLoggerOptions = {}): RetryReflectObserver {
+  const target = options.target ?? "retry_reflect";
+  const write =
+    options.write ??
+    ((line: string, event: RetryReflectEvent) => {
+      if (event.level === "WARN") console.warn(line);
+      else console.info(line);
+    });
+  const logger: RetryReflectObserver = {
+    onEvent(event) {
+      write(formatEvent(event, target), event);
+    },
+  };
+  CONSOLE_LOGGERS.add(logger);
+  return logger;
+}
+
+/** The observers `consoleLogger` made: `DEBUG=retry-reflect` adds none where one is given already. */
+const CONSOLE_LOGGERS = new WeakSet<RetryReflectObserver>();
+
+/**
+ * `observers`, plus a `consoleLogger()` when the `DEBUG` environment variable names retry-reflect
+ * (the Node convention: names separated by commas or spaces, `*` as a wildcard, `-name` to leave one
+ * out; `DEBUG=retry-reflect`, `DEBUG=*`) and none of them is one already. Nothing changes where there
+ * is no `process` (a browser, an edge runtime).
+ */
+export function withDebugLogger(observers: readonly RetryReflectObserver[]): readonly RetryReflectObserver[] {
+  const debug = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.DEBUG;
+  if (!debugNames(debug, "retry-reflect") || observers.some((observer) => CONSOLE_LOGGERS.has(observer))) return observers;
+  return [...observers, consoleLogger()];
+}
+
+/** Whether a `DEBUG` value names `name`: a pattern matches it, and no `-pattern` leaves it out. */
+export function debugNames(debug: string | undefined, name: string): boolean {
+  if (typeof debug !== "string") return false;
+  const matches = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`).test(name);
+  const patterns = debug.split(/[\s,]+/).filter((pattern) => pattern !== "");
+  if (patterns.some((pattern) => pattern.startsWith("-") && matches(pattern.slice(1)))) return false;
+  return patterns.some((pattern) => !pattern.startsWith("-") && matches(pattern));
 }

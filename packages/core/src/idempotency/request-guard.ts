@@ -1,6 +1,5 @@
-import { Cleaner } from "../cleaning/cleaner.js";
-import { errorMessageOf } from "../cleaning/error-message-of.js";
-import { defaultRedactor } from "../cleaning/redactor.js";
+import { errorMessageOf } from "../classify/error-signals.js";
+import { Cleaner, defaultRedactor } from "../cleaning/clean-text.js";
 import type { Clock } from "../clock.js";
 import type { ToolError } from "../errors/tool-error.js";
 import { Notifier } from "../events/notifier.js";

@@ -1,3 +1,4 @@
+import { abortReason } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
 
 /** The failures of one tool in one scope. */
@@ -5,13 +6,12 @@ export interface TrackedAttempts {
   readonly toolName: string;
   /** Failures recorded, in order: the number the last one took. */
   failures: number;
-  /** The failures of the row the model's arguments could fix (reflected, not transient): `maxRetries` bounds them. */
+  /** Failures the model's arguments could fix (not transient): `maxRetries` bounds them. */
   reflections: number;
-  /** When the row began failing (its first failure, or a refusal by the tool's open circuit): the give-up time counts from here. */
+  /** When the row began failing (its first failure, or an open circuit's refusal): the give-up time counts from here. */
   failingSince: number | undefined;
   /** No attempt starts before this time (`failedAt + backoff` after a reflection). */
   readyAt: number;
-  /** The last delay used, for decorrelated jitter. */
   lastDelayMs: number | undefined;
   /** The code of the row's last failure: a permission denial counts for the breaker only after another. */
   lastCode: string | undefined;
@@ -19,44 +19,43 @@ export interface TrackedAttempts {
   exhausted: ExhaustedMark | undefined;
   /** With `repeatedCallLimit`: how often each exact call (its arguments' fingerprint) failed for a non-transient reason. */
   repeats: Map<string, number> | undefined;
-  /** Attempts that took a place in a failing row and have not settled yet (see places.ts). */
+  /** Attempts that took a place in the failing row and have not settled yet (`reserveInRow`). */
   inFlight: number;
   /** Calls waiting for a place in the row: each is woken once, when an attempt settles or the row ends. */
   waiters: Set<() => void> | undefined;
 }
 
-/** What a scope whose budget is spent remembers: the failure that spent it (kept as `cause`). */
+/** What a scope whose budget is spent remembers: when, and the failure that spent it (kept as `cause`). */
 export interface ExhaustedMark {
-  /** When the budget was spent (the clock's time of the failure that spent it). */
   readonly at: number;
   readonly message: string;
   readonly lastErrorCode: string;
   readonly lastError: unknown;
 }
 
+const NEW_ROW = {
+  failures: 0,
+  reflections: 0,
+  failingSince: undefined,
+  readyAt: 0,
+  lastDelayMs: undefined,
+  lastCode: undefined,
+  exhausted: undefined,
+} as const;
+
 const SEPARATOR = "\u0000";
 
-/** The key of the (scope, tool) counter, made once per call. */
 export function counterKey(scope: string, toolName: string): string {
   return scope + SEPARATOR + toolName;
 }
 
-/** What carries an attempt number: a call's run. */
-export interface Numbered {
-  attempt: number;
-}
+type Numbered = { attempt: number }; // a call's run
 
-/**
- * The only writers of a call's attempt number (its number in its scope, reflections counted):
- * `nextAttempt` gives it the number its failure would take (while an attempt runs, or when the call
- * is turned away); `recordFailure` counts a failure in the row and gives the call its number;
- * `lastAttempt` the row's last recorded number (a call stopped by a spent budget).
- */
+/** The only writers of a call's attempt number: `nextAttempt`, the number its failure would take; `recordFailure`; `lastAttempt`. */
 export function nextAttempt(run: Numbered, tracked: TrackedAttempts | undefined): void {
   run.attempt = (tracked?.failures ?? 0) + 1;
 }
 
-/** Counts a failure in the row (`at`: when; `code`: its code) and numbers the call with it. */
 export function recordFailure(run: Numbered, tracked: TrackedAttempts, at: number, code: string): void {
   tracked.failures += 1;
   tracked.failingSince ??= at;
@@ -75,21 +74,11 @@ export function lastAttempt(run: Numbered, tracked: TrackedAttempts): void {
   run.attempt = tracked.failures;
 }
 
-/** The counters of one tool: how many are active (a failure counted, a stop, or a failed exact call remembered), and how many are held. */
-interface ToolCounters {
-  active: number;
-  held: number;
-  /** When a call of the tool last succeeded while it had counters (any scope): the tool was not down then. */
-  lastSuccessAt: number;
-}
+type ToolCounters = { active: number; held: number; lastSuccessAt: number }; // active: with a failure, a stop or a failed exact call
 
 /**
- * Attempt counters per (scope, tool), at most `max` of them in all (least recently used dropped;
- * every read counts as a use, so an exhausted scope that keeps being refused keeps its stop).
- * Nothing is stored for a tool that has not failed, and which tools have active counters is known
- * per tool: a healthy tool's call reads one small map, whatever failed elsewhere. A success resets
- * a counter in place (it stays, idle, until it is used again or evicted): a tool that fails and
- * recovers does not add and delete map entries on every call.
+ * Attempt counters per (scope, tool), at most `max` (least recently used dropped; a read is a use).
+ * Nothing is stored for a tool that has not failed; a success resets a counter in place (idle).
  */
 export class AttemptTracker {
   private readonly counters: LruMap<string, TrackedAttempts>;
@@ -99,19 +88,16 @@ export class AttemptTracker {
     this.counters = new LruMap(max, (_key, tracked) => this.dropped(tracked));
   }
 
-  /** Counters held, idle ones included. */
   get size(): number {
     return this.counters.size;
   }
 
-  /** Does any scope hold an active counter of this tool? */
   hasCounters(toolName: string): boolean {
     if (this.perTool.size === 0) return false;
     const counts = this.perTool.get(toolName);
     return counts !== undefined && counts.active > 0;
   }
 
-  /** The active counter of `key` (`counterKey(scope, toolName)`), if any. */
   get(key: string, toolName: string): TrackedAttempts | undefined {
     if (!this.hasCounters(toolName)) return undefined;
     const tracked = this.counters.get(key);
@@ -125,19 +111,7 @@ export class AttemptTracker {
       if (!isActive(held)) (this.perTool.get(toolName) as ToolCounters).active++;
       return held;
     }
-    const tracked: TrackedAttempts = {
-      toolName,
-      failures: 0,
-      reflections: 0,
-      failingSince: undefined,
-      readyAt: 0,
-      lastDelayMs: undefined,
-      lastCode: undefined,
-      exhausted: undefined,
-      repeats: undefined,
-      inFlight: 0,
-      waiters: undefined,
-    };
+    const tracked: TrackedAttempts = { toolName, ...NEW_ROW, repeats: undefined, inFlight: 0, waiters: undefined };
     const counts = this.perTool.get(toolName);
     if (counts === undefined) this.perTool.set(toolName, { active: 1, held: 1, lastSuccessAt: Number.NEGATIVE_INFINITY });
     else {
@@ -155,17 +129,13 @@ export class AttemptTracker {
     if (tracked !== undefined && isActive(tracked)) this.idle(tracked);
   }
 
-  /**
-   * A call of the tool succeeded (at `at`): the tool is not down, whatever failed in other scopes;
-   * then the scope's row ends (`clearUnlessExhausted`).
-   */
+  /** A call of the tool succeeded (at `at`): the tool is not down, whatever failed elsewhere; the scope's row ends. */
   succeeded(key: string, toolName: string, at: number): void {
     if (!this.hasCounters(toolName)) return;
     (this.perTool.get(toolName) as ToolCounters).lastSuccessAt = at;
     this.clearUnlessExhausted(key, toolName);
   }
 
-  /** Did a call of the tool succeed, in any scope, since `since`? */
   succeededSince(toolName: string, since: number): boolean {
     const counts = this.perTool.get(toolName);
     return counts !== undefined && counts.lastSuccessAt >= since;
@@ -179,20 +149,17 @@ export class AttemptTracker {
       this.idle(tracked);
   }
 
-  /** The scopes in which `toolName`'s budget is spent, with when it was spent (the counters held; reading changes nothing). */
+  /** The scopes in which `toolName`'s budget is spent, and when (reading changes nothing). */
   exhaustedScopes(toolName: string): Array<{ readonly scope: string; readonly at: number }> {
     const found: Array<{ scope: string; at: number }> = [];
-    if (!this.hasCounters(toolName)) return found;
     const suffix = SEPARATOR + toolName;
-    for (const [key, tracked] of this.counters.entries()) {
-      if (tracked.toolName === toolName && tracked.exhausted !== undefined && key.endsWith(suffix)) {
-        found.push({ scope: key.slice(0, key.length - suffix.length), at: tracked.exhausted.at });
-      }
+    for (const [key, tracked] of this.hasCounters(toolName) ? this.counters.entries() : []) {
+      if (tracked.toolName === toolName && tracked.exhausted !== undefined && key.endsWith(suffix))
+        found.push({ scope: key.slice(0, -suffix.length), at: tracked.exhausted.at });
     }
     return found;
   }
 
-  /** Forgets every counter of a scope (an agent run that ended). */
   clearScope(scope: string): void {
     const prefix = scope + SEPARATOR;
     for (const [key, tracked] of [...this.counters.entries()]) {
@@ -202,24 +169,13 @@ export class AttemptTracker {
     }
   }
 
-  /**
-   * The count starts again. The exact calls that failed (`repeatedCallLimit`) are remembered for the
-   * scope all the same: a success of another call does not make them succeed. A counter that holds
-   * only those stays active (its tool's calls read it), bounded like any counter.
-   */
+  /** The count starts again; the failed exact calls (`repeatedCallLimit`) stay remembered, and with them the counter active. */
   private idle(tracked: TrackedAttempts): void {
-    tracked.failures = 0;
-    tracked.reflections = 0;
-    tracked.failingSince = undefined;
-    tracked.readyAt = 0;
-    tracked.lastDelayMs = undefined;
-    tracked.lastCode = undefined;
-    tracked.exhausted = undefined;
+    Object.assign(tracked, NEW_ROW);
     if (!isActive(tracked)) (this.perTool.get(tracked.toolName) as ToolCounters).active--;
     wakeWaiters(tracked); // the row ended: the calls waiting for a place in it run
   }
 
-  /** A counter left the map (evicted, or its scope cleared). */
   private dropped(tracked: TrackedAttempts): void {
     wakeWaiters(tracked); // they check again, against whatever counter replaces this one
     const counts = this.perTool.get(tracked.toolName);
@@ -234,9 +190,61 @@ function isActive(tracked: TrackedAttempts): boolean {
 }
 
 /** Wakes every call waiting for a place in the row (each checks again); later waiters wait for the next change. */
-export function wakeWaiters(tracked: TrackedAttempts): void {
+function wakeWaiters(tracked: TrackedAttempts): void {
   const waiters = tracked.waiters;
   if (waiters === undefined) return;
   tracked.waiters = undefined;
   for (const wake of waiters) wake();
+}
+
+/**
+ * Takes a place in a failing row for one attempt: false once its failures plus its attempts in flight
+ * reach `maxRetries + 1` (the call waits, `roomInRow`); a row with no attempt in flight always has room.
+ */
+export function reserveInRow(tracked: TrackedAttempts, maxRetries: number): boolean {
+  if (tracked.inFlight > 0 && tracked.failures + tracked.inFlight > maxRetries) return false;
+  tracked.inFlight++;
+  return true;
+}
+
+/** The attempt that held a place has settled: the waiting calls check again. */
+export function releaseInRow(tracked: TrackedAttempts): void {
+  tracked.inFlight--;
+  wakeWaiters(tracked);
+}
+
+/** Resolves when an attempt of the row settles, or the row ends; rejects with the abort reason as soon as `signal` aborts. */
+export function roomInRow(tracked: TrackedAttempts, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<void>((resolve, reject) => {
+    let waiters = tracked.waiters;
+    if (waiters === undefined) {
+      waiters = new Set();
+      tracked.waiters = waiters;
+    }
+    const onAbort = (): void => {
+      waiters.delete(wake);
+      reject(abortReason(signal as AbortSignal));
+    };
+    const wake = (): void => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    };
+    waiters.add(wake);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Takes a slot of the tool in `running` (attempts running now, per tool): false when `limit` attempts of it are running. */
+export function takeSlot(running: Map<string, number>, toolName: string, limit: number): boolean {
+  const count = running.get(toolName) ?? 0;
+  if (count >= limit) return false;
+  running.set(toolName, count + 1);
+  return true;
+}
+
+export function releaseSlot(running: Map<string, number>, toolName: string): void {
+  const count = (running.get(toolName) ?? 1) - 1;
+  if (count > 0) running.set(toolName, count);
+  else running.delete(toolName);
 }

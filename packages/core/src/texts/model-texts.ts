@@ -1,8 +1,6 @@
-export { detailsJson, type StructuredErrorJSON, structuredErrorJson, structuredJsonOf } from "./structured-error-json.js";
-
 // Every text the model reads that the engine writes itself: the default reflection prompt, stop
-// instructions, rejections, conflicts, suggested actions. (`texts/templater.ts` renders the
-// reflection template, `texts/structured-error-json.ts` writes the structured error; `classify/` picks the default action of a code.)
+// instructions, rejections, conflicts, suggested actions, the notes of tools left out while their
+// circuit is open. (`templater.ts` renders the reflection template and writes the structured error.)
 
 /** The default reflection prompt (the original Retry & Reflect design's). */
 export const DEFAULT_REFLECTION_PROMPT =
@@ -215,4 +213,21 @@ export function isOwnText(text: string, toolName: string): boolean {
     return text === exhaustedAction(toolName) || text === temporaryAction(toolName) || text === isolatedAction(toolName);
   if (text.startsWith("The circuit breaker of '")) return text === circuitOpenMessage(toolName) || text === isolatedMessage(toolName);
   return false;
+}
+
+/** "about 42 s" / "about 3 min": the remaining open time, rounded up, as the core's stop message says it. */
+function aboutDuration(ms: number): string {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  return seconds < 120 ? `about ${seconds} s` : `about ${Math.ceil(seconds / 60)} min`;
+}
+
+/** The system note a host adds for a tool it leaves out because its circuit is open (`remainingMs` unknown: `later`). */
+export function openCircuitNote(toolName: string, remainingMs: number | undefined): string {
+  const back = remainingMs === undefined ? "later" : `in ${aboutDuration(remainingMs)}`;
+  return `The tool '${toolName}' is temporarily unavailable (its circuit breaker opened after repeated failures), so it is not in your tools for now; it may be available again ${back}. Continue without it or tell the user.`;
+}
+
+/** The system note for a tool left out because an operator isolated its circuit. */
+export function isolatedCircuitNote(toolName: string): string {
+  return `The tool '${toolName}' has been disabled by an operator, so it is not in your tools until it is re-enabled. Continue without it or tell the user it is unavailable.`;
 }
