@@ -34,6 +34,13 @@ const packages = [
   "examples",
 ].filter((dir) => existsSync(here(`${dir}/test`)));
 
+// The adapters' tests once more against the oldest version of their framework that the peer range
+// allows, a devDependency alias (the newest is the devDependency itself): `<package>-oldest`.
+const OLDEST = [
+  { dir: "packages/mastra", name: "@mastra/core" },
+  { dir: "packages/openai-agents", name: "@openai/agents" },
+];
+
 // The one file that runs replicas in child processes (8, started once for the file: ~30 s, more than
 // a core's worth of CPU at times) is a project of its own that starts first, beside other packages' files.
 const PROCESSES = "packages/redis/test/multi-process.test.ts";
@@ -106,6 +113,16 @@ export default defineConfig({
         },
       })),
       { extends: true, test: { name: "redis-processes", include: [PROCESSES] } },
+      ...OLDEST.map(({ dir, name }) => ({
+        extends: true,
+        resolve: { alias: [{ find: new RegExp(`^${name}(?=/|$)`), replacement: `${name}-oldest` }] },
+        test: {
+          name: `${dir.slice(dir.lastIndexOf("/") + 1)}-oldest`,
+          include: [`${dir}/test/**/*.test.ts`],
+          // test/peer-range.test.ts checks that the alias took effect.
+          env: { RETRY_REFLECT_OLDEST: "1" },
+        },
+      })),
     ],
   },
 });

@@ -37,7 +37,7 @@ const isNodeRedis = (value: Record<string, unknown>): boolean => isNodeRedisShap
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * Detects a connected node-redis v5 client (`createClient(...)`) or an ioredis v5/v6 instance
+ * Detects a connected node-redis v5 or v6 client (`createClient(...)`) or an ioredis v5/v6 instance
  * (`new Redis(...)`) by duck typing; neither package is loaded here. Throws a TypeError naming
  * `client` and describing what was given otherwise (a cluster, a pool, a Promise, ...), and a
  * RangeError for a `commandTimeoutMs` that is not a positive number of milliseconds.
@@ -51,7 +51,7 @@ export function scriptClient(client: unknown, commandTimeoutMs: number, subscrip
     );
   }
   const expected =
-    "a connected node-redis v5 client (createClient(...)) or cluster (createCluster(...)), or an ioredis v5/v6 instance (new Redis(...)) or Cluster (new Redis.Cluster(...))";
+    "a connected node-redis v5 or v6 client (createClient(...)) or cluster (createCluster(...)), or an ioredis v5/v6 instance (new Redis(...)) or Cluster (new Redis.Cluster(...))";
   if (isObject(client) && isIoRedisShaped(client)) {
     const cluster = client.isCluster === true;
     const options = cluster ? (client as unknown as IoRedisClusterLike).options.redisOptions : (client as unknown as IoRedisLike).options;

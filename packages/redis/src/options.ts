@@ -130,7 +130,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): ResolvedRedisOp
     throw new InvalidOptionError(
       "client",
       options.client,
-      "a connected node-redis v5+ client (await createClient({ url }).connect()) or an ioredis v5+ instance",
+      "a connected node-redis v5 or v6 client (await createClient({ url }).connect()) or an ioredis v5 or v6 instance",
     );
   }
   return { redis, prefix, commandTimeoutMs, clock, maxFailingTools, replicas };

@@ -1,6 +1,6 @@
 import type { Script } from "./lua-script.js";
 
-// One small layer over node-redis v5 and ioredis v5/v6, so that the stores never care which client
+// One small layer over node-redis v5/v6 and ioredis v5/v6, so that the stores never care which client
 // the user passed. Neither package is imported: both are optional peers, so the clients are
 // recognised by duck typing and driven through raw commands (`sendCommand` / `call`), the part of
 // their APIs that has stayed the same across versions. test/client.test.ts checks, at compile time,

@@ -1,7 +1,12 @@
 // The client layer against a real redis-server, for node-redis v5 (RESP2 and RESP3) and ioredis,
-// configured as the README tells users to, and with the clients' defaults.
+// configured as the README tells users to, and with the clients' defaults; node-redis 5.0 and 6 and
+// ioredis 5.0 and 6 (the ends of the peer ranges, devDependency aliases) configured as the README says.
 import Redis from "ioredis";
+import Redis50 from "ioredis-5.0";
+import Redis6 from "ioredis-6";
 import { createClient, createClientPool, createCluster } from "redis";
+import { createClient as createClient50 } from "redis-5.0";
+import { createClient as createClient6, createCluster as createCluster6 } from "redis-6";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { scriptClient } from "../src/detect-client.js";
 import type { IoRedisLike } from "../src/ioredis-transport.js";
@@ -30,8 +35,8 @@ interface Connected {
 
 type Factory = (url: string) => Promise<Connected>;
 
-async function nodeRedis(url: string, options: Record<string, unknown>): Promise<Connected> {
-  const client = createClient({ url, ...options });
+async function nodeRedis(url: string, options: Record<string, unknown>, create = createClient): Promise<Connected> {
+  const client = create({ url, ...options });
   client.on("error", () => {}); // node-redis throws an `error` event that has no listener
   await client.connect();
   return {
@@ -43,8 +48,8 @@ async function nodeRedis(url: string, options: Record<string, unknown>): Promise
   };
 }
 
-async function ioredis(url: string, options: Record<string, unknown>): Promise<Connected> {
-  const client = new Redis(url, { lazyConnect: true, ...options });
+async function ioredis(url: string, options: Record<string, unknown>, Client = Redis): Promise<Connected> {
+  const client = new Client(url, { lazyConnect: true, ...options });
   client.on("error", () => {});
   await client.connect();
   return { client, isReady: () => client.status === "ready", close: () => client.disconnect() };
@@ -63,6 +68,30 @@ const recommended: Record<string, Factory> = {
     }),
   ioredis: (url) =>
     ioredis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (times: number) => Math.min(20 * times, 200) }),
+  "node-redis 5.0": (url) =>
+    nodeRedis(
+      url,
+      { disableOfflineQueue: true, socket: { reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 200) } },
+      createClient50 as unknown as typeof createClient,
+    ),
+  "node-redis 6": (url) =>
+    nodeRedis(
+      url,
+      { disableOfflineQueue: true, socket: { reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 200) } },
+      createClient6 as unknown as typeof createClient,
+    ),
+  "ioredis 5.0": (url) =>
+    ioredis(
+      url,
+      { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (times: number) => Math.min(20 * times, 200) },
+      Redis50 as unknown as typeof Redis,
+    ),
+  "ioredis 6": (url) =>
+    ioredis(
+      url,
+      { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (times: number) => Math.min(20 * times, 200) },
+      Redis6 as unknown as typeof Redis,
+    ),
 };
 
 // The clients' defaults: node-redis queues offline forever, ioredis retries a command 20 times.
@@ -448,15 +477,25 @@ describe("scriptClient with something that is not a client", () => {
     const nodeRedisClient: NodeRedisLike = createClient();
     const nodeRedisResp3: NodeRedisLike = createClient({ RESP: 3 });
     const ioredisClient: IoRedisLike = new Redis({ lazyConnect: true });
+    const nodeRedis50: NodeRedisLike = createClient50();
+    const nodeRedis6: NodeRedisLike = createClient6();
+    const nodeRedis6Resp3: NodeRedisLike = createClient6({ RESP: 3 });
+    const ioredis6: IoRedisLike = new Redis6({ lazyConnect: true });
+    const ioredis50: IoRedisLike = new Redis50({ lazyConnect: true });
     expect(scriptClient(nodeRedisClient, LIMIT_MS).kind).toBe("node-redis");
     expect(scriptClient(nodeRedisResp3, LIMIT_MS).kind).toBe("node-redis");
     expect(scriptClient(ioredisClient, LIMIT_MS).kind).toBe("ioredis");
+    expect(scriptClient(nodeRedis50, LIMIT_MS).kind).toBe("node-redis");
+    expect(scriptClient(nodeRedis6, LIMIT_MS).kind).toBe("node-redis");
+    expect(scriptClient(nodeRedis6Resp3, LIMIT_MS).kind).toBe("node-redis");
+    expect(scriptClient(ioredis6, LIMIT_MS).kind).toBe("ioredis");
+    expect(scriptClient(ioredis50, LIMIT_MS).kind).toBe("ioredis");
   });
 
   it("throws a TypeError naming `client` and describing what was given", () => {
     expect(() => scriptClient({}, LIMIT_MS)).toThrow(TypeError);
     expect(() => scriptClient({}, LIMIT_MS)).toThrow(
-      /`client` must be a connected node-redis v5 client .* or an ioredis v5\/v6 instance .*; got an object with no own keys/,
+      /`client` must be a connected node-redis v5 or v6 client .* or an ioredis v5\/v6 instance .*; got an object with no own keys/,
     );
     expect(() => scriptClient(undefined, LIMIT_MS)).toThrow(/`client` .*; got undefined$/);
     expect(() => scriptClient(Promise.resolve(), LIMIT_MS)).toThrow(/`client` .*got a Promise/);
@@ -469,6 +508,8 @@ describe("scriptClient with something that is not a client", () => {
   it("accepts cluster clients: node-redis createCluster and ioredis Cluster (each script goes to the node of its one key)", () => {
     expect(scriptClient(createCluster({ rootNodes: [] }), LIMIT_MS).kind).toBe("node-redis");
     expect(scriptClient(new Redis.Cluster([], { lazyConnect: true }), LIMIT_MS).kind).toBe("ioredis");
+    expect(scriptClient(createCluster6({ rootNodes: [] }), LIMIT_MS).kind).toBe("node-redis");
+    expect(scriptClient(new Redis6.Cluster([], { lazyConnect: true }), LIMIT_MS).kind).toBe("ioredis");
     expect(() => scriptClient(new Redis.Cluster([], { lazyConnect: true, redisOptions: { stringNumbers: true } }), LIMIT_MS)).toThrow(
       /ioredis Cluster with `stringNumbers: true`/,
     );

@@ -2,7 +2,11 @@ import { InvalidOptionError, RetryReflectPlugin } from "@retry-reflect/core";
 import type { RetryReflectEvent } from "@retry-reflect/core/events";
 import { createFakeClock } from "@retry-reflect/core/testing";
 import Redis from "ioredis";
+import Redis50 from "ioredis-5.0";
+import Redis6 from "ioredis-6";
 import { createClient } from "redis";
+import { createClient as createClient50 } from "redis-5.0";
+import { createClient as createClient6 } from "redis-6";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { RedisCircuitBreakerStore, RedisIdempotencyStore, redisStores } from "../src/index.js";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
@@ -15,21 +19,37 @@ import { type RedisServer, startRedis } from "./helpers/redis-server.js";
 const redis = await startRedis();
 afterAll(() => redis?.stop());
 
-type Kind = "node-redis" | "ioredis";
+// The devDependencies (node-redis 5.12, ioredis 5.11) and the ends of the peer ranges, as
+// devDependency aliases: node-redis 5.0 and 6, ioredis 5.0 and 6.
+const KINDS = ["node-redis", "node-redis 5.0", "node-redis 6", "ioredis", "ioredis 5.0", "ioredis 6"] as const;
+type Kind = (typeof KINDS)[number];
+// The versions' types differ in details this file does not use: each typed as the devDependency's.
+const IOREDIS: Partial<Record<Kind, typeof Redis>> = {
+  ioredis: Redis,
+  "ioredis 5.0": Redis50 as unknown as typeof Redis,
+  "ioredis 6": Redis6 as unknown as typeof Redis,
+};
+const NODE_REDIS: Partial<Record<Kind, typeof createClient>> = {
+  "node-redis": createClient,
+  "node-redis 5.0": createClient50 as unknown as typeof createClient,
+  "node-redis 6": createClient6 as unknown as typeof createClient,
+};
 const opened: Array<{ close(): unknown }> = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((each) => each.close()));
 });
 
 async function connect(kind: Kind, url: string): Promise<unknown> {
-  if (kind === "ioredis") {
-    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => 20 });
+  if (kind.startsWith("ioredis")) {
+    const Client = IOREDIS[kind] as typeof Redis;
+    const client = new Client(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => 20 });
     client.on("error", () => {});
     await client.connect();
     opened.push({ close: () => client.disconnect() });
     return client;
   }
-  const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 20 } });
+  const create = NODE_REDIS[kind] as typeof createClient;
+  const client = create({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 20 } });
   client.on("error", () => {});
   await client.connect();
   opened.push({ close: () => (client.isOpen ? client.destroy() : undefined) });
@@ -38,11 +58,11 @@ async function connect(kind: Kind, url: string): Promise<unknown> {
 
 let prefixes = 0;
 
-async function replica(kind: Kind, prefix: string, options: Parameters<typeof RetryReflectPlugin.create>[0] = {}) {
+async function replica(kind: Kind, prefix: string, options: Parameters<typeof RetryReflectPlugin.create>[0] = {}, commandTimeoutMs = 200) {
   const server = redis as RedisServer;
   const client = await connect(kind, server.url);
   const clock = createFakeClock();
-  const stores = redisStores({ client, prefix, commandTimeoutMs: 200, clock });
+  const stores = redisStores({ client, prefix, commandTimeoutMs, clock });
   opened.push({ close: () => stores.close() });
   await stores.circuitBreaker.subscribed;
   const events: RetryReflectEvent[] = [];
@@ -89,7 +109,7 @@ const until = async (check: () => boolean, timeoutMs = 5000) => {
   }
 };
 
-for (const kind of ["node-redis", "ioredis"] as const) {
+for (const kind of KINDS) {
   describe.skipIf(redis === undefined)(`the Redis stores (${kind})`, () => {
     it("the breaker: opens for both replicas at the threshold; one probe after the open time; a success closes it for both", async () => {
       const prefix = `st${++prefixes}:`;
@@ -263,13 +283,15 @@ for (const kind of ["node-redis", "ioredis"] as const) {
 
     it("SCRIPT FLUSH while calls run breaks nothing", async () => {
       const prefix = `st${++prefixes}:`;
-      const a = await replica(kind, prefix);
+      // 100 writes at once, each script sent again in full after the flush: on a loaded 2-core
+      // machine some took over 200 ms (STORE_UNAVAILABLE, a timeout, not a NOSCRIPT), so a longer limit.
+      const a = await replica(kind, prefix, {}, 2000);
       const server = redis as RedisServer;
       const writes = Array.from({ length: 50 }, (_, i) => a.pay(`k${i}`));
       await server.flushScripts();
       const more = Array.from({ length: 50 }, (_, i) => a.pay(`k${i + 50}`));
       const outcomes = await Promise.all([...writes, ...more]);
-      expect(outcomes.every((outcome) => outcome.status === "success")).toBe(true);
+      expect(outcomes.filter((outcome) => outcome.status !== "success")).toEqual([]);
       await server.flushScripts();
       expect(await a.pay("k1")).toMatchObject({ status: "success", replayed: true });
     });
