@@ -94,24 +94,24 @@ function replayTarget(replay: ReplayComparison | undefined): TargetResult {
  * begin+complete pairs on fresh keys until all keys are used or the time budget runs out (eviction
  * in a Map-based LRU can be slow enough that 1,000,000 pairs would not fit the run's budget).
  */
-function pairsPerSecond(
+async function pairsPerSecond(
   core: CoreModule,
   keys: readonly string[],
   value: unknown,
   options: { maxEntries?: number },
   store = new core.InMemoryIdempotencyStore(options),
-): { nsPerPair: number; pairs: number } {
+): Promise<{ nsPerPair: number; pairs: number }> {
   for (let warm = 0; warm < 20_000; warm++) {
-    const begun = store.begin(`warm-${warm}`, "fp", 30_000);
-    if (begun.status === "acquired") store.complete(`warm-${warm}`, begun.token, value, 86_400_000);
+    const begun = await store.begin(`warm-${warm}`, "fp", 30_000);
+    if (begun.status === "acquired") await store.complete(`warm-${warm}`, begun.token, value, 86_400_000);
   }
   store.clear();
   globalThis.gc?.();
   const start = process.hrtime.bigint();
   let pairs = 0;
   for (const key of keys) {
-    const begun = store.begin(key, "fp", 30_000);
-    if (begun.status === "acquired") store.complete(key, begun.token, value, 86_400_000);
+    const begun = await store.begin(key, "fp", 30_000);
+    if (begun.status === "acquired") await store.complete(key, begun.token, value, 86_400_000);
     pairs++;
     if ((pairs & 1023) === 0 && Number(process.hrtime.bigint() - start) > BUDGET_NS) break;
   }
@@ -148,14 +148,14 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
   const value = { ok: true };
 
   // Store throughput: begin + complete on fresh keys, below the bound and at the bound (evicting).
-  const below = pairsPerSecond(core, keys, value, { maxEntries: PAIRS * 2 });
+  const below = await pairsPerSecond(core, keys, value, { maxEntries: PAIRS * 2 });
   rows.push({
     measure: "InMemoryIdempotencyStore begin+complete pairs/s, below its bound (no eviction)",
     value: formatCount(1e9 / below.nsPerPair),
     "per op": `${formatNs(below.nsPerPair)} (${formatCount(below.pairs)} pairs)`,
   });
   const store = new core.InMemoryIdempotencyStore({});
-  const atBound = pairsPerSecond(core, keys, value, {}, store);
+  const atBound = await pairsPerSecond(core, keys, value, {}, store);
   rows.push({
     measure: `InMemoryIdempotencyStore begin+complete pairs/s, at its default bound (${formatCount(store.maxEntries)} entries, evicting)`,
     value: formatCount(1e9 / atBound.nsPerPair),
@@ -168,7 +168,7 @@ export async function idempotency(core: CoreModule | undefined): Promise<SuiteRe
   const start = process.hrtime.bigint();
   let replays = 0;
   for (let round = 0; round < 10; round++) {
-    for (const key of replayKeys) if (store.begin(key, "fp", 30_000).status === "completed") replays++;
+    for (const key of replayKeys) if ((await store.begin(key, "fp", 30_000)).status === "completed") replays++;
   }
   const replayNs = Number(process.hrtime.bigint() - start) / (replayKeys.length * 10);
   rows.push({

@@ -140,12 +140,12 @@ export async function memory(core: CoreModule | undefined): Promise<SuiteResult>
 
     held = undefined;
     const keys = names("send_email\u0000key-", IDEMPOTENCY_KEYS);
-    const fill = (store: InstanceType<typeof InMemoryIdempotencyStore>, count: number) => {
+    const fill = async (store: InstanceType<typeof InMemoryIdempotencyStore>, count: number) => {
       const result = { ok: true };
       for (let index = 0; index < count; index++) {
         const key = keys[index]!;
-        const begun = store.begin(key, "f1e2d3c4b5a6", 30_000);
-        if (begun.status === "acquired") store.complete(key, begun.token, result, 86_400_000);
+        const begun = await store.begin(key, "f1e2d3c4b5a6", 30_000);
+        if (begun.status === "acquired") await store.complete(key, begun.token, result, 86_400_000);
       }
       return store;
     };

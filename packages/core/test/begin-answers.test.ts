@@ -63,7 +63,7 @@ describe("the plugin's guard and a record it cannot use", () => {
     ],
     ["a completed record without its fingerprint", { status: "completed", value: "paid" }],
   ])("%s: WRITE_IN_DOUBT with a store_error (invalid_record); the write does not run", async (_name, answer) => {
-    const store: IdempotencyStore = { begin: () => answer as never, complete: () => true, release: () => true };
+    const store: IdempotencyStore = { begin: async () => answer as never, complete: async () => true, release: async () => true };
     const events: RetryReflectEvent[] = [];
     const plugin = RetryReflectPlugin.create({
       toolEffects: { pay: "write" },
@@ -87,9 +87,9 @@ describe("the plugin's guard and a record it cannot use", () => {
   it("a completed record with the call's fingerprint is replayed as before", async () => {
     const fingerprint = argumentsFingerprint(payment, "idempotency_key");
     const store: IdempotencyStore = {
-      begin: () => ({ status: "completed", fingerprint, value: "paid earlier" }),
-      complete: () => true,
-      release: () => true,
+      begin: async () => ({ status: "completed", fingerprint, value: "paid earlier" }),
+      complete: async () => true,
+      release: async () => true,
     };
     const plugin = RetryReflectPlugin.create({ toolEffects: { pay: "write" }, idempotency: { store } });
     const outcome = await plugin.execute({ toolName: "pay", args: payment, scope: "run-1" }, () => "paid now");

@@ -566,19 +566,19 @@ describe("idempotency: a lost lease", () => {
   it("InMemoryIdempotencyStore: tokens increase; complete and release say whether the token still held the key", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
-    const a = store.begin("k", "fp", 100);
+    const a = await store.begin("k", "fp", 100);
     expect(a.status).toBe("acquired");
     const tokenA = (a as { token: string }).token;
     await clock.advance(50);
-    expect(store.begin("k", "fp", 100).status).toBe("in_progress");
+    expect((await store.begin("k", "fp", 100)).status).toBe("in_progress");
     await clock.advance(50);
-    expect(store.complete("k", tokenA, "v", 1000)).toBe(false); // its lease ran out
-    const b = store.begin("k", "fp", 100);
+    expect(await store.complete("k", tokenA, "v", 1000)).toBe(false); // its lease ran out
+    const b = await store.begin("k", "fp", 100);
     const tokenB = (b as { token: string }).token;
     expect(Number(tokenB)).toBeGreaterThan(Number(tokenA));
-    expect(store.release("k", tokenA)).toBe(false);
-    expect(store.complete("k", tokenB, "v", 1000)).toBe(true);
-    expect(store.begin("k", "fp", 100)).toMatchObject({ status: "completed", value: "v" });
+    expect(await store.release("k", tokenA)).toBe(false);
+    expect(await store.complete("k", tokenB, "v", 1000)).toBe(true);
+    expect(await store.begin("k", "fp", 100)).toMatchObject({ status: "completed", value: "v" });
   });
 
   it("a store with extend: the lease of a write slower than it is renewed while it runs, so another process does not run it", async () => {
@@ -590,7 +590,7 @@ describe("idempotency: a lost lease", () => {
       begin: inner.begin.bind(inner),
       complete: inner.complete.bind(inner),
       release: inner.release.bind(inner),
-      extend: (key: string, token: string, leaseMs: number) => {
+      extend: async (key: string, token: string, leaseMs: number) => {
         renewed.push(clock.now());
         const lock = (inner as unknown as { locks: Map<string, { leaseUntil: number; token: string }> }).locks.get(key);
         if (lock?.token !== token) return false;

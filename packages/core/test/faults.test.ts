@@ -193,6 +193,11 @@ describe("the caller's abort always wins", () => {
 });
 
 describe("a store that throws or times out yields an outcome, never a rejection", () => {
+  /**
+   * The in-memory store with a fault: `"throw"` throws synchronously (a method that breaks the
+   * promise-only contract, as a JavaScript store may: cast here), read by the guard like `"reject"`;
+   * any other value is answered as it is, not in a promise.
+   */
   function faultyStore(fault: Partial<Record<keyof IdempotencyStore, unknown>>): IdempotencyStore & { inner: InMemoryIdempotencyStore } {
     const inner = new InMemoryIdempotencyStore();
     const wrap = <K extends "begin" | "complete" | "release">(name: K) =>

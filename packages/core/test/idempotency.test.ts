@@ -239,28 +239,28 @@ describe("InMemoryIdempotencyStore", () => {
   it("expires completed results after their TTL and stays bounded", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock, maxEntries: 3 });
-    const begun = store.begin("k", "fp", 1000);
+    const begun = await store.begin("k", "fp", 1000);
     if (begun.status !== "acquired") throw new Error("expected to acquire");
-    store.complete("k", begun.token, "value", 5000);
-    expect(store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "value" });
+    await store.complete("k", begun.token, "value", 5000);
+    expect(await store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "value" });
     await clock.advance(5000);
-    expect(store.begin("k", "fp", 1000).status).toBe("acquired");
-    for (let index = 0; index < 10; index++) store.begin(`other-${index}`, "fp", 1000);
+    expect((await store.begin("k", "fp", 1000)).status).toBe("acquired");
+    for (let index = 0; index < 10; index++) await store.begin(`other-${index}`, "fp", 1000);
     expect(store.size).toBe(3);
   });
 
   it("ignores complete and release from a holder whose lease was taken over", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
-    const first = store.begin("k", "fp", 1000);
+    const first = await store.begin("k", "fp", 1000);
     await clock.advance(1000);
-    const second = store.begin("k", "fp", 1000);
+    const second = await store.begin("k", "fp", 1000);
     if (first.status !== "acquired" || second.status !== "acquired") throw new Error("expected to acquire");
-    store.complete("k", first.token, "stale", 1000);
-    store.release("k", first.token);
-    expect(store.begin("k", "fp", 1000).status).toBe("in_progress");
-    store.complete("k", second.token, "fresh", 1000);
-    expect(store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "fresh" });
+    await store.complete("k", first.token, "stale", 1000);
+    await store.release("k", first.token);
+    expect((await store.begin("k", "fp", 1000)).status).toBe("in_progress");
+    await store.complete("k", second.token, "fresh", 1000);
+    expect(await store.begin("k", "fp", 1000)).toEqual({ status: "completed", fingerprint: "fp", value: "fresh" });
   });
 });
 
@@ -268,49 +268,49 @@ describe("InMemoryIdempotencyStore: lease renewal and its byte cap", () => {
   it("extend renews a live lock's lease, so that another begin finds it in progress past the first lease", async () => {
     const clock = createFakeClock();
     const store = new InMemoryIdempotencyStore({ clock });
-    const begun = store.begin("k", "fp", 1000);
+    const begun = await store.begin("k", "fp", 1000);
     if (begun.status !== "acquired") throw new Error("expected to acquire");
     await clock.advance(900);
-    expect(store.extend("k", begun.token, 1000)).toBe(true);
+    expect(await store.extend("k", begun.token, 1000)).toBe(true);
     await clock.advance(900);
-    expect(store.begin("k", "fp", 1000)).toMatchObject({ status: "in_progress", retryAfterMs: 100 });
-    expect(store.extend("k", "not-the-token", 1000)).toBe(false);
+    expect(await store.begin("k", "fp", 1000)).toMatchObject({ status: "in_progress", retryAfterMs: 100 });
+    expect(await store.extend("k", "not-the-token", 1000)).toBe(false);
     await clock.advance(100);
-    expect(store.extend("k", begun.token, 1000)).toBe(false); // its lease ran out: lost
+    expect(await store.extend("k", begun.token, 1000)).toBe(false); // its lease ran out: lost
   });
 
-  it("keeps at most maxBytes of results, dropping the least recently used first", () => {
+  it("keeps at most maxBytes of results, dropping the least recently used first", async () => {
     const store = new InMemoryIdempotencyStore({ maxBytes: 10_000 });
     const value = "x".repeat(1000); // 1002 bytes of JSON + 256 per record
     for (let index = 0; index < 20; index++) {
-      const begun = store.begin(`k-${index}`, "fp", 1000);
+      const begun = await store.begin(`k-${index}`, "fp", 1000);
       if (begun.status !== "acquired") throw new Error("expected to acquire");
-      store.complete(`k-${index}`, begun.token, value, 60_000);
-      if (index === 18) expect(store.begin("k-12", "fp", 1000).status).toBe("completed"); // a use: the oldest kept longer
+      await store.complete(`k-${index}`, begun.token, value, 60_000);
+      if (index === 18) expect((await store.begin("k-12", "fp", 1000)).status).toBe("completed"); // a use: the oldest kept longer
     }
     expect(store.bytes).toBeLessThanOrEqual(10_000);
     expect(store.size).toBe(7);
-    expect(store.begin("k-19", "fp", 1000).status).toBe("completed");
-    expect(store.begin("k-12", "fp", 1000).status).toBe("completed");
-    expect(store.begin("k-13", "fp", 1000).status).toBe("acquired"); // the least recently used went
-    expect(store.begin("k-0", "fp", 1000).status).toBe("acquired");
+    expect((await store.begin("k-19", "fp", 1000)).status).toBe("completed");
+    expect((await store.begin("k-12", "fp", 1000)).status).toBe("completed");
+    expect((await store.begin("k-13", "fp", 1000)).status).toBe("acquired"); // the least recently used went
+    expect((await store.begin("k-0", "fp", 1000)).status).toBe("acquired");
   });
 
-  it("counts a result with characters outside Latin-1 at two bytes a character, as memory holds it", () => {
+  it("counts a result with characters outside Latin-1 at two bytes a character, as memory holds it", async () => {
     const store = new InMemoryIdempotencyStore({ maxBytes: 10_000 });
-    const begun = store.begin("cjk", "fp", 1000);
+    const begun = await store.begin("cjk", "fp", 1000);
     if (begun.status !== "acquired") throw new Error("expected to acquire");
-    store.complete("cjk", begun.token, "漢".repeat(1000), 60_000); // 1002 characters of JSON
+    await store.complete("cjk", begun.token, "漢".repeat(1000), 60_000); // 1002 characters of JSON
     expect(store.bytes).toBe(256 + 2 * 1002);
   });
 
-  it("does not keep a single result larger than maxBytes, and says the key is completed for the holder", () => {
+  it("does not keep a single result larger than maxBytes, and says the key is completed for the holder", async () => {
     const store = new InMemoryIdempotencyStore({ maxBytes: 1000 });
-    const begun = store.begin("big", "fp", 1000);
+    const begun = await store.begin("big", "fp", 1000);
     if (begun.status !== "acquired") throw new Error("expected to acquire");
-    expect(store.complete("big", begun.token, "y".repeat(2000), 60_000)).toBe(true);
+    expect(await store.complete("big", begun.token, "y".repeat(2000), 60_000)).toBe(true);
     expect(store.bytes).toBe(0);
-    expect(store.begin("big", "fp", 1000).status).toBe("acquired");
+    expect((await store.begin("big", "fp", 1000)).status).toBe("acquired");
   });
 
   it("refuses a maxBytes that is not an integer of at least 256, naming it", () => {

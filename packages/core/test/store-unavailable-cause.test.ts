@@ -5,12 +5,13 @@ import type { IdempotencyStore } from "../src/stores.js";
 describe("STORE_UNAVAILABLE keeps the store's error", () => {
   it("as the outcome error's cause, never in the model's text", async () => {
     const storeError = new Error("ECONNREFUSED 10.0.0.7:6379 (password=hunter2x)");
+    // `begin` throws synchronously (not a rejection): the guard reads it as one that rejects.
     const store: IdempotencyStore = {
       begin: () => {
         throw storeError;
       },
-      complete: () => true,
-      release: () => true,
+      complete: async () => true,
+      release: async () => true,
     };
     let runs = 0;
     const plugin = RetryReflectPlugin.create({ toolEffects: { pay: "write" }, idempotency: { store } });

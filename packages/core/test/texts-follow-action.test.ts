@@ -44,11 +44,11 @@ describe("texts follow the action", () => {
 
   it("STORE_UNAVAILABLE: the write was not performed; the same call later", async () => {
     const store: IdempotencyStore = {
-      begin: () => {
+      begin: async () => {
         throw new Error("ECONNREFUSED");
       },
-      complete: () => true,
-      release: () => true,
+      complete: async () => true,
+      release: async () => true,
     };
     const plugin = RetryReflectPlugin.create({ toolEffects: { pay: "write" }, idempotency: { store } });
     const outcome = reflected(await plugin.execute({ toolName: "pay", args: { amount: 5, idempotency_key: "k" } }, () => "paid"));

@@ -13,7 +13,7 @@ function storeWithDoubt(doubtfulArgs: object): IdempotencyStore & { begins: numb
   const fingerprint = argumentsFingerprint(doubtfulArgs, "idempotency_key");
   const store = {
     begins: 0,
-    begin(key: string, fp: string, leaseMs: number) {
+    async begin(key: string, fp: string, leaseMs: number) {
       store.begins++;
       if (fp === fingerprint || doubtfulKeys.has(key)) {
         doubtfulKeys.add(key);
@@ -78,9 +78,9 @@ describe("a write in doubt", () => {
 
   it("a store's in_doubt without a fingerprint is a malformed answer: STORE_UNAVAILABLE, the write does not run", async () => {
     const store: IdempotencyStore = {
-      begin: () => ({ status: "in_doubt" }) as never,
-      complete: () => true,
-      release: () => true,
+      begin: async () => ({ status: "in_doubt" }) as never,
+      complete: async () => true,
+      release: async () => true,
     };
     const plugin = RetryReflectPlugin.create({ toolEffects: { pay: "write" }, idempotency: { store } });
     let runs = 0;

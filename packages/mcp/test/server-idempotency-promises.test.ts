@@ -221,9 +221,9 @@ describe("withIdempotency stores at most maxResultBytes, and what the client rec
 describe("withIdempotency never replays a record that is not a valid result", () => {
   /** A store whose completed record of every key is `value` (as a tampered shared store would answer). */
   const tampered = (value: unknown, args: object): IdempotencyStore => ({
-    begin: () => ({ status: "completed", fingerprint: argumentsFingerprint(args), value }),
-    complete: () => true,
-    release: () => true,
+    begin: async () => ({ status: "completed", fingerprint: argumentsFingerprint(args), value }),
+    complete: async () => true,
+    release: async () => true,
   });
 
   it.each([
@@ -264,9 +264,9 @@ describe("withIdempotency never replays a record that is not a valid result", ()
       },
       {
         store: {
-          begin: () => ({ status: "in_doubt", fingerprint: "other", invalidRecord: "its stored result does not parse as JSON" }),
-          complete: () => true,
-          release: () => true,
+          begin: async () => ({ status: "in_doubt", fingerprint: "other", invalidRecord: "its stored result does not parse as JSON" }),
+          complete: async () => true,
+          release: async () => true,
         },
         toolName: "transfer",
         observers: [consoleLogger({ write: (line) => lines.push(line) })],

@@ -126,11 +126,12 @@ describe("withIdempotency: an McpServer tool handler run once per idempotency ke
       },
       {
         store: {
+          // Thrown synchronously, not a rejection: read the same way.
           begin: () => {
             throw new Error("ECONNREFUSED");
           },
-          complete: () => true,
-          release: () => true,
+          complete: async () => true,
+          release: async () => true,
         },
       },
     );

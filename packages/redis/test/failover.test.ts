@@ -208,7 +208,7 @@ for (const kind of ["node-redis", "ioredis"] as const) {
           return "paid";
         });
       };
-      const stoppedProcess = { begin: store.begin.bind(store), complete: () => true, release: () => true };
+      const stoppedProcess = { begin: store.begin.bind(store), complete: async () => true, release: async () => true };
       expect(await payWith(stoppedProcess)).toMatchObject({ status: "success", value: "paid" });
       await new Promise((resolve) => setTimeout(resolve, lease + 50));
       const again = await payWith(store);

@@ -30,10 +30,11 @@ export type IdempotencyBeginResult =
 
 /**
  * Storage for the idempotency guard. Implement it over Redis or a database to share keys across
- * processes; `InMemoryIdempotencyStore` is the embedded default. Methods may be sync or async.
+ * processes; `InMemoryIdempotencyStore` is the embedded default. Each method returns a promise.
  * `key` is an opaque string made by the guard (tool name and the user's key).
  *
- * A method that throws or rejects never makes `execute` reject: a failed `begin` ends the call as
+ * A method that throws or rejects never makes `execute` reject (a synchronous throw is read as a
+ * rejection): a failed `begin` ends the call as
  * `reflect` with `STORE_UNAVAILABLE` (the write does not run); a failed `complete` or `release`
  * keeps the call's outcome and emits a `store_error` event. Bound your own calls' time (a store
  * that never answers holds the call). A record `begin` returns that the guard cannot use (a
@@ -43,17 +44,18 @@ export type IdempotencyBeginResult =
  */
 export interface IdempotencyStore {
   /** Atomically: return the completed record, or the live in-flight lock, or take a lock for `leaseMs`. Never drop a live lock. */
-  begin(key: string, fingerprint: string, leaseMs: number): IdempotencyBeginResult | Promise<IdempotencyBeginResult>;
+  begin(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBeginResult>;
   /**
-   * Store the result of the holder of `token`, kept for `ttlMs`, and drop the lock. Returns `false`
-   * when `token` no longer holds the key (its lease ran out, or another holder took it): nothing is
-   * stored, and the call's outcome stays `success` with a `store_error` event.
+   * Store the result of the holder of `token`, kept for `ttlMs`, and drop the lock. Resolves to
+   * whether `token` still held the key: `false` when its lease ran out or another holder took it
+   * (nothing is stored, and the call's outcome stays `success` with a `store_error` event).
    */
-  // biome-ignore lint/suspicious/noConfusingVoidType: stores written before the lease report return void; they keep compiling
-  complete(key: string, token: string, value: unknown, ttlMs: number): boolean | void | Promise<boolean | void>;
-  /** Drop the lock of `token` without a result (the call failed), so that a retry may run. `false`: `token` no longer held it. */
-  // biome-ignore lint/suspicious/noConfusingVoidType: as for complete
-  release(key: string, token: string): boolean | void | Promise<boolean | void>;
-  /** Optional: renew the lease of `token` for `leaseMs` from now; whether it still held the key. */
-  extend?(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
+  complete(key: string, token: string, value: unknown, ttlMs: number): Promise<boolean>;
+  /**
+   * Drop the lock of `token` without a result (the call failed), so that a retry may run. Resolves
+   * to whether `token` still held the key (`false`: a `store_error` event).
+   */
+  release(key: string, token: string): Promise<boolean>;
+  /** Optional: renew the lease of `token` for `leaseMs` from now; resolves to whether it still held the key. */
+  extend?(key: string, token: string, leaseMs: number): Promise<boolean>;
 }

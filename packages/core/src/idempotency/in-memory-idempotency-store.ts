@@ -84,7 +84,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return this.completedBytes;
   }
 
-  begin(key: string, fingerprint: string, leaseMs: number): IdempotencyBeginResult {
+  async begin(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBeginResult> {
     const now = this.clock.now();
     const lock = this.locks.get(key);
     if (lock !== undefined) {
@@ -107,7 +107,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /** `false` when `token` no longer holds the key (another holder, or its lease ran out): nothing stored. */
-  complete(key: string, token: string, value: unknown, ttlMs: number): boolean {
+  async complete(key: string, token: string, value: unknown, ttlMs: number): Promise<boolean> {
     const lock = this.held(key, token);
     if (lock === undefined) return false;
     this.locks.delete(key);
@@ -128,14 +128,14 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    * keeps its key while its holder runs it (the guard renews every half lease). `false` when
    * `token` no longer holds the key.
    */
-  extend(key: string, token: string, leaseMs: number): boolean {
+  async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
     const lock = this.held(key, token);
     if (lock === undefined) return false;
     this.locks.set(key, { ...lock, leaseUntil: this.clock.now() + leaseMs });
     return true;
   }
 
-  release(key: string, token: string): boolean {
+  async release(key: string, token: string): Promise<boolean> {
     if (this.held(key, token) === undefined) return false;
     this.locks.delete(key);
     return true;

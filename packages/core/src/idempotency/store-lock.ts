@@ -51,6 +51,7 @@ export class StoreLock {
   /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`answerOf`). */
   async lock(run: GuardedCall): Promise<LockAnswer> {
     let answer: unknown;
+    // Called inside the try (as are complete, release and extend): a store that throws synchronously is read as one that rejects.
     try {
       answer = await this.store.begin(run.storeKey as string, run.fingerprint as string, run.idempotency.leaseMs);
     } catch (error) {
