@@ -39,8 +39,8 @@ export interface WithRetryReflectOptions<Context = unknown> {
    * with the definition's own): the model stops seeing a broken tool and sees it again once its
    * circuit may be probed (half-open). Off by default: the SDK ends a run with a
    * `ModelBehaviorError` ("Tool … not found") when a model still calls a tool it was not offered
-   * (one that saw the tool earlier in the run may), where a visible tool fails fast with a text
-   * that tells the model to stop. @default false
+   * (one that saw the tool earlier in the run may), where a visible tool's call waits for its
+   * circuit's probe or is told to call again later. @default false
    */
   readonly hideOpenCircuits?: boolean;
 }
