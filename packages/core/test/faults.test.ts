@@ -1,9 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RetryReflectEvent, RetryReflectObserver } from "../src/events.js";
 import { InMemoryIdempotencyStore, RetriesExhaustedError, RetryReflectPlugin } from "../src/index.js";
 import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock, drive } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
+import { collectUnhandledRejections, settleEventLoop } from "./helpers/unhandled.js";
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -11,21 +12,8 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-/** Lets the event loop run, so that Node reports unhandled rejections (no time is waited for). */
-async function settleEventLoop(): Promise<void> {
-  for (let turn = 0; turn < 3; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
 describe("observers can never break a call or the process", () => {
-  let unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    unhandled = [];
-    process.on("unhandledRejection", onUnhandled);
-  });
-  afterEach(() => {
-    process.off("unhandledRejection", onUnhandled);
-  });
+  const unhandled = collectUnhandledRejections();
 
   it("an async observer rejecting on every event for 10,000 calls: no unhandled rejection, outcomes unchanged", async () => {
     const clock = createFakeClock();

@@ -1,30 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, recordEvents } from "../src/testing.js";
+import { collectUnhandledRejections, settleEventLoop } from "./helpers/unhandled.js";
 
 // A healthy tool's call settles from the tool's own promise, under the default limit and without
 // one (`attemptTimeoutMs: 0`).
 // Whatever shape the tool's answer takes, the call ends once, and nothing escapes as an unhandled
 // rejection, also when the tool settles after the limit cut it off.
 
-async function settleEventLoop(): Promise<void> {
-  for (let turn = 0; turn < 3; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
 for (const [name, options] of [
   ["under the default limit", {}],
   ["without a limit", { attemptTimeoutMs: 0 }],
 ] as const) {
   describe(`a healthy tool's call, ${name}`, () => {
-    let unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    beforeEach(() => {
-      unhandled = [];
-      process.on("unhandledRejection", onUnhandled);
-    });
-    afterEach(() => {
-      process.off("unhandledRejection", onUnhandled);
-    });
+    const unhandled = collectUnhandledRejections();
 
     it("a tool that throws synchronously fails like one that rejects: reflected, and the call's promise never rejects", async () => {
       const plugin = RetryReflectPlugin.create({ clock: createFakeClock(), ...options });
@@ -82,40 +71,35 @@ for (const [name, options] of [
 }
 
 describe("a healthy tool's attempt cut off at the default limit", () => {
+  const unhandled = collectUnhandledRejections();
+
   it("a tool that settles after its cut-off changes nothing: a late value is dropped, a late rejection is nobody's unhandled rejection", async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on("unhandledRejection", onUnhandled);
-    try {
-      const clock = createFakeClock();
-      const events = recordEvents();
-      const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
-      const late: Array<{ resolve: (value: string) => void; reject: (error: Error) => void }> = [];
-      const tool = () => new Promise<string>((resolve, reject) => late.push({ resolve, reject }));
-      const first = plugin.execute({ toolName: "slow", args: { n: 1 }, scope: "a" }, tool);
-      const second = plugin.execute({ toolName: "slow", args: { n: 2 }, scope: "b" }, tool);
-      // The default limit of a first attempt: 10 s. Within the call's patience, each call retries in place.
-      await clock.advance(10_000);
-      expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
-      // The cut-off first attempts settle late, while their calls wait for the in-place retry.
-      late[0]?.resolve("too late");
-      late[1]?.reject(new Error("too late"));
-      await settleEventLoop();
-      await clock.advance(500); // the backoff before the in-place retry
-      expect(late).toHaveLength(4);
-      late[2]?.resolve("in time");
-      late[3]?.resolve("in time");
-      const outcomes = await Promise.all([first, second]);
-      // The late value is dropped and the late rejection fails nothing: each call ends with its retry's value.
-      expect(outcomes).toMatchObject([
-        { status: "success", value: "in time", attempt: 2 },
-        { status: "success", value: "in time", attempt: 2 },
-      ]);
-      await settleEventLoop();
-      expect(unhandled).toEqual([]);
-      expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
-    } finally {
-      process.off("unhandledRejection", onUnhandled);
-    }
+    const clock = createFakeClock();
+    const events = recordEvents();
+    const plugin = RetryReflectPlugin.create({ clock, observers: [events], maxRetries: 0 });
+    const late: Array<{ resolve: (value: string) => void; reject: (error: Error) => void }> = [];
+    const tool = () => new Promise<string>((resolve, reject) => late.push({ resolve, reject }));
+    const first = plugin.execute({ toolName: "slow", args: { n: 1 }, scope: "a" }, tool);
+    const second = plugin.execute({ toolName: "slow", args: { n: 2 }, scope: "b" }, tool);
+    // The default limit of a first attempt: 10 s. Within the call's patience, each call retries in place.
+    await clock.advance(10_000);
+    expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
+    // The cut-off first attempts settle late, while their calls wait for the in-place retry.
+    late[0]?.resolve("too late");
+    late[1]?.reject(new Error("too late"));
+    await settleEventLoop();
+    await clock.advance(500); // the backoff before the in-place retry
+    expect(late).toHaveLength(4);
+    late[2]?.resolve("in time");
+    late[3]?.resolve("in time");
+    const outcomes = await Promise.all([first, second]);
+    // The late value is dropped and the late rejection fails nothing: each call ends with its retry's value.
+    expect(outcomes).toMatchObject([
+      { status: "success", value: "in time", attempt: 2 },
+      { status: "success", value: "in time", attempt: 2 },
+    ]);
+    await settleEventLoop();
+    expect(unhandled).toEqual([]);
+    expect(events.types().filter((type) => type === "attempt_timed_out")).toHaveLength(2);
   });
 });
