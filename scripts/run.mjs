@@ -65,13 +65,15 @@ function run(argv, options = {}) {
 /** Where the wall time of a command went, step by step: printed as its last lines. */
 const times = [];
 
-/** Runs `work` and keeps its wall time under `label`. */
+/** Runs `work`, keeps its wall time under `label` and prints it (a progress line). */
 function timed(label, work) {
   const start = Date.now();
   try {
     return work();
   } finally {
-    times.push(`${label} ${((Date.now() - start) / 1000).toFixed(1)} s`);
+    const seconds = `${((Date.now() - start) / 1000).toFixed(1)} s`;
+    times.push(`${label} ${seconds}`);
+    console.log(`${label}: ${seconds}`);
   }
 }
 
@@ -84,14 +86,12 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
 function step(label, argv) {
   console.log(`\n> ${label} (at ${elapsed()})`);
-  const start = Date.now();
   const status = timed(label, () => run(argv));
   if (status !== 0) {
     console.error(`\n${label} failed (exit ${status})`);
     printTimes();
     process.exit(status);
   }
-  console.log(`done: ${label} in ${((Date.now() - start) / 1000).toFixed(1)} s`);
 }
 
 function install() {
