@@ -4,7 +4,7 @@ import type { ToolEffect } from "../outcome.js";
 import { RetryReflectPlugin } from "../plugin.js";
 
 /** The tool effects, in the order option messages list them. */
-export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idempotent", "write"]);
+const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idempotent", "write"]);
 
 /** Is `value` a tool effect (`"read"`, `"idempotent"` or `"write"`)? */
 export function isToolEffect(value: unknown): value is ToolEffect {
@@ -18,7 +18,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** An object literal (or one made with `Object.create(null)`): not an array, not a class instance. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (!isRecord(value) || Array.isArray(value)) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
@@ -69,7 +69,7 @@ export function checkScopeOption(option: "scope" | "namespace", value: unknown, 
  * Not an object, or an effect that is none, throws `InvalidOptionError` naming `toolEffects` or
  * `toolEffects.<tool>`.
  */
-export function checkToolEffects(value: unknown): Readonly<Record<string, ToolEffect>> {
+function checkToolEffects(value: unknown): Readonly<Record<string, ToolEffect>> {
   const effects = Object.create(null) as Record<string, ToolEffect>;
   if (value === undefined) return effects;
   if (!isPlainObject(value)) throw new InvalidOptionError("toolEffects", value, "an object");
@@ -97,7 +97,7 @@ export function randomScope(prefix: string): string {
  * plain object whose keys are all among `names`. Anything else throws `InvalidOptionError` naming
  * `adapterOptions`, or the unknown key (a typo, or a plugin option given in the wrong argument).
  */
-export function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Record<string, unknown> | undefined {
+function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Record<string, unknown> | undefined {
   if (options === undefined) return undefined;
   if (!isPlainObject(options)) {
     throw new InvalidOptionError("adapterOptions", options, `an object ({ ${names.map((name) => `${name}?`).join(", ")} })`);
@@ -115,7 +115,7 @@ export function checkAdapterOptionKeys(options: unknown, names: readonly string[
 }
 
 /** A boolean option (`undefined`: its default); anything else throws `InvalidOptionError` naming it. */
-export function checkBooleanOption(option: string, value: unknown, defaultValue: boolean): boolean {
+function checkBooleanOption(option: string, value: unknown, defaultValue: boolean): boolean {
   if (value === undefined) return defaultValue;
   if (typeof value !== "boolean") throw new InvalidOptionError(option, value, "a boolean");
   return value;

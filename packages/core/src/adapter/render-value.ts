@@ -31,7 +31,7 @@ export function toJson(value: unknown): string {
 }
 
 /** The JSON type of a value, as the model knows them: `string`, `number`, `boolean`, `null`, `array`, `object`. */
-export function typeOf(value: unknown): string {
+function typeOf(value: unknown): string {
   if (value === null) return "null";
   try {
     if (Array.isArray(value)) return "array";

@@ -141,7 +141,7 @@ export const PLUGIN_ROWS = rowsOf(OPTION_TABLE, false);
 export const TOOL_IDEMPOTENCY_ROWS = rowsOf(IDEMPOTENCY_TABLE, true);
 
 export const OPTION_NAMES: ReadonlySet<string> = new Set(Object.keys(OPTION_TABLE));
-export const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(Object.keys(IDEMPOTENCY_TABLE));
+const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(Object.keys(IDEMPOTENCY_TABLE));
 export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(TOOL_IDEMPOTENCY_ROWS.map(([name]) => name));
 /** What a tool's policy may hold: its options, its effect (one setting with `toolEffects[name]`) and its idempotency settings. */
 export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set([

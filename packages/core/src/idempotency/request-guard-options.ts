@@ -48,7 +48,7 @@ export interface ResolvedRequestGuardOptions {
 }
 
 /** The defaults of `RequestGuardOptions` (the plugin's for the options both have). */
-export const REQUEST_GUARD_DEFAULTS = {
+const REQUEST_GUARD_DEFAULTS = {
   ttlMs: 86_400_000,
   leaseMs: 30_000,
   waitMs: 30_000,
