@@ -12,8 +12,8 @@ const CONTRACT_LEAST = "the contract's least, hand-written (a reference, not a l
 const OPOSSUM = "opossum fire + one hand-written retry (fresh breaker, first 2,000 calls)";
 const OPOSSUM_NO_PERCENTILES = "opossum fire + one hand-written retry, rollingPercentilesEnabled: false (fresh breaker, first 2,000 calls)";
 const OPOSSUM_CALLS = 2_000;
-/** Our failure path may cost at most this factor of p-retry's (every option given), per logical call. */
-const VS_P_RETRY_MAX_RATIO = 1;
+/** Our failure path may cost at most this factor of p-retry's (every option given), per logical call (issue 52). */
+const VS_P_RETRY_MAX_RATIO = 1.5;
 
 /** A tool that fails on every odd call and succeeds on every even one: one logical call = fail + success. */
 function flakyTool(error: Error): () => Promise<number> {
@@ -30,7 +30,7 @@ function networkError(): Error {
   return error;
 }
 
-/** "failure path vs p-retry": ours ≤ p-retry (every option given) per logical call; the overhead ratio is shown too. */
+/** "failure path vs p-retry": ours ≤ 1.5× p-retry (every option given) per logical call; the overhead ratio is shown too. */
 function vsPRetry(ours: Timing | undefined, pRetry: Timing, floor: number, least: Timing | undefined): TargetResult {
   const name = "failure path vs p-retry";
   const target = `ns/call ≤ ${VS_P_RETRY_MAX_RATIO.toFixed(1)}× p-retry's (every option given)`;

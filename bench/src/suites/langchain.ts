@@ -15,6 +15,8 @@ const OURS_NO_LIMIT = "retryReflectMiddleware(plugin), attemptTimeoutMs: 0 (no l
 const CONTRACT_LEAST = "the contract's least, hand-written (a reference, not a library; not judged)";
 /** After an unrelated tool failed once, the hook's overhead may grow by at most this factor. */
 const AFTER_FAILURE_MAX_RATIO = 1.3;
+/** The hook's overhead may be at most this factor of the contract's least, hand-written (issue 52). */
+const HOOK_MAX_OF_LEAST = 2;
 const TOOL_CALLS_PER_TURN = [1, 10] as const;
 
 type MiddlewareFactory = (plugin: unknown) => AgentMiddleware;
@@ -133,13 +135,13 @@ export async function langchain(core: CoreModule | undefined): Promise<SuiteResu
   data.hook = hookTimings.map((timing) => ({ ...timing, overheadNs: round(timing.avgNs - hookFloor) }));
   targets.push({
     name: "middleware overhead (wrapToolCall hook)",
-    target: "≤ toolRetryMiddleware's",
+    target: `≤ ${HOOK_MAX_OF_LEAST}× the contract's least (hand-written)`,
     measured:
       hookOurs === undefined
         ? `${PENDING}: @retry-reflect/langchain has no retryReflectMiddleware yet`
-        : `ours ${formatNs(hookOurs.avgNs - hookFloor)} vs toolRetryMiddleware ${formatNs(hookTheirs.avgNs - hookFloor)} per tool call (${formatRatio((hookOurs.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))}); ` +
+        : `ours ${formatNs(hookOurs.avgNs - hookFloor)} (${formatRatio((hookOurs.avgNs - hookFloor) / (hookLeast.avgNs - hookFloor))} the contract's least) vs toolRetryMiddleware ${formatNs(hookTheirs.avgNs - hookFloor)} per tool call (${formatRatio((hookOurs.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))}); ` +
           `the contract's least, hand-written: ${formatNs(hookLeast.avgNs - hookFloor)} (${formatRatio((hookLeast.avgNs - hookFloor) / (hookTheirs.avgNs - hookFloor))})`,
-    met: hookOurs === undefined ? null : hookOurs.avgNs - hookFloor <= hookTheirs.avgNs - hookFloor,
+    met: hookOurs === undefined ? null : hookOurs.avgNs - hookFloor <= HOOK_MAX_OF_LEAST * (hookLeast.avgNs - hookFloor),
   });
   const hookAfterFailure = hookTimings.find((timing) => timing.name === OURS_AFTER_FAILURE);
   const afterFailureTarget = `hook overhead ≤ ${AFTER_FAILURE_MAX_RATIO}× the pristine hook's`;
