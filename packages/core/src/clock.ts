@@ -40,13 +40,9 @@ export const systemClock: Clock = {
   },
 };
 
-/**
- * The reason a timer of the plugin's own is stopped with when what it watched is over (an attempt
- * settled, a wait ended): a plain value, as nobody reads it, not an `AbortError` built per stop.
- */
+/** The reason a timer of the plugin's own is stopped with when what it watched is over (nobody reads it). */
 export const TIMER_STOPPED: unique symbol = Symbol("retry-reflect: timer stopped");
 
-/** Marks the signal of the plugin's own timers (the default attempt limit, a write's lease renewal), for clocks that tell them from a call's waits. */
 const WATCHDOG = Symbol.for("retry-reflect.watchdog");
 
 /** A signal for a watchdog sleep: a clock may leave such sleeps out of what it reports (the test clock does). */

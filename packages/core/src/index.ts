@@ -1,9 +1,6 @@
-// `@retry-reflect/core`: what an agent developer writes: the plugin, its builder and options, the
-// outcomes of a call, `ToolError` and its codes, the errors the plugin throws, the console logger,
-// the in-memory idempotency store and the clock. Other audiences have entries of their own:
-// `/events` (observers, telemetry), `/stores` (shared stores), `/primitives` (the building blocks,
-// each usable alone), `/adapter`, `/adapter/options` and `/adapter/failures` (framework adapters),
-// `/testing` (fake time, faults, recorded events).
+// `@retry-reflect/core`: what an agent developer writes. Other audiences have entries of their own:
+// `/events` (observers, telemetry), `/stores` (shared stores), `/primitives` (the building blocks),
+// `/adapter`, `/adapter/options` and `/adapter/failures` (framework adapters), `/testing`.
 
 export type { RetryReflectPluginBuilder } from "./builder.js";
 export { type Clock, systemClock } from "./clock.js";

@@ -4,13 +4,13 @@ import { Circuits } from "./breaker/circuits.js";
 import { StoreBreaker } from "./breaker/store-breaker.js";
 import { RetryBudgets } from "./budget/retry-budget.js";
 import { createBuilder, type RetryReflectPluginBuilder } from "./builder.js";
-import { type CallRun, ENGINE, type Engine, setupOf, type ToolFunction, type ToolSetup } from "./call/call.js";
+import { type CallRun, ENGINE, type Engine, effectOf, isInScope, setupOf, type ToolFunction, type ToolSetup } from "./call/call.js";
 import { runCall } from "./call/run-call.js";
 import { errorMessageOf } from "./classify/error-signals.js";
 import { Cleaner } from "./cleaning/clean-text.js";
 import type { RetryReflectOptions, ToolCall } from "./config/options.js";
 import { ownBreakerSetting, type ResolvedPolicy } from "./config/policy.js";
-import { effectOf, isInScope, type ResolvedOptions, resolveOptions } from "./config/resolve.js";
+import { type ResolvedOptions, resolveOptions } from "./config/resolve.js";
 import type { CallInfo, StoreOperation } from "./events/events.js";
 import { Notifier } from "./events/notifier.js";
 import { IdempotencyGuard } from "./idempotency/idempotency-guard.js";
@@ -27,9 +27,6 @@ export type { ToolFunction } from "./call/call.js";
  * const plugin = RetryReflectPlugin.builder().maxRetries(3).build();
  * const outcome = await plugin.execute({ toolName: "get_weather", args }, (args) => getWeather(args));
  * ```
- *
- * This class is the face: options, circuits and `execute`; a call's one path is `call/run-call.ts`
- * (src/README.md maps it).
  */
 export class RetryReflectPlugin {
   /** The options in force, defaults applied. */
@@ -130,18 +127,15 @@ function createEngine(options: ResolvedOptions): Engine {
   };
   const store = options.circuitBreakerStore;
   const breakerFor = (policy: ResolvedPolicy): Breaker<CallInfo> => {
-    const threshold = policy.circuitBreakerThreshold;
-    const resetMs = policy.circuitBreakerResetMs;
-    const maxResetMs = policy.circuitBreakerMaxResetMs;
-    const failureRate = policy.circuitBreakerFailureRate;
+    const { circuitBreakerResetMs: resetMs, circuitBreakerMaxResetMs: maxResetMs, circuitBreakerFailureRate: failureRate } = policy;
+    const settings = { threshold: policy.circuitBreakerThreshold, resetMs, maxResetMs };
     const rate = { failureRate, minimumCalls: policy.circuitBreakerMinimumCalls, windowMs: policy.circuitBreakerWindowMs };
     if (store === undefined) {
       const { clock, maxCircuitBreakers: maxKeys } = options;
-      return new MemoryBreaker(new CircuitBreaker<CallInfo>({ threshold, resetMs, maxResetMs, ...rate, maxKeys, clock, onTransition }));
+      return new MemoryBreaker(new CircuitBreaker<CallInfo>({ ...settings, ...rate, maxKeys, clock, onTransition }));
     }
     const onError = (operation: StoreOperation, error: unknown, key: string, call: CallInfo | undefined) =>
       storeError(call?.toolName ?? key, call, operation, error);
-    const settings = { threshold, resetMs, maxResetMs };
     const shared = failureRate === undefined ? undefined : { ...rate, failureRate };
     return new StoreBreaker<CallInfo>(store, settings, onTransition, onError, options.clock, options.maxCircuitBreakers, shared);
   };

@@ -22,10 +22,9 @@ interface Sleeper {
   readonly seq: number;
   readonly watchdog: boolean;
   readonly resolve: () => void;
-  done: boolean;
 }
 
-/** Lets pending promise continuations run (several macrotask-free turns). */
+/** Lets pending promise continuations run. */
 async function flushMicrotasks(): Promise<void> {
   for (let index = 0; index < 20; index++) await Promise.resolve();
 }
@@ -40,7 +39,7 @@ export function createFakeClock(start = 0): FakeClock {
   const nextDue = (limit: number, watchdogs = true): Sleeper | undefined => {
     let best: Sleeper | undefined;
     for (const sleeper of sleepers) {
-      if (sleeper.done || sleeper.at > limit || (!watchdogs && sleeper.watchdog)) continue;
+      if (sleeper.at > limit || (!watchdogs && sleeper.watchdog)) continue;
       if (!best || sleeper.at < best.at || (sleeper.at === best.at && sleeper.seq < best.seq)) best = sleeper;
     }
     return best;
@@ -59,14 +58,12 @@ export function createFakeClock(start = 0): FakeClock {
           at: now + ms,
           seq: seq++,
           watchdog,
-          done: false,
           resolve: () => {
             signal?.removeEventListener("abort", onAbort);
             resolve();
           },
         };
         const onAbort = () => {
-          sleeper.done = true;
           remove(sleeper);
           reject(abortReason(signal as AbortSignal));
         };
@@ -81,7 +78,6 @@ export function createFakeClock(start = 0): FakeClock {
         const due = nextDue(target);
         if (!due) break;
         now = Math.max(now, due.at);
-        due.done = true;
         remove(due);
         due.resolve();
         await flushMicrotasks();
@@ -98,7 +94,7 @@ export function createFakeClock(start = 0): FakeClock {
       }
       throw new Error(`FakeClock.runAll: still sleeping after ${maxSteps} steps`);
     },
-    pendingSleeps: () => sleepers.filter((sleeper) => !sleeper.done && !sleeper.watchdog).length,
+    pendingSleeps: () => sleepers.filter((sleeper) => !sleeper.watchdog).length,
   };
 
   function remove(sleeper: Sleeper) {
@@ -153,10 +149,7 @@ export interface EventRecorder extends RetryReflectObserver {
   types(): string[];
 }
 
-/**
- * An observer for tests that records every event. It has only `onEvent`, so the plugin's fast
- * path for healthy calls stays on (an observer that follows calls would take it off).
- */
+/** An observer for tests that records every event (it has only `onEvent`). */
 export function recordEvents(): EventRecorder {
   const events: RetryReflectEvent[] = [];
   const field = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RetryReflectEvent } from "../src/events.js";
 import type { GuardedCall } from "../src/idempotency/guarded-call.js";
-import { answerOf, readBegin } from "../src/idempotency/store-protocol.js";
+import { answerOf } from "../src/idempotency/store-protocol.js";
 import { RetryReflectPlugin } from "../src/index.js";
 import { argumentsFingerprint } from "../src/primitives.js";
 import type { IdempotencyStore } from "../src/stores.js";
@@ -15,9 +15,8 @@ const run = { toolName: "pay", fingerprint: "fp" } as GuardedCall;
 const any = () => true;
 /** What a write does on `answer`: runs, replays, is refused (its code), or the answer is a fault (undefined). */
 const action = (answer: unknown, replayable: (value: unknown) => boolean = any) => {
-  const begun = readBegin(answer, replayable);
-  if (begun === undefined) return "fault";
-  const next = answerOf(run, begun);
+  const next = answerOf(run, answer, replayable, () => {});
+  if (next === undefined) return "fault";
   if ("token" in next) return `run ${next.token}`;
   if ("replay" in next) return `replay ${JSON.stringify(next.replay)}`;
   return `${next.refusal.code}${next.refusal.retryAfterMs === undefined ? "" : ` ${next.refusal.retryAfterMs}`}`;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CIRCUIT_BREAKER_DEFAULTS } from "../src/breaker/circuit-breaker.js";
 import { InvalidOptionError } from "../src/index.js";
-import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "../src/primitives.js";
+import { CIRCUIT_BREAKER_DEFAULTS, CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "../src/primitives.js";
 import type { CircuitTransition } from "../src/stores.js";
 import { createFakeClock, type FakeClock } from "../src/testing.js";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RetryReflectEvent } from "../src/events.js";
 import { InMemoryIdempotencyStore, RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import type { IdempotencyStore } from "../src/stores.js";
 import { createFakeClock } from "../src/testing.js";
 import { withoutExtend } from "./helpers/stores.js";
 
@@ -232,6 +233,26 @@ describe("idempotency guard for write tools", () => {
     await plugin.execute({ toolName: "send_email", args: { ...args, to: "b@example.com" } }, send);
     expect(events.length).toBeGreaterThan(0);
     expect(JSON.stringify(events.map((event) => ({ ...event, call: undefined })))).not.toContain("secret-key-123");
+  });
+
+  it("gives the store the same keys as the previous release (processes of two builds share one store in a rolling deploy)", async () => {
+    const keys: string[] = [];
+    const store: IdempotencyStore = {
+      begin: async (key) => {
+        keys.push(key);
+        return { status: "acquired", token: "1" };
+      },
+      complete: async () => true,
+      release: async () => true,
+    };
+    const call = { toolName: "send_email", args: { to: "a@example.com", idempotency_key: "k-1" }, scope: "run-1" };
+    const given: Array<string | undefined> = [];
+    const send = (_args: unknown, context: ToolContext) => given.push(context.idempotencyKey);
+    await RetryReflectPlugin.create({ toolEffects: { send_email: "write" }, idempotency: { store } }).execute(call, send);
+    await RetryReflectPlugin.create({ toolEffects: { send_email: "write" }, idempotency: { store, derive: "always" } }).execute(call, send);
+    // Values computed by the previous release's code.
+    expect(keys).toEqual(["cefedd167681da525fb7554e97c8efc3", "fd6638677570234fb6458d13da29797d"]);
+    expect(given).toEqual(["k-1", "derived-fbab58901a87ecba656f66ac4af86ef4"]);
   });
 });
 

@@ -1,14 +1,11 @@
+import { boolean, effect, effects } from "../config/checks.js";
 import type { RetryReflectOptions } from "../config/options.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolEffect } from "../outcome.js";
 import { RetryReflectPlugin } from "../plugin.js";
 
-/** The tool effects, in the order option messages list them. */
-const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(["read", "idempotent", "write"]);
-
 /** Is `value` a tool effect (`"read"`, `"idempotent"` or `"write"`)? */
 export function isToolEffect(value: unknown): value is ToolEffect {
-  // Compared in place (not `TOOL_EFFECTS.includes`): adapters ask it on every call of a tool without one.
   return value === "read" || value === "idempotent" || value === "write";
 }
 
@@ -39,22 +36,13 @@ export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
 
 /** `value` as a tool effect; anything else throws `InvalidOptionError` naming `option` (`effect`, `toolEffects.send_email`). */
 export function checkEffect(option: string, value: unknown): ToolEffect {
-  if (isToolEffect(value)) return value;
-  throw new InvalidOptionError(option, value, `one of ${TOOL_EFFECTS.map((effect) => `"${effect}"`).join(", ")}`);
+  return effect(value, option);
 }
 
-/**
- * The forms an adapter's `scope` / `namespace` option takes: `"function"`, a function of the call
- * only; `"string or function"`, also one fixed non-empty string (every adapter: Part 3's
- * `string | (call) => string`).
- */
+/** The forms an adapter's `scope` / `namespace` option takes: a function of the call only, or also one fixed non-empty string. */
 export type ScopeOptionForms = "function" | "string or function";
 
-/**
- * Checks a `scope` or `namespace` option (`undefined` is the adapter's default): a function, or,
- * when `forms` allows it, a non-empty string. Anything else throws `InvalidOptionError` naming the
- * option and the value.
- */
+/** Checks a `scope` or `namespace` option (`undefined`: the default); anything `forms` does not allow throws `InvalidOptionError`. */
 export function checkScopeOption(option: "scope" | "namespace", value: unknown, forms: ScopeOptionForms): void {
   if (value === undefined || typeof value === "function") return;
   if (forms === "function") throw new InvalidOptionError(option, value, "a function");
@@ -64,24 +52,18 @@ export function checkScopeOption(option: "scope" | "namespace", value: unknown, 
 }
 
 /**
- * Checks a `toolEffects` option (tool name → effect) and copies it without a prototype, so that a
- * tool named `toString` or `__proto__` has no effect unless given one. `undefined` is an empty map.
- * Not an object, or an effect that is none, throws `InvalidOptionError` naming `toolEffects` or
- * `toolEffects.<tool>`.
+ * Checks a `toolEffects` option (`undefined`: empty) and copies it without a prototype, so that a
+ * tool named `toString` or `__proto__` has no effect unless given one.
  */
 function checkToolEffects(value: unknown): Readonly<Record<string, ToolEffect>> {
-  const effects = Object.create(null) as Record<string, ToolEffect>;
-  if (value === undefined) return effects;
-  if (!isPlainObject(value)) throw new InvalidOptionError("toolEffects", value, "an object");
-  for (const [tool, effect] of Object.entries(value)) effects[tool] = checkEffect(`toolEffects.${tool}`, effect);
-  return effects;
+  if (value !== undefined && !isPlainObject(value)) throw new InvalidOptionError("toolEffects", value, "an object");
+  return effects(value ?? {}, "toolEffects");
 }
 
 /**
  * A fresh random scope for one wrapper (`prefix/<uuid>`): never a process-local counter, since a
  * scope is also the default namespace of stored write results and goes into derived keys, which a
- * shared store (Redis) compares across processes and restarts. `crypto.randomUUID` where the
- * platform has it (Node.js ≥ 19, browsers, Deno, Bun).
+ * shared store (Redis) compares across processes and restarts.
  */
 export function randomScope(prefix: string): string {
   const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
@@ -92,11 +74,7 @@ export function randomScope(prefix: string): string {
   return `${prefix}/${id}`;
 }
 
-/**
- * Checks an adapter's own options object (its third argument): `undefined` (every default), or a
- * plain object whose keys are all among `names`. Anything else throws `InvalidOptionError` naming
- * `adapterOptions`, or the unknown key (a typo, or a plugin option given in the wrong argument).
- */
+/** Checks an adapter's own options object (its third argument): `undefined` (every default), or a plain object of known keys. */
 function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Record<string, unknown> | undefined {
   if (options === undefined) return undefined;
   if (!isPlainObject(options)) {
@@ -112,13 +90,6 @@ function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Rec
     }
   }
   return options;
-}
-
-/** A boolean option (`undefined`: its default); anything else throws `InvalidOptionError` naming it. */
-function checkBooleanOption(option: string, value: unknown, defaultValue: boolean): boolean {
-  if (value === undefined) return defaultValue;
-  if (typeof value !== "boolean") throw new InvalidOptionError(option, value, "a boolean");
-  return value;
 }
 
 /**
@@ -165,9 +136,8 @@ export type CheckedScopedToolOptions<Ask, Flag extends string> = {
 
 /**
  * Checks an adapter's options once: `scope` and `namespace` a non-empty string or a function,
- * `toolEffects` effects by tool name (copied without a prototype, empty when not given), and the
- * adapter's one boolean `flag` (`trustAnnotations`, `hideOpenCircuits`; `defaultValue` when not
- * given); an unknown or invalid one throws `InvalidOptionError` naming it and the value.
+ * `toolEffects` effects by tool name, and the adapter's one boolean `flag` (`trustAnnotations`,
+ * `hideOpenCircuits`; `defaultValue` when not given); an unknown or invalid one throws `InvalidOptionError`.
  */
 export function checkScopedToolOptions<Ask, Flag extends string>(
   given: unknown,
@@ -182,14 +152,14 @@ export function checkScopedToolOptions<Ask, Flag extends string>(
     scope: scope as string | Ask | undefined,
     namespace: namespace as string | Ask | undefined,
     toolEffects: checkToolEffects(toolEffects),
-    [flag]: checkBooleanOption(flag, options[flag], defaultValue),
+    [flag]: options[flag] === undefined ? defaultValue : boolean(options[flag], flag),
   } as CheckedScopedToolOptions<Ask, Flag>;
 }
 
 /** {@link AnnotatedToolOptions}, checked: `toolEffects` copied without a prototype (empty when not given), `trustAnnotations` defaulted. */
 export type CheckedAnnotatedToolOptions<Ask> = CheckedScopedToolOptions<Ask, "trustAnnotations">;
 
-/** Checks an adapter's {@link AnnotatedToolOptions} once ({@link checkScopedToolOptions} with `trustAnnotations`, default true). */
+/** {@link checkScopedToolOptions} with `trustAnnotations` (default true). */
 export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotatedToolOptions<Ask> {
   return checkScopedToolOptions<Ask, "trustAnnotations">(given, "trustAnnotations", true);
 }

@@ -41,12 +41,7 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-/**
- * Whether a string can be shown without quotes and still not be taken for something else: it is
- * not empty, has no surrounding or control whitespace, no comma (lists are comma-separated), does
- * not start like a typed rendering (`number 5`), and does not read as JSON (`123`, `true`, `null`,
- * `[1]`, `"x"`).
- */
+/** Whether a string can be shown without quotes and still not be taken for something else (a list is comma-separated). */
 export function readsBare(text: string): boolean {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
   if (text === "" || text.trim() !== text || text.includes(",") || /[\u0000-\u001f\u007f]/.test(text)) return false;
@@ -54,7 +49,6 @@ export function readsBare(text: string): boolean {
   return !readsAsJson(text);
 }
 
-/** Whether `JSON.parse` accepts `text`: then the model would read it as JSON, not as a word. */
 function readsAsJson(text: string): boolean {
   try {
     JSON.parse(text);

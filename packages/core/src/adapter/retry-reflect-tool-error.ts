@@ -1,18 +1,15 @@
-import type { ToolError, ToolErrorJSON } from "../errors/tool-error.js";
-import { pauseStackTraces, resumeStackTraces } from "../errors/tool-error.js";
+import { pauseStackTraces, resumeStackTraces, type ToolError, type ToolErrorJSON } from "../errors/tool-error.js";
 import type { FailedOutcome, FailureReason, ReflectOutcome } from "../outcome.js";
-import type { HostOutcome, HostToolCall } from "./run-tool-call.js";
+import type { HostOutcome, HostToolCall } from "./host-call.js";
 
 const BRAND = Symbol.for("retry-reflect.RetryReflectToolError");
 
 /**
  * What a wrapped tool throws for a `reflect` or `failed` outcome in a host that shows the model a
- * thrown error's text: the AI SDK (a `tool-error` part whose `error-text` is `error.message` in AI
- * SDK 6, `error.toString()` in AI SDK 7, which this class makes the bare message) and the OpenAI
- * Agents SDK (the tool's `errorFunction`, which the adapter makes return the message). The model
- * reads the outcome's message: the reflection prompt (or the stop instruction) followed by the
- * structured error as JSON. The structured error is also here as data (`structuredError`), for code
- * that reads the run's steps or items.
+ * thrown error's text: the AI SDK (a `tool-error` part's `error-text` is `error.message` in AI SDK
+ * 6, `error.toString()` in AI SDK 7, which this class makes the bare message) and the OpenAI Agents
+ * SDK (the tool's `errorFunction`). The model reads the outcome's message; the structured error is
+ * also here as data (`structuredError`), for code that reads the run's steps or items.
  *
  * Recognised across copies of the packages by a `Symbol.for` brand: use `isInstance`, not `instanceof`.
  */

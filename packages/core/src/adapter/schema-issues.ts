@@ -4,8 +4,6 @@ import { INVALID_ARGUMENTS_ACTION } from "../texts/model-texts.js";
 import { isRecord } from "./host-options.js";
 import { allowedReadBare, cap, readsBare, renderPlainValue, renderTypedValue, renderValue, toJson } from "./render-value.js";
 
-export { INVALID_ARGUMENTS_ACTION };
-
 /** One schema problem, in the form the model reads. */
 export interface ArgumentProblem {
   /** Dotted path of the bad field (`units`, `items[2].qty`), or `(arguments)` for the whole object. */
@@ -46,7 +44,9 @@ function renderPath(path: readonly unknown[]): string {
   return out === "" ? "(arguments)" : out;
 }
 
-function valueAt(args: unknown, path: readonly unknown[]): { found: boolean; value: unknown } {
+type At = { readonly found: boolean; readonly value: unknown };
+
+function valueAt(args: unknown, path: readonly unknown[]): At {
   let current: unknown = args;
   for (const segment of path) {
     if (!isRecord(current) || !(String(segment) in current)) return { found: false, value: undefined };
@@ -55,8 +55,19 @@ function valueAt(args: unknown, path: readonly unknown[]): { found: boolean; val
   return { found: current !== undefined, value: current };
 }
 
-function pathOf(issue: Bag): readonly unknown[] {
-  return Array.isArray(issue.path) ? (issue.path as unknown[]) : [];
+/** What was sent, with its type (the type is what is wrong: `received string "123"`); undefined when missing. */
+function typed(at: At): string | undefined {
+  return at.found ? renderTypedValue(at.value) : undefined;
+}
+
+/** A field given that the schema does not have. */
+function unknownField(args: unknown, keyPath: readonly unknown[]): ArgumentProblem {
+  return { field: renderPath(keyPath), expected: "no such field", received: renderPlainValue(valueAt(args, keyPath).value) };
+}
+
+/** A value outside an enum or literal's `allowed` values. */
+function notAllowed(path: readonly unknown[], at: At, allowed: readonly unknown[], expected: string): ArgumentProblem {
+  return { field: renderPath(path), expected, allowed, received: at.found ? renderAgainstAllowed(at.value, allowed) : undefined };
 }
 
 /**
@@ -67,47 +78,29 @@ export function problemsFromIssues(issues: readonly unknown[], args: unknown): A
   const problems: ArgumentProblem[] = [];
   for (const raw of issues) {
     if (!isRecord(raw)) continue;
-    const path = pathOf(raw);
+    const path: readonly unknown[] = Array.isArray(raw.path) ? raw.path : [];
     const code = raw.code;
     const at = valueAt(args, path);
-    const received = at.found ? renderPlainValue(at.value) : undefined;
     const note = typeof raw.message === "string" ? raw.message : undefined;
 
     if (code === "unrecognized_keys" && Array.isArray(raw.keys)) {
-      for (const key of raw.keys) {
-        const keyPath = [...path, key];
-        problems.push({ field: renderPath(keyPath), expected: "no such field", received: renderPlainValue(valueAt(args, keyPath).value) });
-      }
+      for (const key of raw.keys) problems.push(unknownField(args, [...path, key]));
       continue;
     }
     // zod v4 enum/literal: `values`; zod v3 enum: `options`.
-    const allowed = Array.isArray(raw.values)
-      ? (raw.values as unknown[])
-      : Array.isArray(raw.options)
-        ? (raw.options as unknown[])
-        : undefined;
+    const allowed = [raw.values, raw.options].find(Array.isArray) as unknown[] | undefined;
     if ((code === "invalid_value" || code === "invalid_enum_value") && allowed) {
-      const shown = at.found ? renderAgainstAllowed(at.value, allowed) : undefined;
-      problems.push({ field: renderPath(path), expected: `one of ${renderAllowed(allowed)}`, allowed, received: shown });
-      continue;
-    }
-    if (code === "invalid_literal" && "expected" in raw) {
-      const literal = [raw.expected];
-      const shown = at.found ? renderAgainstAllowed(at.value, literal) : undefined;
-      problems.push({ field: renderPath(path), expected: renderAllowed(literal), allowed: literal, received: shown });
-      continue;
-    }
-    if (code === "invalid_union") {
+      problems.push(notAllowed(path, at, allowed, `one of ${renderAllowed(allowed)}`));
+    } else if (code === "invalid_literal" && "expected" in raw) {
+      problems.push(notAllowed(path, at, [raw.expected], renderAllowed([raw.expected])));
+    } else if (code === "invalid_union") {
       // No branch took the value, most often because of its type: show it.
-      problems.push({ field: renderPath(path), received: at.found ? renderTypedValue(at.value) : undefined, note });
-      continue;
+      problems.push({ field: renderPath(path), received: typed(at), note });
+    } else if (code === "invalid_type" && typeof raw.expected === "string") {
+      problems.push({ field: renderPath(path), expected: raw.expected, received: typed(at) });
+    } else {
+      problems.push({ field: renderPath(path), received: at.found ? renderPlainValue(at.value) : undefined, note });
     }
-    if (code === "invalid_type" && typeof raw.expected === "string") {
-      // The type is what is wrong here, so it is always shown: `received string "123"`.
-      problems.push({ field: renderPath(path), expected: raw.expected, received: at.found ? renderTypedValue(at.value) : undefined });
-      continue;
-    }
-    problems.push({ field: renderPath(path), received, note });
   }
   return problems;
 }
@@ -150,8 +143,7 @@ export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: u
       }
       case "additionalProperties": {
         const extra = params.additionalProperty;
-        const keyPath = typeof extra === "string" ? [...path, extra] : path;
-        problems.push({ field: renderPath(keyPath), expected: "no such field", received: renderPlainValue(valueAt(args, keyPath).value) });
+        problems.push(unknownField(args, typeof extra === "string" ? [...path, extra] : path));
         continue;
       }
       case "enum":
@@ -162,13 +154,7 @@ export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: u
             ? [params.allowedValue]
             : undefined;
         if (allowed === undefined) break;
-        const expected = raw.keyword === "enum" ? `one of ${renderAllowed(allowed)}` : renderAllowed(allowed);
-        problems.push({
-          field: renderPath(path),
-          expected,
-          allowed,
-          received: at.found ? renderAgainstAllowed(at.value, allowed) : undefined,
-        });
+        problems.push(notAllowed(path, at, allowed, `${raw.keyword === "enum" ? "one of " : ""}${renderAllowed(allowed)}`));
         continue;
       }
       case "type": {
@@ -178,7 +164,7 @@ export function problemsFromJsonSchemaErrors(errors: readonly unknown[], args: u
             ? params.type
             : undefined;
         if (type === undefined) break;
-        problems.push({ field: renderPath(path), expected: type, received: at.found ? renderTypedValue(at.value) : undefined });
+        problems.push({ field: renderPath(path), expected: type, received: typed(at) });
         continue;
       }
       default:

@@ -39,11 +39,9 @@ export function copied(
 
 /**
  * Runs `call` with the host's own options object lent the attempt's signal (under `signalKey`) and
- * context, and gives its values back once `call` returns (a key it lacked stays, `undefined`): for a host whose function
- * copies the options (every key read) before any `await`, and knows the object by its identity
- * (Mastra's `Tool.execute` spreads its context, and skips validating the input again only for the
- * context object its builder validated it for). The tool's function sees the host's copy, which
- * keeps the attempt's signal and context.
+ * context, given back once `call` returns (a key it lacked stays, `undefined`): for a host whose
+ * function copies the options before any `await` and knows the object by its identity (Mastra's
+ * `Tool.execute` skips validating the input again only for the context object it validated it for).
  */
 export function lendToolContext<O extends object, R>(options: O, context: ToolContext, signalKey: string, call: (options: O) => R): R {
   const target = options as Record<PropertyKey, unknown>;
@@ -62,10 +60,9 @@ export function lendToolContext<O extends object, R>(options: O, context: ToolCo
 }
 
 /**
- * The core's `ToolContext` of this attempt (`{ attempt, signal, idempotencyKey?, toolName,
- * callId }`), read from the options a tool's function was given by an adapter (the AI SDK's
- * execution options, the OpenAI Agents SDK's call details); `undefined` elsewhere. A `write` tool
- * forwards `idempotencyKey` downstream (an `Idempotency-Key` header).
+ * The core's `ToolContext` of this attempt, read from the options a tool's function was given by an
+ * adapter (the AI SDK's execution options, the OpenAI Agents SDK's call details); `undefined`
+ * elsewhere. A `write` tool forwards `idempotencyKey` downstream (an `Idempotency-Key` header).
  */
 export function getToolContext(options: unknown): ToolContext | undefined {
   if (typeof options !== "object" || options === null) return undefined;

@@ -1,6 +1,7 @@
 import type { RetryReflectOptions } from "../config/options.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectPlugin } from "../plugin.js";
+import { type HostToolCall, runToolCall } from "./host-call.js";
 import {
   type AnnotatedToolOptions,
   type CheckedAnnotatedToolOptions,
@@ -11,7 +12,6 @@ import {
   randomScope,
 } from "./host-options.js";
 import { valueOrToolError } from "./retry-reflect-tool-error.js";
-import { type HostToolCall, runToolCall } from "./run-tool-call.js";
 
 /** What one wrap of a host's tools gives each tool's binding: the plugin, the adapter options (checked) and the wrap's random scope. */
 export interface ToolSetWrap<Ask> {
@@ -50,17 +50,15 @@ export type ToolSetWrapper<Tools extends object, Options> = <TOOLS extends Tools
 ) => TOOLS;
 
 /**
- * Makes a host's `withRetryReflect` over tools by name. It checks its arguments (the tools, the
- * adapter options: `scope`, `namespace`, `toolEffects`, `trustAnnotations`; the plugin or its
- * options), then returns a copy of each tool whose `execute(input, context)` runs
- * `host.callOf(binding, input, context)` under the plugin: it resolves to the tool's value, or
- * rejects with a `RetryReflectToolError` carrying the model's text (or, with `host.settle`, resolves
- * to what it makes of the host's control flow). `host.bind` is asked once per tool. A copy keeps the
- * host's prototype and every own property, so that the host still knows it for what it is, and
- * keeps its original under `host.key`: wrapping wrapped tools again wraps the originals, never
- * stacks. The originals are left as they were. The tools are copied by their own names as data
- * properties, so that a tool named `__proto__` or `constructor` (any MCP server may name its tools
- * so) is a tool of the copy like any other, never its prototype.
+ * Makes a host's `withRetryReflect` over tools by name. It checks its arguments, then returns a copy
+ * of each tool whose `execute(input, context)` runs `host.callOf(binding, input, context)` under the
+ * plugin: it resolves to the tool's value, or rejects with a `RetryReflectToolError` carrying the
+ * model's text (or, with `host.settle`, resolves to what it makes of the host's control flow).
+ * `host.bind` is asked once per tool. A copy keeps the host's prototype and every own property, and
+ * its original under `host.key`: wrapping wrapped tools again wraps the originals, never stacks; the
+ * originals are left as they were. The tools are copied by their own names as data properties, so
+ * that a tool named `__proto__` or `constructor` (any MCP server may name its tools so) is a tool of
+ * the copy like any other, never its prototype.
  */
 export function toolSetWrapper<Tools extends object, Options extends AnnotatedToolOptions<Ask>, B, C, Ask>(
   host: ToolSetHost<B, C, Ask>,
@@ -83,11 +81,10 @@ export function toolSetWrapper<Tools extends object, Options extends AnnotatedTo
         defineTool(wrapped, toolName, given);
         continue;
       }
-      const execute =
-        settle === undefined
-          ? (input: unknown, context: C): Promise<unknown> => runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError)
-          : (input: unknown, context: C): Promise<unknown> =>
-              runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError).catch(settle);
+      const execute = (input: unknown, context: C): Promise<unknown> => {
+        const done = runToolCall(plugin, host.callOf(binding, input, context), valueOrToolError);
+        return settle === undefined ? done : done.catch(settle);
+      };
       defineTool(wrapped, toolName, withExecute(tool, execute, key));
     }
     return wrapped as TOOLS;
@@ -120,9 +117,5 @@ export function availableToolNames<TOOLS extends object>(
 ): Array<Extract<keyof TOOLS, string>> {
   if (!isPlugin(plugin)) throw new InvalidOptionError("plugin", plugin, "a RetryReflectPlugin");
   if (!isRecord(tools) || Array.isArray(tools)) throw new InvalidOptionError("tools", tools, expected);
-  const names: Array<Extract<keyof TOOLS, string>> = [];
-  for (const name of Object.keys(tools)) {
-    if (plugin.circuitState(name) !== "open") names.push(name as Extract<keyof TOOLS, string>);
-  }
-  return names;
+  return Object.keys(tools).filter((name) => plugin.circuitState(name) !== "open") as Array<Extract<keyof TOOLS, string>>;
 }

@@ -2,9 +2,6 @@ import type { ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
 import { isRecord } from "./host-options.js";
 
-// What a host tool declares, read once when it is wrapped: its effect from its MCP annotations, and
-// whether its argument schema declares a field (the idempotency key).
-
 /** MCP tool annotations (all hints, per the MCP spec); adapters read the three effect hints. */
 export interface EffectHints {
   readonly title?: string;
@@ -47,14 +44,11 @@ export function hintedEffect(
   return effectOfAnnotations(annotations as EffectHints | undefined);
 }
 
-// Whether a host tool's argument schema declares a field (the idempotency key): read from the
-// schemas hosts hand over (zod 3 and 4, classic and mini; JSON Schema, also inside the AI SDK's
-// `jsonSchema()` wrapper and MCP's `inputSchema`), so that the core asks a key only of tools that take one.
-
 /**
- * True when `schema` is an object schema whose properties hold `field`, false when it is one that
- * does not, undefined when it cannot be told (no schema, another shape, a schema that throws when
- * read, one given as a promise): the plugin's own rule then applies.
+ * Whether a host tool's schema (zod 3 and 4, classic and mini; JSON Schema, also inside the AI SDK's
+ * `jsonSchema()` and MCP's `inputSchema`) is an object schema whose properties hold `field`;
+ * undefined when it cannot be told (no schema, another shape, a schema that throws when read, one
+ * given as a promise): the plugin's own rule then applies.
  */
 export function declaresField(schema: unknown, field: string): boolean | undefined {
   try {

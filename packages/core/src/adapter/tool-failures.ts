@@ -12,9 +12,8 @@ import { invalidArgumentsError, problemsFromIssues } from "./schema-issues.js";
 /**
  * The error a host's failure result stands for when it holds no structured error: the result's
  * text is the message (which the core classifies: `HTTP 503` is transient), and the result is
- * kept. Adapters give it their own name (`ToolMessageError`, `ToolResultError`). It stands for a
- * result, not a place in code: no stack trace is captured, so its
- * `stack` is its first line only (`ToolResultError: HTTP 503`).
+ * kept. Adapters give it their own name (`ToolMessageError`, `ToolResultError`). No stack trace is
+ * captured: its `stack` is its first line only.
  */
 export class ReturnedFailureError<R = unknown> extends Error {
   /** The result the host returned. */
@@ -46,10 +45,9 @@ export function textOfContent(content: unknown): string {
 }
 
 /**
- * The JSON object a result's text holds when it reads as an error report: text that mentions
- * `"error_code"` (the structured error shape, which `structuredToolError` also writes there) or
- * `"isError"` (an MCP result passed on as text) and is one JSON object. Undefined otherwise: a
- * success's text is not parsed.
+ * The JSON object a result's text holds when it reads as an error report: one JSON object that
+ * mentions `"error_code"` (the structured error shape) or `"isError"` (an MCP result passed on as
+ * text). Undefined otherwise: a success's text is not parsed.
  */
 export function errorJsonOfText(text: string): Record<string, unknown> | undefined {
   if (!text.includes('"error_code"') && !text.includes('"isError"')) return undefined;
@@ -70,7 +68,6 @@ export function errorJsonOfText(text: string): Record<string, unknown> | undefin
  * `result` is the error's cause. Undefined when neither holds the shape.
  */
 export function structuredErrorOf(structured: unknown, textJson: unknown, result: unknown): ToolError | undefined {
-  // Data from a result, made without a stack trace (`createToolError`).
   if (isToolErrorShape(structured)) return createToolError(toolErrorInitOf(structured, result));
   return isToolErrorShape(textJson) ? createToolError(toolErrorInitOf(textJson, result)) : undefined;
 }
@@ -85,10 +82,9 @@ export function isZodError(value: unknown): value is Error & { readonly issues: 
 }
 
 /**
- * The `INVALID_ARGUMENTS` error a zod error stands for (one line per bad field, read against `args`,
- * the arguments the tool was called with), or undefined when `error` is none. Its cause is `cause`:
- * the zod error itself by default, or what the host threw when the zod error comes from parsing the
- * input again to name the fields.
+ * The `INVALID_ARGUMENTS` error a zod error stands for (one line per bad field, read against `args`),
+ * or undefined when `error` is none. Its cause: the zod error by default, or what the host threw when
+ * the zod error comes from parsing the input again to name the fields.
  */
 export function zodArgumentsError(error: unknown, args: unknown, cause: unknown = error): ToolError | undefined {
   return isZodError(error) ? invalidArgumentsError(problemsFromIssues(error.issues, args), cause) : undefined;

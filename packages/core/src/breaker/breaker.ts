@@ -4,12 +4,10 @@ import type { CircuitSnapshot } from "./circuit-snapshot.js";
 
 /**
  * What a call asks of its breaker: reads at once, and `acquire` and the results as promises (a
- * `StoreBreaker` may ask its `circuitBreakerStore`; `MemoryBreaker`, circuit-breaker.ts, wraps the
- * in-memory `CircuitBreaker`). None of these throws or rejects.
+ * `StoreBreaker` may ask its `circuitBreakerStore`). None of these throws or rejects.
  */
 export interface Breaker<C> {
   readonly size: number;
-  isClosed(key: string): boolean;
   peek(key: string): number | undefined;
   state(key: string): CircuitState;
   isIsolated(key: string): boolean;

@@ -61,20 +61,12 @@ export interface CircuitBreakerOptions<C = unknown> {
 }
 
 /** The options that shape the breaker's state, defaults applied and checked. */
-export interface BreakerSettings {
-  readonly threshold: number;
-  readonly resetMs: number;
-  readonly maxResetMs: number | undefined;
-  readonly failureRate: number | undefined;
-  readonly minimumCalls: number;
-  readonly windowMs: number;
-  readonly maxKeys: number;
-}
+export type BreakerSettings = ReturnType<typeof breakerSettings>;
 
 const isFinitePositive = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value > 0;
 
 /** Applies the defaults and checks every option, naming the first bad one (`InvalidOptionError`). */
-export function breakerSettings(options: CircuitBreakerOptions<never>): BreakerSettings {
+export function breakerSettings(options: CircuitBreakerOptions<never>) {
   const defaults = CIRCUIT_BREAKER_DEFAULTS;
   const threshold = options.threshold ?? defaults.threshold;
   const resetMs = options.resetMs ?? defaults.resetMs;

@@ -41,7 +41,7 @@ export type CircuitAdmission = CircuitDecision & { readonly transition?: Circuit
  * `acquire` or `record` that throws or rejects never makes a call reject: the plugin emits
  * `store_error` and goes on; a result `record` could not take updates an in-memory breaker of the
  * plugin's that stands in for the store (it opens, half-opens and closes the circuit on its own while
- * the store cannot answer; see `LocalStandIn`). Bound your own calls' time: a failing call waits for
+ * the store cannot answer; see `StoreBreaker`). Bound your own calls' time: a failing call waits for
  * `record`.
  */
 export interface CircuitBreakerStore {

@@ -2,38 +2,29 @@ import { type Clock, systemClock } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
-import {
-  type BreakerSettings,
-  breakerSettings,
-  CIRCUIT_BREAKER_DEFAULTS,
-  type CircuitBreakerOptions,
-  type CircuitTransition,
-} from "./circuit-breaker-options.js";
+import { breakerSettings, type CircuitBreakerOptions, type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
-import { CircuitTransitions } from "./circuit-transitions.js";
+import { bucketOf, FailureWindow } from "./failure-window.js";
 
 export type { CircuitBreakerOptions, CircuitDecision, CircuitPermit, CircuitSnapshot, CircuitTransition };
-export { CIRCUIT_BREAKER_DEFAULTS };
 
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
 const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit: CLOSED_PERMIT });
 
+type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
+
 /**
- * Circuit breakers, one per key (a tool name), without timers: an open circuit turns half-open
- * lazily when the next call is admitted after its open time (`resetMs`, longer with `maxResetMs`;
- * reading `state()` reports it, and changes nothing). Half-open admits exactly one probe; every
- * other call is rejected at once with `retryAfterMs`. A probe holds its slot for at most `resetMs`
- * (its lease, whatever the open time): once the lease ran out, its result is stale and never
- * changes the breaker, in any state (generation counter and lease).
+ * Circuit breakers, one per key (a tool name), without timers. A closed circuit opens after
+ * `threshold` consecutive failures, or, with `failureRate`, when the failure rate of the calls in
+ * the sliding window (at least `minimumCalls` of them) reaches it. An open circuit turns half-open
+ * lazily when the next call is admitted after its open time (`resetMs`; with `maxResetMs`, each
+ * failed probe doubles it, up to that). Half-open admits exactly one probe, which holds its slot for
+ * at most `resetMs` (its lease): after that its result is stale and never changes the breaker.
  * Every read and rejection of a key counts as a use of it for the LRU bound.
- *
- * A closed circuit opens after `threshold` consecutive failures, or, with `failureRate`, when the
- * failure rate of the calls in the sliding window (at least `minimumCalls` of them) reaches it. With
- * `maxResetMs`, each failed probe doubles the next open period, up to it.
  */
-export class CircuitBreaker<C = unknown> implements BreakerSettings {
+export class CircuitBreaker<C = unknown> {
   readonly threshold: number;
   readonly resetMs: number;
   readonly maxResetMs: number | undefined;
@@ -42,8 +33,10 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings {
   readonly windowMs: number;
   readonly maxKeys: number;
   private readonly clock: Clock;
+  private readonly onTransition: CircuitBreakerOptions<C>["onTransition"];
   private readonly entries: LruMap<string, Entry>;
-  private readonly transitions: CircuitTransitions<C>;
+  /** The last probe given out: a permit holds the generation it was given. */
+  private generation = 0;
 
   constructor(options: CircuitBreakerOptions<C> = {}) {
     const settings = breakerSettings(options);
@@ -55,29 +48,25 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings {
     this.windowMs = settings.windowMs;
     this.maxKeys = settings.maxKeys;
     this.clock = options.clock ?? systemClock;
-    // At the cap, a closed circuit goes first (least recently used), then one whose open time has
-    // passed; an open one within its open time, a running probe's and an isolated one never go.
-    this.entries = new LruMap(this.maxKeys, undefined, (_key, entry) => this.transitions.evictionRank(entry));
-    this.transitions = new CircuitTransitions(this.entries, this, this.clock, options.onTransition);
+    this.onTransition = options.onTransition;
+    // At the cap, closed circuits go first, then those that would admit a probe; those rejecting calls never go.
+    this.entries = new LruMap(this.maxKeys, undefined, (_key, entry) =>
+      entry.state === "closed" ? 0 : this.rejectFor(entry) === undefined ? 1 : Number.POSITIVE_INFINITY,
+    );
   }
 
-  /**
-   * Keys held: a key that never failed takes no room; one whose failures a success reset stays, idle,
-   * until evicted. With `failureRate`, every key called holds its window (successes count too).
-   */
+  /** Keys held: one that never failed takes none; one a success reset stays, idle, until evicted; with `failureRate`, every key called. */
   get size(): number {
     return this.entries.size;
   }
 
-  /**
-   * The state of `key`, without side effects: an open circuit past its open time reads `half-open`
-   * (the next call is the probe); an isolated one reads `open` (see `isIsolated`).
-   */
+  /** Without side effects: an open circuit past its open time reads `half-open` (the next call is the probe); an isolated one `open`. */
   state(key: string): CircuitState {
-    const entry = this.entries.size === 0 ? undefined : this.entries.get(key);
+    const entry = this.entries.get(key);
     if (entry === undefined) return "closed";
-    if (entry.state === "open") return this.clock.now() - entry.openedAt >= entry.openMs ? "half-open" : "open";
-    return entry.state === "isolated" ? "open" : entry.state;
+    if (entry.state === "isolated") return "open";
+    if (entry.state === "open") return this.rejectFor(entry) === undefined ? "half-open" : "open";
+    return entry.state;
   }
 
   /** Is `key` held open by `isolate()` (until `reset()`)? */
@@ -87,7 +76,6 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings {
 
   /** Without side effects: is `key`'s circuit closed (calls run freely)? */
   isClosed(key: string): boolean {
-    if (this.entries.size === 0) return true;
     const entry = this.entries.get(key);
     return entry === undefined || entry.state === "closed";
   }
@@ -95,147 +83,168 @@ export class CircuitBreaker<C = unknown> implements BreakerSettings {
   /** Would a call be rejected now, and for how long (`Infinity` while isolated)? Changes no state. */
   peek(key: string): number | undefined {
     const entry = this.entries.get(key);
-    return entry === undefined || entry.state === "closed" ? undefined : this.transitions.rejectFor(entry, this.clock.now());
+    return entry === undefined ? undefined : this.rejectFor(entry);
   }
 
   /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */
   acquire(key: string, context?: C): CircuitDecision {
     const entry = this.entries.get(key);
-    return entry === undefined || entry.state === "closed" ? CLOSED_DECISION : this.transitions.acquire(key, entry, context);
+    if (entry === undefined || entry.state === "closed") return CLOSED_DECISION;
+    if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
+    const retryAfterMs = this.rejectFor(entry);
+    if (retryAfterMs !== undefined) return { admitted: false, retryAfterMs, state: entry.state };
+    let probe: HalfOpenEntry;
+    if (entry.state === "open") {
+      probe = { state: "half-open", failures: entry.failures, probe: 0, probeStartedAt: 0, openMs: entry.openMs };
+      this.entries.set(key, probe);
+      this.emit(key, "open", "half-open", entry.failures, entry.openMs, context);
+    } else probe = entry;
+    probe.probe = ++this.generation;
+    probe.probeStartedAt = this.clock.now();
+    this.entries.touch(key, probe);
+    return { admitted: true, permit: { probe: probe.probe } };
   }
 
   /**
-   * The call succeeded: a closed circuit forgets its failures (for a call admitted while closed), or
-   * records the success in its window; the live probe closes the circuit. A stale probe's success
-   * changes nothing.
+   * The call succeeded: the live probe closes the circuit; a closed circuit forgets its failures (or
+   * records it in its window). Any other result is stale (a late probe's, or a call admitted while
+   * closed that ends after the circuit opened) and changes nothing, here and in `onFailure`.
    */
   onSuccess(key: string, permit: CircuitPermit, context?: C): void {
-    const entry = this.entries.size === 0 ? undefined : this.entries.peek(key);
-    if (entry === undefined) {
-      if (this.failureRate !== undefined && permit.probe === 0) this.transitions.record(key, undefined, false, context);
-      return;
+    const entry = this.entries.peek(key);
+    if (entry !== undefined && this.isLiveProbe(entry, permit)) {
+      this.entries.delete(key);
+      this.emit(key, "half-open", "closed", entry.failures, this.resetMs, context);
+    } else if (permit.probe === 0 && (entry === undefined || entry.state === "closed")) {
+      if (this.failureRate !== undefined) this.record(key, entry, false, context);
+      else if (entry !== undefined) entry.failures = 0; // in place: a tool that fails and recovers adds and deletes no entry per call
     }
-    if (entry.state === "closed") {
-      if (permit.probe !== 0) return; // a stale probe's late result
-      // Reset in place: a tool that fails and recovers does not add and delete an entry per call.
-      if (entry.window === undefined) entry.failures = 0;
-      else this.transitions.record(key, entry, false, context);
-    } else if (this.transitions.isLiveProbe(entry, permit)) this.transitions.probed(key, entry, false, context);
   }
 
-  /**
-   * The call failed: counts towards opening (or is recorded in the window); the live probe re-opens
-   * the circuit, for twice the last open time with `maxResetMs` (up to it), else for `resetMs`.
-   */
+  /** The call failed: the live probe re-opens the circuit; a closed circuit counts it towards opening (or records it in its window). */
   onFailure(key: string, permit: CircuitPermit, context?: C): void {
     const entry = this.entries.peek(key);
-    const now = this.clock.now();
-    if (entry === undefined || entry.state === "closed") {
-      if (permit.probe !== 0) return; // a stale probe's late result
-      if (this.failureRate !== undefined) {
-        this.transitions.record(key, entry, true, context);
-        return;
-      }
+    if (entry !== undefined && this.isLiveProbe(entry, permit)) {
+      const openMs = this.maxResetMs === undefined ? this.resetMs : Math.min(entry.openMs * 2, this.maxResetMs);
+      this.open(key, "half-open", entry.failures + 1, openMs, context);
+    } else if (permit.probe === 0 && (entry === undefined || entry.state === "closed")) {
       const failures = (entry?.failures ?? 0) + 1;
-      if (failures >= this.threshold) {
-        if (!this.transitions.set(key, { state: "open", failures, openedAt: now, openMs: this.resetMs })) return;
-        this.transitions.emit(key, "closed", "open", failures, this.resetMs, context);
-      } else if (entry) {
-        entry.failures = failures;
-        this.transitions.touch(key, entry);
-      } else {
-        this.entries.add(key, { state: "closed", failures });
-      }
-      return;
+      if (this.failureRate !== undefined) this.record(key, entry, true, context);
+      else if (failures >= this.threshold) this.open(key, "closed", failures, this.resetMs, context);
+      else this.entries.set(key, { state: "closed", failures });
     }
-    if (this.transitions.isLiveProbe(entry, permit)) this.transitions.probed(key, entry, true, context);
   }
 
   /** The call ended in a way that says nothing about the tool's health (bad arguments): frees the live probe's slot. */
   onNeutral(key: string, permit: CircuitPermit): void {
-    if (permit.probe === 0) return;
     const entry = this.entries.peek(key);
-    if (entry !== undefined && this.transitions.isLiveProbe(entry, permit)) entry.probe = 0;
+    if (entry !== undefined && this.isLiveProbe(entry, permit)) entry.probe = 0;
   }
 
   /** Holds the circuit open until `reset(key)`: calls are rejected with no promised time. */
   isolate(key: string, context?: C): void {
-    this.transitions.force(key, this.state(key), "isolated", context);
+    this.force(key, "isolated", context);
   }
 
   /** Closes `key` (or every circuit) and forgets its failures. */
   reset(key?: string, context?: C): void {
-    const keys = key === undefined ? [...this.entries.keys()] : [key];
-    for (const each of keys) this.transitions.force(each, this.state(each), "closed", context);
+    for (const each of key === undefined ? [...this.entries.keys()] : [key]) this.force(each, "closed", context);
   }
 
-  /**
-   * Versioned JSON of every tracked key: remaining times, not clock readings; an open period that
-   * grew keeps its length (`openMs`); a failure-rate window keeps its buckets. Changes nothing.
-   */
+  /** Versioned JSON of every tracked key: remaining times, not clock readings; grown open periods and windows too. Changes nothing. */
   snapshot(): CircuitSnapshot {
     return snapshotOf(this.entries.entries(), this.clock.now(), this);
   }
 
   /**
-   * Replaces the tracked state with a snapshot's (older version-1 snapshots too). A half-open key
-   * comes back half-open with no probe running; an open one with its remaining time and open
-   * period's length; a window with its counts, which stop counting when they would have (to this
-   * clock's bucket boundaries, never later). The whole snapshot is checked first: an invalid one
-   * throws `TypeError` and changes nothing.
+   * Replaces the tracked state with a snapshot's (a half-open key comes back with no probe running).
+   * The whole snapshot is checked first: an invalid one throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
     const restored = entriesOf(parseSnapshot(snapshot), this.clock.now(), this);
     this.entries.clear();
-    for (const [key, entry] of restored) this.transitions.set(key, entry);
+    for (const [key, entry] of restored) this.entries.set(key, entry);
+  }
+
+  /** How long `entry` rejects calls from now: open, its remaining time; half-open, its probe's lease; isolated, `Infinity`. */
+  private rejectFor(entry: Entry): number | undefined {
+    const now = this.clock.now();
+    if (entry.state === "isolated") return Number.POSITIVE_INFINITY;
+    if (entry.state === "open") {
+      const remaining = entry.openedAt + entry.openMs - now;
+      return remaining > 0 ? remaining : undefined;
+    }
+    if (entry.state !== "half-open" || entry.probe === 0 || now - entry.probeStartedAt >= this.resetMs) return undefined;
+    return Math.max(1, entry.probeStartedAt + this.resetMs - now);
+  }
+
+  /** Is `permit` the probe now running, within its lease? Only its result may move a circuit that is not closed. */
+  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
+    return (
+      entry.state === "half-open" &&
+      permit.probe !== 0 &&
+      entry.probe === permit.probe &&
+      this.clock.now() - entry.probeStartedAt < this.resetMs
+    );
+  }
+
+  /** Records a closed call in its failure-rate window (made on the key's first call); opens once `minimumCalls` calls reach the rate. */
+  private record(key: string, entry: Extract<Entry, { state: "closed" }> | undefined, failed: boolean, context: C | undefined): void {
+    const bucket = bucketOf(this.clock.now(), this.windowMs);
+    const window = entry?.window ?? new FailureWindow(bucket);
+    window.record(bucket, failed);
+    if (window.calls >= this.minimumCalls && window.failures / window.calls >= (this.failureRate ?? 1)) {
+      this.open(key, "closed", window.failures, this.resetMs, context);
+    } else if (entry === undefined) {
+      this.entries.add(key, { state: "closed", failures: 0, window });
+    } else {
+      this.entries.touch(key, entry);
+    }
+  }
+
+  /** Opens `key` for `openMs`; no event when the registry is full of circuits that may not go (the key stays closed, untracked). */
+  private open(key: string, from: CircuitState, failures: number, openMs: number, context: C | undefined): void {
+    if (this.entries.set(key, { state: "open", failures, openedAt: this.clock.now(), openMs })) {
+      this.emit(key, from, "open", failures, openMs, context);
+    }
+  }
+
+  /** `isolate` (kept whatever the cap) or `reset` of one key, reported when the state it reads changes. */
+  private force(key: string, to: "isolated" | "closed", context: C | undefined): void {
+    const from = this.state(key);
+    const entry = this.entries.peek(key);
+    const window = entry?.state === "closed" ? entry.window : undefined;
+    const failures = window?.failuresAt(bucketOf(this.clock.now(), this.windowMs)) ?? entry?.failures ?? 0;
+    if (to === "isolated") this.entries.set(key, { state: "isolated", failures }, true);
+    else this.entries.delete(key);
+    const reported = to === "isolated" ? "open" : "closed";
+    if (from !== reported) this.emit(key, from, reported, failures, this.resetMs, context);
+  }
+
+  private emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
+    reportTransition(this.onTransition, { key, from, to, failures, resetMs }, context);
   }
 }
 
-/**
- * What a call asks of its breaker (`Breaker`, breaker.ts) from an in-memory `CircuitBreaker`: its
- * state changes when a method is called (a failure is recorded before the caller's first await).
- */
+/** The in-memory `CircuitBreaker` as a call's `Breaker`: its state changes when a method is called, before the caller's first await. */
 export class MemoryBreaker<C> implements Breaker<C> {
   constructor(private readonly breaker: CircuitBreaker<C>) {}
 
   get size(): number {
     return this.breaker.size;
   }
-  isClosed(key: string): boolean {
-    return this.breaker.isClosed(key);
-  }
-  peek(key: string): number | undefined {
-    return this.breaker.peek(key);
-  }
-  state(key: string): CircuitState {
-    return this.breaker.state(key);
-  }
-  isIsolated(key: string): boolean {
-    return this.breaker.isIsolated(key);
-  }
-  async acquire(key: string, context?: C): Promise<CircuitDecision> {
-    return this.breaker.acquire(key, context);
-  }
-  async onSuccess(key: string, permit: CircuitPermit, context?: C): Promise<void> {
-    this.breaker.onSuccess(key, permit, context);
-  }
-  async onFailure(key: string, permit: CircuitPermit, context?: C): Promise<number | undefined> {
+  readonly peek = (key: string) => this.breaker.peek(key);
+  readonly state = (key: string) => this.breaker.state(key);
+  readonly isIsolated = (key: string) => this.breaker.isIsolated(key);
+  readonly acquire = async (key: string, context?: C) => this.breaker.acquire(key, context);
+  readonly onSuccess = async (key: string, permit: CircuitPermit, context?: C) => this.breaker.onSuccess(key, permit, context);
+  readonly onFailure = async (key: string, permit: CircuitPermit, context?: C) => {
     this.breaker.onFailure(key, permit, context);
     return this.breaker.peek(key);
-  }
-  onNeutral(key: string, permit: CircuitPermit): void {
-    this.breaker.onNeutral(key, permit);
-  }
-  async isolate(key: string, context?: C): Promise<void> {
-    this.breaker.isolate(key, context);
-  }
-  async reset(key?: string, context?: C): Promise<void> {
-    this.breaker.reset(key, context);
-  }
-  snapshot(): CircuitSnapshot {
-    return this.breaker.snapshot();
-  }
-  restore(snapshot: CircuitSnapshot): void {
-    this.breaker.restore(snapshot);
-  }
+  };
+  readonly onNeutral = (key: string, permit: CircuitPermit) => this.breaker.onNeutral(key, permit);
+  readonly isolate = async (key: string, context?: C) => this.breaker.isolate(key, context);
+  readonly reset = async (key?: string, context?: C) => this.breaker.reset(key, context);
+  readonly snapshot = () => this.breaker.snapshot();
+  readonly restore = (snapshot: CircuitSnapshot) => this.breaker.restore(snapshot);
 }

@@ -4,9 +4,8 @@ import { bucketOf, FailureWindow, WINDOW_BUCKETS } from "./failure-window.js";
 
 /**
  * Versioned JSON of every tracked breaker: `snapshot()` output, `restore()` input. Times are
- * relative to the moment of the snapshot (remaining times), never clock readings. Version 1 since
- * the start: `openMs` and `window` were added as optional fields, so older snapshots still restore
- * (and older readers ignore them).
+ * relative to the moment of the snapshot (remaining times), never clock readings. `openMs` and
+ * `window` are optional: snapshots without them restore, and readers that do not know them ignore them.
  */
 export interface CircuitSnapshot {
   readonly version: 1;
@@ -80,12 +79,10 @@ function savedWindow(window: FailureWindow, now: number, windowMs: number): Save
 
 /**
  * The entries a checked snapshot restores at `now`. An open period keeps its remaining time and
- * its length (`openMs`, bounded by this breaker's `resetMs` and `maxResetMs`). A failure-rate
- * window comes back bucket by bucket, each stopping to count at the same moment, or up to one
- * bucket earlier when this clock's bucket boundaries fall elsewhere (never later: a call never
- * counts past `windowMs`). A closed key saved without a window (by a consecutive-count breaker)
- * restores an empty window; a window restored into a consecutive-count breaker keeps only its
- * `failures` (as consecutive ones).
+ * its length (bounded by this breaker's `resetMs` and `maxResetMs`). A window's buckets each stop
+ * counting at the same moment, or up to one bucket earlier when this clock's bucket boundaries fall
+ * elsewhere (never later). Across kinds of breaker, a window restores as its `failures` (consecutive
+ * ones), and a count without a window as an empty window.
  */
 export function entriesOf(saved: ReadonlyArray<[string, SavedBreaker]>, now: number, settings: BreakerSettings): Array<[string, Entry]> {
   const { resetMs, maxResetMs } = settings;
@@ -152,18 +149,7 @@ export function parseSnapshot(snapshot: unknown): Array<[string, SavedBreaker]> 
       fail(`expected \`openMs\` to be a finite number > 0 ${where}, received ${shown(openMs)}`);
     if (window !== undefined && !(Array.isArray(window) && window.every(isSavedBucket)))
       fail(`expected \`window\` to be an array of { remainingMs, successes, failures } buckets ${where}`);
-    entries.push([
-      key,
-      {
-        state: state as SavedBreaker["state"],
-        failures: failures as number,
-        ...(remainingMs === undefined ? {} : { remainingMs: remainingMs as number }),
-        ...(openMs === undefined ? {} : { openMs: openMs as number }),
-        ...(window === undefined
-          ? {}
-          : { window: (window as SavedBucket[]).map(({ remainingMs, successes, failures }) => ({ remainingMs, successes, failures })) }),
-      },
-    ]);
+    entries.push([key, { state, failures, remainingMs, openMs, window } as SavedBreaker]);
   }
   return entries;
 }

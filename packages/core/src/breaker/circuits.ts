@@ -1,8 +1,7 @@
 import type { CallInfo } from "../events/events.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
-import type { CircuitSnapshot } from "./circuit-breaker.js";
-import { parseSnapshot } from "./circuit-snapshot.js";
+import { type CircuitSnapshot, parseSnapshot, type SavedBreaker } from "./circuit-snapshot.js";
 
 /**
  * The plugin's circuits, as operators use them (`plugin.circuits`): read a state, isolate or reset
@@ -47,12 +46,12 @@ export class Circuits {
 
   /** Closes one circuit (or every one) and forgets its failures: in memory at once; with a `circuitBreakerStore`, once the promise resolves. */
   async reset(key?: string): Promise<void> {
-    await Promise.all(this.breakers.map((breaker) => (key === undefined ? breaker.reset() : breaker.reset(key))));
+    await Promise.all(this.breakers.map((breaker) => breaker.reset(key)));
   }
 
   /** Versioned JSON of every tracked circuit (remaining open time, not clock readings). */
   snapshot(): CircuitSnapshot {
-    const breakers: Record<string, CircuitSnapshot["breakers"][string]> = {};
+    const breakers: Record<string, SavedBreaker> = {};
     for (const breaker of this.breakers) Object.assign(breakers, breaker.snapshot().breakers);
     return { version: 1, breakers };
   }
@@ -62,16 +61,10 @@ export class Circuits {
    * snapshot throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
-    const parts = new Map<Breaker<CallInfo>, Record<string, unknown>>(this.breakers.map((breaker) => [breaker, {}]));
-    const entries =
-      typeof snapshot === "object" && snapshot !== null && typeof snapshot.breakers === "object" && snapshot.breakers !== null
-        ? snapshot.breakers
-        : {};
-    for (const [key, saved] of Object.entries(entries)) (parts.get(this.breakerOf(key)) as Record<string, unknown>)[key] = saved;
-    const restores = [...parts].map(([breaker, part]) => ({ breaker, part: { ...snapshot, breakers: part } as CircuitSnapshot }));
-    // Checked whole first: an invalid entry anywhere changes no breaker.
-    parseSnapshot(snapshot);
-    for (const { breaker, part } of restores) breaker.restore(part);
+    parseSnapshot(snapshot); // checked whole first: an invalid entry anywhere changes no breaker
+    const parts = new Map(this.breakers.map((breaker) => [breaker, {} as Record<string, SavedBreaker>]));
+    for (const [key, saved] of Object.entries(snapshot.breakers)) (parts.get(this.breakerOf(key)) ?? {})[key] = saved;
+    for (const [breaker, breakers] of parts) breaker.restore({ version: 1, breakers });
   }
 
   /** Circuits held (a tool that never failed takes no room; one that recovered keeps a small idle entry until evicted). */

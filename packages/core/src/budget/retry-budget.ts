@@ -1,5 +1,6 @@
 import type { BudgetShare, BudgetShareReply } from "../breaker/circuit-breaker-store.js";
 import { bucketOf, FailureWindow, WINDOW_BUCKETS } from "../breaker/failure-window.js";
+import { finite } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import { LruMap } from "../internal/lru-map.js";
 
@@ -37,18 +38,11 @@ export function checkRetryBudget(value: unknown, name: string, base: RetryBudget
     if (!MEMBERS.has(key)) throw new InvalidOptionError(`${name}.${key}`, input[key], "one of ratio, minPerSecond, windowMs");
   }
   const from = base ?? DEFAULT_RETRY_BUDGET;
-  const member = (key: keyof RetryBudgetSettings, exclusive: boolean): number => {
-    const given = input[key];
-    if (given === undefined) return from[key];
-    if (typeof given !== "number" || !Number.isFinite(given) || given < 0 || (exclusive && given === 0)) {
-      throw new InvalidOptionError(`${name}.${key}`, given, `a finite number ${exclusive ? ">" : ">="} 0`);
-    }
-    return given;
-  };
+  const member = (key: keyof RetryBudgetSettings, exclusive: boolean): number =>
+    input[key] === undefined ? from[key] : finite(0, exclusive)(input[key], `${name}.${key}`);
   return { ratio: member("ratio", false), minPerSecond: member("minPerSecond", false), windowMs: member("windowMs", true) };
 }
 
-/** The retries a budget allows for `calls` calls in its window. */
 function allowance(settings: RetryBudgetSettings, calls: number): number {
   return settings.ratio * calls + (settings.minPerSecond * settings.windowMs) / 1000;
 }
@@ -63,9 +57,8 @@ type Bucket = [index: number, calls: number, retries: number];
 
 /** The live buckets of two windows, summed per bucket, oldest first. */
 function merged(first: Bucket[], second: Bucket[] | undefined): Bucket[] {
-  if (second === undefined || second.length === 0) return first;
   const byIndex = new Map<number, Bucket>();
-  for (const [index, calls, retries] of [...first, ...second]) {
+  for (const [index, calls, retries] of [...first, ...(second ?? [])]) {
     const seen = byIndex.get(index);
     if (seen === undefined) byIndex.set(index, [index, calls, retries]);
     else {
@@ -76,25 +69,6 @@ function merged(first: Bucket[], second: Bucket[] | undefined): Bucket[] {
   return [...byIndex.values()].sort((left, right) => left[0] - right[0]);
 }
 
-/** The wait until an old bucket leaves the window with enough in it to make room for one retry; one window when none would. */
-function waitFor(settings: RetryBudgetSettings, live: readonly Bucket[], now: number): number {
-  let calls = 0;
-  let retries = 0;
-  for (const [, called, retried] of live) {
-    calls += called;
-    retries += retried;
-  }
-  const bucketMs = settings.windowMs / WINDOW_BUCKETS;
-  for (const [index, called, retried] of live) {
-    calls -= called;
-    retries -= retried;
-    if (retries + 1 <= allowance(settings, calls)) return Math.max(1, Math.ceil((index + WINDOW_BUCKETS) * bucketMs - now));
-  }
-  // Not even an empty window allows one (`minPerSecond` 0): the next calls will make room.
-  return settings.windowMs;
-}
-
-/** Whether `live` has room for one more retry. */
 function hasRoom(settings: RetryBudgetSettings, live: readonly Bucket[]): boolean {
   let calls = 0;
   let retries = 0;
@@ -103,6 +77,16 @@ function hasRoom(settings: RetryBudgetSettings, live: readonly Bucket[]): boolea
     retries += retried;
   }
   return retries + 1 <= allowance(settings, calls);
+}
+
+/** The wait until old buckets leave the window and make room for one retry; one window when none would. */
+function waitFor(settings: RetryBudgetSettings, live: readonly Bucket[], now: number): number {
+  const bucketMs = settings.windowMs / WINDOW_BUCKETS;
+  for (const [at, [index]] of live.entries()) {
+    if (hasRoom(settings, live.slice(at + 1))) return Math.max(1, Math.ceil((index + WINDOW_BUCKETS) * bucketMs - now));
+  }
+  // Not even an empty window allows one (`minPerSecond` 0): the next calls will make room.
+  return settings.windowMs;
 }
 
 /**
@@ -196,11 +180,7 @@ class BudgetWindow {
   }
 }
 
-/**
- * The retry budgets of one plugin, one window per tool (made on the tool's first call under a
- * budget), bounded like the breakers (`maxCircuitBreakers`): the least recently used is dropped.
- * With `share` (a store's `shareBudget`), each tool's window is the fleet's.
- */
+/** The retry budgets of one plugin, one window per tool, bounded like the breakers; with `share`, each tool's window is the fleet's. */
 export class RetryBudgets {
   private readonly windows: LruMap<string, BudgetWindow>;
 

@@ -9,11 +9,10 @@ import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { lastAttempt, nextAttempt, recordRefusal, type TrackedAttempts } from "../state/counters.js";
 import * as texts from "../texts/model-texts.js";
 import type { CallRun, Engine } from "./call.js";
-import { decide } from "./decide.js";
+import { decideRefusal } from "./decide.js";
 import { applyDecision, circuitOpenOutcome, exhaustedError, failedOutcome, type Retry, reflectOutcome } from "./outcome.js";
 
-// The calls turned away (a spent budget, a repeated exact call, an open circuit or the wait for it,
-// no `maxConcurrent` slot, the guard, a spent retry budget): only a failing tool comes here.
+// Every way a call is turned away; only a failing tool comes here.
 
 /** A tool's failing row in the scope: the stop of a spent budget, or the refusal of a repeated exact call. */
 export function admitRow(engine: Engine, run: CallRun, tracked: TrackedAttempts): ReflectOutcome | FailedOutcome | undefined {
@@ -27,7 +26,7 @@ export function resetIfDue(engine: Engine, run: CallRun, tracked: TrackedAttempt
   const resetMs = run.policy.exhaustedResetMs;
   const mark = tracked.exhausted;
   if (mark === undefined || resetMs === 0 || engine.options.clock.now() - mark.at < resetMs) return false;
-  engine.tracker.clear(run.counterKey, run.toolName);
+  engine.tracker.clear(run.counterKey);
   return true;
 }
 
@@ -169,29 +168,10 @@ export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): Ref
   const sameCallLater = SAME_CALL_LATER.has(error.code);
   if (sameCallLater) nextAttempt(run, tracked);
   else recordRefusal(run, tracked);
-  const { recoverable, kind, retryAfterMs } = error;
-  const decision = decide(
-    {
-      origin: "refusal",
-      recoverable,
-      kind,
-      reflections: tracked.reflections,
-      budgetSpent: tracked.exhausted !== undefined,
-      circuitOpenForMs: undefined,
-      effect: run.effect,
-      guarded: true,
-      sameCallLater,
-      backoffMs: 0,
-      retryAfterMs,
-      inPlaceRetries: run.inPlace,
-      sinceCallStartMs: 0,
-      failingForMs: 0,
-      failures: tracked.failures,
-      succeededElsewhere: false,
-    },
-    run.policy,
-  );
-  // A refusal is never retried in place (`decide` answers `reflect` or `stop`).
+  const { recoverable, retryAfterMs } = error;
+  const budgetSpent = tracked.exhausted !== undefined;
+  const decision = decideRefusal({ recoverable, budgetSpent, reflections: tracked.reflections, retryAfterMs, sameCallLater }, run.policy);
+  // A refusal is never retried in place.
   return applyDecision(engine, run, tracked, error, decision, "refusal") as ReflectOutcome | FailedOutcome;
 }
 

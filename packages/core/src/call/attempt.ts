@@ -4,9 +4,6 @@ import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
 import type { CallRun, Engine, ToolContext, ToolFunction } from "./call.js";
 
-// One attempt: the tool called once, with one signal of its own (aborted with the caller's and at
-// the limit) and one timer (its limit); a tagged result: what it returned, or what it threw.
-
 /** What one attempt did: `returned` a value (which may still report a failure), or `threw`. */
 export type AttemptResult<T> = { readonly kind: "returned"; readonly value: T } | { readonly kind: "threw"; readonly error: unknown };
 
@@ -51,7 +48,6 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
   const attempt = run.attempt;
   return new Promise<T>((resolve, reject) => {
     const own = new AbortController();
-    // Stops the limit's timer when the attempt settles first (none without a limit).
     const stopTimer = limitMs === undefined ? undefined : new AbortController();
     let settled = false;
     const end = (): boolean => {
@@ -69,10 +65,8 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
       onLate(tool);
       reject(reason);
     };
-    const context =
-      run.idempotencyKey === undefined
-        ? { attempt, signal: own.signal, toolName: run.toolName, callId: run.call.callId }
-        : { attempt, signal: own.signal, toolName: run.toolName, callId: run.call.callId, idempotencyKey: run.idempotencyKey };
+    const key = run.idempotencyKey === undefined ? {} : { idempotencyKey: run.idempotencyKey };
+    const context: ToolContext = { attempt, signal: own.signal, toolName: run.toolName, callId: run.call.callId, ...key };
     const tool = callTool(fn, run.host, run.call.args, context);
     caller?.addEventListener("abort", onAbort, { once: true });
     if (caller?.aborted) onAbort(); // aborted by the tool's own synchronous code

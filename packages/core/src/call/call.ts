@@ -2,7 +2,7 @@ import type { Breaker } from "../breaker/breaker.js";
 import type { RetryBudgets } from "../budget/retry-budget.js";
 import type { Cleaner } from "../cleaning/clean-text.js";
 import type { ResolvedPolicy } from "../config/policy.js";
-import { effectOf, type ResolvedOptions } from "../config/resolve.js";
+import type { ResolvedOptions } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
 import { withoutField } from "../idempotency/fingerprint.js";
@@ -11,9 +11,6 @@ import type { IdempotencyGuard } from "../idempotency/idempotency-guard.js";
 import type { ToolEffect } from "../outcome.js";
 import { type AttemptTracker, counterKey } from "../state/counters.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-
-// A call's types: what `execute` and a host adapter hand in, the engine's parts, and the run: the
-// one owner of a call's state, made once per call by `newRun`.
 
 /** What a tool call is, as `execute` receives it. */
 export interface ToolCall<Args = unknown> {
@@ -52,17 +49,12 @@ export interface ToolCall<Args = unknown> {
   readonly retryable?: (failure: unknown) => boolean | undefined;
 }
 
-/**
- * A call as the engine takes it: `execute`'s, or a host adapter's (`runToolCall`), whose scope and
- * namespace are asked for once, and which reads what its tool did its own way. The adapter's call
- * is the tool's `this` (its `run` method).
- */
+/** A call as the engine takes it: `execute`'s, or a host adapter's (`runToolCall`), the tool's `this`. */
 export interface EngineCall<Args = unknown> extends Omit<ToolCall<Args>, "scope" | "namespace"> {
   readonly scope?: string | (() => string);
   readonly namespace?: string | (() => string);
-  /** A returned value that reports a failure: the failure to classify, else undefined. Replaces the built-in shapes' test. */
+  /** See `HostToolCall`. */
   failureOfResult?(result: unknown): unknown;
-  /** What the host makes of an error its tool threw (`HostToolCall.readThrown`). */
   readThrown?(error: unknown, args: unknown): Promise<ThrownReading>;
 }
 
@@ -131,6 +123,18 @@ export function setupOf(engine: Engine, toolName: string): ToolSetup {
   return engine.setups.get(toolName) ?? engine.defaults;
 }
 
+/** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
+export function isInScope(options: ResolvedOptions, toolName: string): boolean {
+  const { includeTools, excludeTools } = options;
+  if (excludeTools.has(toolName)) return false;
+  return includeTools.size === 0 || includeTools.has(toolName);
+}
+
+/** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
+export function effectOf(options: ResolvedOptions, toolName: string): ToolEffect {
+  return options.toolEffects[toolName] ?? options.defaultEffect;
+}
+
 /** Everything one logical call carries through its attempts (what the guard reads and writes of it included). */
 export interface CallRun extends GuardedCall {
   /** The call as hooks and the guard see it (scope and namespace resolved). */
@@ -139,7 +143,6 @@ export interface CallRun extends GuardedCall {
   readonly host: EngineCall | undefined;
   readonly effect: ToolEffect;
   readonly policy: ResolvedPolicy;
-  readonly idempotency: ResolvedPolicy["idempotency"];
   readonly breaker: Breaker<CallInfo>;
   readonly breakerKey: string;
   readonly counterKey: string;
@@ -166,8 +169,8 @@ export interface HostReading {
 }
 
 /**
- * The run of a call: a host call's scope (and a write's namespace) asked for once; a write's key
- * argument left out of what observers see, and out of the call when its schema declares none.
+ * A host call's scope (and a write's namespace) asked for once; a write's key argument left out of
+ * what observers see, and out of the call when its schema declares none.
  */
 export function newRun(engine: Engine, call: EngineCall, host: EngineCall | undefined, setup: ToolSetup): CallRun {
   const { options } = engine;

@@ -1,6 +1,5 @@
 import { errorMessageOf } from "../classify/error-signals.js";
-import { cleanText } from "../cleaning/clean-text.js";
-import { cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/text-budget.js";
+import { cleanText, cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/clean-text.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
@@ -8,11 +7,8 @@ import { isOwnText } from "../texts/model-texts.js";
 import { detailsJson, ERROR_ONCE, type ReflectionTemplate, structuredJsonOf, type Uses } from "../texts/templater.js";
 import type { CallRun, Engine } from "./call.js";
 
-// A reflect/failed message under its budget: the failure's own text holds at most `maxErrorLength`
-// characters after escaping, beyond the library's fixed template.
-
 /** The values of the placeholders that come from a failure: `error` and `suggested_action` quoted (JSON strings). */
-interface FailureValues {
+export interface FailureValues {
   readonly error: string;
   readonly suggested_action: string;
   readonly error_code: string;
@@ -31,17 +27,6 @@ const STANDARD_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
 /** An `error_code`'s characters that count against `maxErrorLength`: a standard code is the library's own word. */
 function codeCost(code: string): number {
   return STANDARD_CODES.has(code) ? 0 : code.length;
-}
-
-/** A built-in text (`render` given the quoted error) and the structured error JSON. */
-export function composeText(
-  engine: Engine,
-  run: CallRun,
-  error: ToolError,
-  render: (error: string) => string,
-  uses = ERROR_ONCE,
-): Composed {
-  return compose(engine, run, error, (values) => render(values.error), uses, error.code);
 }
 
 /** A template's text and the structured error: `promptCode` is what `{error_code}` shows. */
@@ -74,13 +59,13 @@ export function templated(
  * each time they appear. When they do not fit, the longest are cut (`shareBudget`) and the error is
  * rebuilt with what was shown, so that `outcome.error` is what the model read.
  */
-function compose(
+export function compose(
   engine: Engine,
   run: CallRun,
   error: ToolError,
   render: (values: FailureValues) => string,
-  uses: Uses,
-  promptCode: string,
+  uses: Uses = ERROR_ONCE,
+  promptCode = error.code,
   own = false,
 ): Composed {
   const budget = engine.cleaner.maxErrorLength;

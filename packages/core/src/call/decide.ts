@@ -3,9 +3,6 @@ import type { ResolvedPolicy } from "../config/policy.js";
 import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
 import type { FailureReason, ToolEffect } from "../outcome.js";
 
-// What to do about one recorded failure: `decide`, a pure function of the facts, tested from a
-// table; `countsForBreaker`, whether the breaker counts it. Carried out by outcome.ts.
-
 /** What is known when a failure has been recorded. */
 export interface FailureFacts {
   /** `tool`: the tool ran and failed; `refusal`: the call was turned away before it ran. */
@@ -35,6 +32,8 @@ export interface FailureFacts {
   /** A call of the tool succeeded in another scope since this row began failing: the tool is not down. */
   readonly succeededElsewhere: boolean;
 }
+
+export type RefusalFacts = Pick<FailureFacts, "recoverable" | "budgetSpent" | "reflections" | "retryAfterMs" | "sameCallLater">;
 
 export type DecisionPolicy = Pick<ResolvedPolicy, "maxRetries" | "maxBackoffMs" | "patienceMs" | "giveUpMs" | "waitForRecovery">;
 
@@ -68,22 +67,16 @@ export type Decision =
   | { readonly kind: "stop"; readonly reason: FailureReason };
 
 /**
- * The decision after a failure: a pure function of what is known and the policy. The order is the
- * contract: not recoverable, then a budget spent by a parallel call, then a refusal (the same call
- * later, or other arguments), then the give-up time; then a transient failure is retried in place
+ * A pure function of the facts and the policy; the order is the contract: not recoverable, a budget
+ * spent by a parallel call, a refusal, the give-up time; then a transient failure is retried in place
  * while the next attempt starts within the call's patience (at least `maxRetries` times; an open
- * circuit's remaining time is waited only with `waitForRecovery`), else told as temporary; any
- * other failure is reflected until the model's corrections (`maxRetries`) are spent.
+ * circuit's remaining time is waited only with `waitForRecovery`), else told as temporary; any other
+ * failure is reflected until the model's corrections (`maxRetries`) are spent.
  */
 export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
+  if (facts.origin === "refusal") return decideRefusal(facts, policy);
   if (!facts.recoverable) return { kind: "stop", reason: "not_recoverable" };
   if (facts.budgetSpent) return { kind: "stop", reason: "exhausted" };
-  if (facts.origin === "refusal") {
-    if (facts.reflections > policy.maxRetries) return { kind: "stop", reason: "exhausted" };
-    // Nothing ran: the model decides what to change; wait only what the refusal asks.
-    const wait = facts.retryAfterMs === undefined ? 0 : Math.min(facts.retryAfterMs, policy.maxBackoffMs);
-    return { kind: "reflect", delayMs: wait, text: facts.sameCallLater === true ? "retry_later" : "reflection" };
-  }
   // The tool has kept failing in this scope for the give-up time, more than `maxRetries` times (two
   // attempts cut off at their limits are not yet a dead tool), and nowhere else has it succeeded
   // meanwhile (an overloaded tool is not a dead one): the stop is true now.
@@ -105,4 +98,12 @@ export function decide(facts: FailureFacts, policy: DecisionPolicy): Decision {
     if (patient || floor) return { kind: "retry", delayMs };
   }
   return { kind: "reflect", delayMs, text: unguardedWrite ? "unknown_outcome" : "retry_later" };
+}
+
+/** A call turned away before the tool ran: the model decides what to change; the wait is only what the refusal asks. */
+export function decideRefusal(facts: RefusalFacts, policy: DecisionPolicy): Decision {
+  if (!facts.recoverable) return { kind: "stop", reason: "not_recoverable" };
+  if (facts.budgetSpent || facts.reflections > policy.maxRetries) return { kind: "stop", reason: "exhausted" };
+  const wait = facts.retryAfterMs === undefined ? 0 : Math.min(facts.retryAfterMs, policy.maxBackoffMs);
+  return { kind: "reflect", delayMs: wait, text: facts.sameCallLater === true ? "retry_later" : "reflection" };
 }

@@ -7,11 +7,8 @@ import type { ExhaustedMark, TrackedAttempts } from "../state/counters.js";
 import * as texts from "../texts/model-texts.js";
 import { NO_USES } from "../texts/templater.js";
 import type { CallRun, Engine } from "./call.js";
-import { type Composed, composeText, templated } from "./compose-message.js";
+import { type Composed, compose, templated } from "./compose-message.js";
 import type { Decision, ReflectText } from "./decide.js";
-
-// A decision carried out (`applyDecision`), the outcomes the model reads, and the call's end
-// (fallback, observers, `onExhausted: "throw"`).
 
 /** A failure retried in place after `delayMs` (the attempt loop waits, then runs the next attempt). */
 export interface Retry {
@@ -35,7 +32,7 @@ export function applyDecision(
     // Exhausted: the scope stops using the tool (with global tracking there is no task to stop: the count starts again).
     const mark = { at: options.clock.now(), message: error.message, lastErrorCode: error.code, lastError: error };
     const global = options.trackingScope === "global";
-    if (global) engine.tracker.clear(run.counterKey, toolName);
+    if (global) engine.tracker.clear(run.counterKey);
     else tracked.exhausted = mark;
     const resetMs = run.policy.exhaustedResetMs;
     const fields = { tool_name: toolName, attempts: run.attempt, error: error.message };
@@ -72,11 +69,7 @@ export function applyDecision(
   return reflectOutcome(engine, run, shown, origin === "refusal", decision.text, decision.delayMs);
 }
 
-/**
- * `reflect`: the text (`reflection`: the reflection prompt; `retry_later`: the same call again in
- * about `wait` ms; `unknown_outcome`: check before calling again) and the structured error;
- * `own`: the error is the library's own (a call turned away).
- */
+/** `reflect`: the text `text` names (`retry_later`: in about `wait` ms) and the structured error; `own`: a call turned away. */
 export function reflectOutcome(
   engine: Engine,
   run: CallRun,
@@ -87,7 +80,7 @@ export function reflectOutcome(
 ): ReflectOutcome {
   let composed: Composed;
   if (text === "unknown_outcome") {
-    composed = composeText(engine, run, error, (quoted) => texts.unknownOutcomeText(run.toolName, quoted));
+    composed = compose(engine, run, error, ({ error: quoted }) => texts.unknownOutcomeText(run.toolName, quoted));
   } else {
     const { policy } = run;
     // A call turned away by an open circuit: the user's `circuitOpenPrompt`, if any.
@@ -104,12 +97,11 @@ export function reflectOutcome(
  * `failed`: the stop instruction for its reason (the policy's template, else the built-in text), and
  * the structured error, whose action is the library's own for a stop (the tool's stays `tool_suggested_action`).
  */
-export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, reason: FailedOutcome["reason"]): FailedOutcome {
+export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, reason: "exhausted" | "not_recoverable"): FailedOutcome {
   const { policy, toolName } = run;
   const stopAction = reason === "not_recoverable" ? texts.notRecoverableAction(toolName, given.code, given.details?.fault) : undefined;
   const error = stopAction === undefined || stopAction === given.suggestedAction ? given : withText(given, { suggestedAction: stopAction });
-  const template =
-    reason === "exhausted" ? policy.exhaustedTemplate : reason === "not_recoverable" ? policy.notRecoverableTemplate : undefined;
+  const template = reason === "exhausted" ? policy.exhaustedTemplate : policy.notRecoverableTemplate;
   let composed: Composed;
   if (template !== undefined) {
     // `{error_code}` is the last failure's code: an exhausted budget's, kept in the details the engine wrote.
@@ -117,10 +109,10 @@ export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, re
     const retryAfterS = String(Math.ceil((error.retryAfterMs ?? causeRetryAfterMs(error) ?? 0) / 1000));
     composed = templated(engine, run, error, template, retryAfterS, typeof last === "string" ? last : error.code);
   } else if (reason === "exhausted") {
-    composed = composeText(engine, run, error, (quoted) => texts.exhaustedText(toolName, run.attempt, quoted));
+    composed = compose(engine, run, error, ({ error: quoted }) => texts.exhaustedText(toolName, run.attempt, quoted));
   } else {
     const action = stopAction ?? error.suggestedAction;
-    composed = composeText(engine, run, error, (quoted) => texts.notRecoverableText(toolName, quoted, action));
+    composed = compose(engine, run, error, ({ error: quoted }) => texts.notRecoverableText(toolName, quoted, action));
   }
   return { status: "failed", message: composed.message, error: composed.error, reason, attempt: run.attempt };
 }
@@ -159,7 +151,7 @@ export function circuitOpenOutcome(engine: Engine, run: CallRun): FailedOutcome 
     suggestedAction: texts.isolatedAction(toolName),
     details: { isolated: true },
   });
-  const composed = composeText(engine, run, error, () => texts.isolatedText(toolName), NO_USES);
+  const composed = compose(engine, run, error, () => texts.isolatedText(toolName), NO_USES);
   return { status: "failed", message: composed.message, error: composed.error, reason: "circuit_open", attempt: run.attempt };
 }
 

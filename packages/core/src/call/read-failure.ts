@@ -14,9 +14,6 @@ import type { CallRun, Engine, HostReading, ThrownReading } from "./call.js";
 import { countsForBreaker, decide } from "./decide.js";
 import { applyDecision, passesThrough, type Retry } from "./outcome.js";
 
-// What an attempt did, read once: a success or a failure; a failure classified, cleaned, recorded
-// (breaker, then the next attempt number of its scope), decided (`decide`) and carried out.
-
 /** A failed attempt: `failure` is what gets classified; `thrown` what the tool threw or returned. */
 export interface FailedAttempt {
   readonly kind: "failure";

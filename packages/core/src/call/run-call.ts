@@ -1,19 +1,13 @@
 import { abortReason } from "../clock.js";
-import { isInScope } from "../config/resolve.js";
 import type { ExecuteOutcome, FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { nextAttempt, releaseInRow, releaseSlot, reserveInRow, roomInRow, type TrackedAttempts, takeSlot } from "../state/counters.js";
-
 import { admitRow, atOpenCircuit, openCircuitOutcome, overloaded, refuse, resetIfDue, stopExhausted } from "./admit.js";
 import { runAttempt } from "./attempt.js";
-import { type CallRun, type Engine, type EngineCall, newRun, setupOf, type ToolCall, type ToolFunction } from "./call.js";
+import { type CallRun, type Engine, type EngineCall, isInScope, newRun, setupOf, type ToolCall, type ToolFunction } from "./call.js";
 import { endCall, ended } from "./outcome.js";
 import { afterFailure, readAttempt, returnedFailure } from "./read-failure.js";
 
-// The one entry of a call (`execute`'s, and a host adapter's) and its one async loop: admission,
-// the backoff gate, the guard of a write, attempt after attempt while safe to repeat; the end.
-
-/** What a host makes of an outcome (its tool message, its result), made once per adapter: it gets the call. */
-export type Present<T, P> = (outcome: ExecuteOutcome<T>, call: EngineCall) => P;
+// The one entry of a call (`execute`'s, and a host adapter's) and its one async loop.
 
 /** `plugin.execute` (its call checked by plugin.ts). */
 export async function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
@@ -26,14 +20,8 @@ export async function runCall<Args, T>(engine: Engine, call: ToolCall<Args>, fn:
 }
 
 /** A host adapter's call of an in-scope tool (`runToolCall`): `fn` is its `run`, called with the call as `this`. */
-export async function runHostCall<T, P>(
-  engine: Engine,
-  call: EngineCall,
-  fn: ToolFunction<unknown, T>,
-  present?: Present<T, P>,
-): Promise<ExecuteOutcome<T> | P> {
-  const outcome = await dispatch(engine, call, fn, call);
-  return present === undefined ? outcome : present(outcome, call);
+export function runHostCall<T>(engine: Engine, call: EngineCall, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
+  return dispatch(engine, call, fn, call);
 }
 
 async function dispatch<T>(
@@ -157,7 +145,7 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
           if (!("token" in lock)) {
             breaker.onNeutral(run.breakerKey, permit);
             if ("refusal" in lock) return refuse(engine, run, lock);
-            tracker.clearUnlessExhausted(run.counterKey, run.toolName);
+            tracker.clearUnlessExhausted(run.counterKey);
             notifier.emit("idempotent_replay", run.toolName, run.info, { tool_name: run.toolName });
             return { status: "success", value: lock.replay as T, attempt: run.attempt, replayed: true };
           }

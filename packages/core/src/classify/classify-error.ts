@@ -1,43 +1,97 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import {
-  createToolError,
-  isToolErrorShape,
-  readToolErrorShape,
-  ToolError,
-  type ToolErrorInit,
-  unreadableErrorInit,
-} from "../errors/tool-error.js";
-import { DEFAULT_SUGGESTED_ACTIONS, TOOL_CODE_FAULT_ACTION } from "../texts/model-texts.js";
-import {
-  BAD_INPUT,
-  CREDENTIALS,
-  errorMessageOf,
-  field,
-  httpStatus,
-  isToolCodeFault,
-  NETWORK_CODES,
-  PERMISSION,
-  PERMISSION_CODES,
-  readable,
-  STATUS_IN_TEXT,
-  systemCode,
-  TEXT_HINTS,
-  VALIDATION_NAMES,
-} from "./error-signals.js";
+import { createToolError, isToolErrorShape, readToolErrorShape, ToolError, unreadableErrorInit } from "../errors/tool-error.js";
+import { DEFAULT_SUGGESTED_ACTIONS } from "../texts/model-texts.js";
+import { errorMessageOf, field, httpStatus, readable, retryAfterMsOf, systemCode } from "./error-signals.js";
 
-export { DEFAULT_SUGGESTED_ACTIONS };
+// What a failure is: the rules its name, codes, status and message are matched against (network
+// codes, validation names, status, credential, permission and bad-input wording, an engine's words
+// for a programming mistake), and the classification they make.
 
-/** Marks a failure in the tool's own code (`details` of its `TOOL_FAILED`). */
-const TOOL_CODE_FAULT = "tool_code";
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENOTCONN",
+  "ESOCKETTIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
 
-function isMcpErrorResult(value: unknown): boolean {
-  return field(value, "isError") === true;
+const VALIDATION_NAMES = new Set(["ZodError", "ValidationError", "ToolInputParsingException", "InputValidationError", "SchemaError"]);
+
+/** Messages that name bad input. */
+const BAD_INPUT =
+  /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
+
+/**
+ * An HTTP status said to be one: after `HTTP`, `HTTP/1.1`, `status`, `status code`, `statusCode`
+ * (`HTTP 503`, `status: 502`, axios' `Request failed with status code 500`), or before its reason
+ * phrase (`503 Service Unavailable`, got's `Response code 429 (Too Many Requests)`). A bare number
+ * (`order 503 not found`) is not one.
+ */
+const STATUS_IN_TEXT =
+  /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _-]?code)?(?: of)?)\s*[:=]?\s*([1-5]\d\d)\b|\b([1-5]\d\d)\s*[-:(]?\s*(?:Service Unavailable|Too Many Requests|Bad Gateway|Gateway Time-?out|Internal Server Error|Unauthori[sz]ed|Forbidden|Bad Request|Unprocessable (?:Entity|Content)|Request Time-?out)\b/i;
+
+/** Messages of missing, invalid or expired credentials: the model cannot fix them. */
+const CREDENTIALS =
+  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|(?:invalid|missing)[ _-]?credentials|authentication (?:failed|required|error))\b/i;
+
+/**
+ * Messages of a permission refused for what the call names (a path, a resource): another argument
+ * may be allowed (`Access denied - path outside allowed directories`, `permission denied: /etc`,
+ * `EACCES: permission denied, open '/root/x'`, `Forbidden`).
+ */
+const PERMISSION =
+  /\b(?:permission[ _-]denied|access[ _-](?:is[ _-])?denied|forbidden|operation not permitted|insufficient permissions?|outside (?:of )?(?:the )?allowed (?:directories|directory|paths?|roots?))\b/i;
+
+/** System codes of a permission refused for a path. */
+const PERMISSION_CODES: ReadonlySet<string> = new Set(["EACCES", "EPERM"]);
+
+/**
+ * How engines word a programming mistake in a `TypeError` (V8, SpiderMonkey, JavaScriptCore): a
+ * property of `undefined`, a call of a non-function, a bad destructuring, a circular `JSON.stringify`...
+ */
+const CODE_TYPE_ERROR =
+  /^Cannot (?:read|set|create|add|define|redefine|delete|assign to read only) propert|^Cannot destructure|^Cannot convert undefined or null|^Cannot mix BigInt|^Assignment to constant|^Converting circular structure|^Do not know how to serialize a BigInt|is not (?:a function|a constructor|iterable|an object)|cannot be invoked without 'new'|called on incompatible receiver|\bis (?:undefined|null)$/;
+
+/**
+ * A fault in the tool's own code, which other arguments cannot fix: a `ReferenceError`, an
+ * `EvalError`, a stack overflow, a `SyntaxError` of code (not of JSON data, nor one that names bad
+ * input such as an invalid regular expression), and a `TypeError` in an engine's words for a
+ * programming mistake (`CODE_TYPE_ERROR`, without a system code). Any other `TypeError` (a tool's
+ * own "units should be a string") is left to the other rules.
+ */
+function isToolCodeFault(name: string, text: string, code: string | undefined): boolean {
+  switch (name) {
+    case "ReferenceError":
+    case "EvalError":
+      return true;
+    case "RangeError":
+    case "InternalError": // SpiderMonkey's "too much recursion"
+      return text.includes("call stack size exceeded") || text.includes("too much recursion");
+    case "SyntaxError":
+      return !text.includes("JSON") && !BAD_INPUT.test(text);
+    case "TypeError":
+      return code === undefined && CODE_TYPE_ERROR.test(text);
+    default:
+      return false;
+  }
 }
 
 /** True when a tool's returned value means failure: a `ToolError`, the `{ error_code, message }` error shape, or MCP `isError: true`. */
 export function isReturnedFailure(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
-  return ToolError.isInstance(value) || isToolErrorShape(value) || isMcpErrorResult(value);
+  return ToolError.isInstance(value) || isToolErrorShape(value) || field(value, "isError") === true;
 }
 
 /**
@@ -66,25 +120,20 @@ export function classifyError(error: unknown): ToolError {
   if (ToolError.isInstance(error)) return error;
   // The plain shape, each member read once (a member that changes type between reads is caught here).
   const shape = readToolErrorShape(error, error);
-  if (shape !== undefined) return createToolError(shape === "unreadable" ? unreadableErrorInit(error) : shape);
+  if (shape !== undefined) return createToolError(shape);
   if (!readable(error)) return createToolError(unreadableErrorInit(error));
   const message = errorMessageOf(error);
   const name = field(error, "name");
   const status = httpStatus(error);
   const code = systemCode(error);
+  const fail = (as: keyof typeof DEFAULT_SUGGESTED_ACTIONS) => failure(as, message, error);
 
-  if (status === 429) return transient(ErrorCodes.RATE_LIMITED, message, error);
-  if (
-    status === 408 ||
-    name === "TimeoutError" ||
-    code === "ETIMEDOUT" ||
-    code === "UND_ERR_CONNECT_TIMEOUT" ||
-    code === "UND_ERR_HEADERS_TIMEOUT"
-  ) {
-    return transient(ErrorCodes.TIMEOUT, message, error);
-  }
-  if (status !== undefined && status >= 500 && status !== 501 && status !== 505) return transient(ErrorCodes.TRANSIENT, message, error);
-  if (code !== undefined && NETWORK_CODES.has(code)) return transient(ErrorCodes.TRANSIENT, message, error);
+  const timedOut =
+    name === "TimeoutError" || code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT";
+  if (timedOut && status !== 429) return fail(ErrorCodes.TIMEOUT);
+  const byStatus = transientCode(status);
+  if (byStatus !== undefined) return fail(byStatus);
+  if (code !== undefined && NETWORK_CODES.has(code)) return fail(ErrorCodes.TRANSIENT);
   // fetch's opaque network failure: Node/undici "fetch failed", Chrome "Failed to fetch", Firefox
   // "NetworkError when attempting to fetch resource.", Safari "Load failed". Not when its cause carries
   // a code that is not a network hiccup (ENOTFOUND, an expired certificate): repeating cannot help.
@@ -93,155 +142,52 @@ export function classifyError(error: unknown): ToolError {
     code === undefined &&
     /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i.test(message)
   ) {
-    return transient(ErrorCodes.TRANSIENT, message, error);
+    return fail(ErrorCodes.TRANSIENT);
   }
 
-  // Only the start of a huge message is read. One scan says whether it holds a status, credential,
-  // permission or bad-input hint at all; most messages have none. Only then is each kind looked for.
+  // Only the start of a huge message is read. A status field wins: then the text is not read for one.
   const text = message.length > 2000 ? message.slice(0, 2000) : message;
-  const hinted = TEXT_HINTS.test(text);
   let said = status;
-  // A status field wins: then the text is not read for one.
-  if (hinted && status === undefined) {
+  if (status === undefined) {
     const statusHint = STATUS_IN_TEXT.exec(text);
     if (statusHint !== null) {
       said = Number(statusHint[1] ?? statusHint[2]);
-      const byText = transientOfStatus(said, message, error);
-      if (byText !== undefined) return byText;
+      const byText = transientCode(said);
+      if (byText !== undefined) return fail(byText);
     }
   }
   // Credentials the model cannot fix win over a permission it may (another path, another resource).
-  const credentials = hinted && CREDENTIALS.test(text);
-  if (said === 401 || (said === 403 && credentials)) return unauthorized(message, error);
-  if (said === 403) return permissionDenied(message, error);
+  const credentials = CREDENTIALS.test(text);
+  if (said === 401 || (said === 403 && credentials)) return fail(ErrorCodes.UNAUTHORIZED);
+  if (said === 403) return fail(ErrorCodes.PERMISSION_DENIED);
   if (name !== "Error" && typeof name === "string") {
-    if (isToolCodeFault(name, text, code)) return toolCodeFault(message, error);
-    if (VALIDATION_NAMES.has(name)) return invalid(message, error);
+    // A fault of the tool's code: the unreadable failure's code, action and `details: { fault: "tool_code" }`, with its own message.
+    if (isToolCodeFault(name, text, code)) return createToolError({ ...unreadableErrorInit(error), message });
+    if (VALIDATION_NAMES.has(name)) return fail(ErrorCodes.INVALID_ARGUMENTS);
   }
-  if (credentials) return unauthorized(message, error);
-  if ((code !== undefined && PERMISSION_CODES.has(code)) || (hinted && PERMISSION.test(text))) return permissionDenied(message, error);
-  if (said === 400 || said === 422) return invalid(message, error);
-  if (hinted && BAD_INPUT.test(text)) return invalid(message, error);
-  return toolFailed(message, error);
+  if (credentials) return fail(ErrorCodes.UNAUTHORIZED);
+  if ((code !== undefined && PERMISSION_CODES.has(code)) || PERMISSION.test(text)) return fail(ErrorCodes.PERMISSION_DENIED);
+  if (said === 400 || said === 422 || BAD_INPUT.test(text)) return fail(ErrorCodes.INVALID_ARGUMENTS);
+  return fail(ErrorCodes.TOOL_FAILED);
 }
 
-/** A status stated in the text, as the same status field: 429, 408 and 5xx (not 501/505) are transient; any other, undefined. */
-function transientOfStatus(status: number | undefined, message: string, error: unknown): ToolError | undefined {
-  if (status === undefined) return undefined;
-  if (status === 429) return transient(ErrorCodes.RATE_LIMITED, message, error);
-  if (status === 408) return transient(ErrorCodes.TIMEOUT, message, error);
-  if (status >= 500 && status !== 501 && status !== 505) return transient(ErrorCodes.TRANSIENT, message, error);
+/** The transient code of an HTTP status: 429, 408 and 5xx (not 501/505); any other, undefined. */
+function transientCode(status: number | undefined): "RATE_LIMITED" | "TIMEOUT" | "TRANSIENT" | undefined {
+  if (status === 429) return ErrorCodes.RATE_LIMITED;
+  if (status === 408) return ErrorCodes.TIMEOUT;
+  if (status !== undefined && status >= 500 && status !== 501 && status !== 505) return ErrorCodes.TRANSIENT;
   return undefined;
 }
 
-/** A failure of `code`, with its default action and kind unless `init` says otherwise. */
-function failure(code: keyof typeof DEFAULT_SUGGESTED_ACTIONS, message: string, cause: unknown, init?: Partial<ToolErrorInit>): ToolError {
-  return createToolError({ code, message, recoverable: true, suggestedAction: DEFAULT_SUGGESTED_ACTIONS[code], cause, ...init });
-}
-
-type Make = (message: string, cause: unknown) => ToolError;
-const transient = (code: "TRANSIENT" | "TIMEOUT" | "RATE_LIMITED", message: string, cause: unknown): ToolError =>
-  failure(code, message, cause, { retryAfterMs: retryAfterMsOf(cause) });
-const toolFailed: Make = (message, cause) => failure(ErrorCodes.TOOL_FAILED, message, cause);
-const invalid: Make = (message, cause) => failure(ErrorCodes.INVALID_ARGUMENTS, message, cause);
-const permissionDenied: Make = (message, cause) => failure(ErrorCodes.PERMISSION_DENIED, message, cause);
-const unauthorized: Make = (message, cause) => failure(ErrorCodes.UNAUTHORIZED, message, cause, { recoverable: false });
-const toolCodeFault: Make = (message, cause) =>
-  failure(ErrorCodes.TOOL_FAILED, message, cause, {
-    recoverable: false,
-    suggestedAction: TOOL_CODE_FAULT_ACTION,
-    details: { fault: TOOL_CODE_FAULT },
+/** A failure of `code` with its default action: recoverable but for `UNAUTHORIZED`; a transient one with its `Retry-After` hint. */
+function failure(code: keyof typeof DEFAULT_SUGGESTED_ACTIONS, message: string, cause: unknown): ToolError {
+  const transient = code === ErrorCodes.TRANSIENT || code === ErrorCodes.TIMEOUT || code === ErrorCodes.RATE_LIMITED;
+  return createToolError({
+    code,
+    message,
+    recoverable: code !== ErrorCodes.UNAUTHORIZED,
+    suggestedAction: DEFAULT_SUGGESTED_ACTIONS[code],
+    retryAfterMs: transient ? retryAfterMsOf(cause) : undefined,
+    cause,
   });
-
-// The `Retry-After` hint of a failure: its own fields, or the header where HTTP clients keep it.
-// Runs on every transient failure: named reads, bounded, never throwing.
-
-function asDelay(candidate: unknown): number | undefined {
-  return typeof candidate === "number" && Number.isFinite(candidate) && candidate >= 0 ? candidate : undefined;
-}
-
-/** Bounds of the `Retry-After` lookup in a plain header record. */
-const MAX_HEADER_KEYS = 256;
-const MAX_HEADER_VALUE_LENGTH = 64;
-
-function headerValue(value: unknown): string | undefined {
-  if (typeof value === "string") return value.length <= MAX_HEADER_VALUE_LENGTH ? value : undefined;
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  return undefined;
-}
-
-function listValue(value: unknown): string | undefined {
-  return headerValue(Array.isArray(value) ? value[0] : value);
-}
-
-/** The `Retry-After` header of a `Headers`-like object (`get`) or a plain record (any case), never throwing, bounded. */
-function header(headers: unknown): string | undefined {
-  if (typeof headers !== "object" || headers === null) return undefined;
-  try {
-    const bag = headers as Record<string, unknown>;
-    const get = bag.get;
-    if (typeof get === "function") return headerValue(get.call(headers, "retry-after"));
-    // Node's IncomingHttpHeaders (lower case) and hand-made records first, then any case.
-    const direct = bag["retry-after"] ?? bag["Retry-After"];
-    if (direct !== undefined) return listValue(direct);
-    let seen = 0;
-    for (const key in bag) {
-      if (++seen > MAX_HEADER_KEYS) break;
-      if (key.length === 11 && key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return listValue(bag[key]);
-    }
-  } catch {
-    // A hostile headers object: no hint.
-  }
-  return undefined;
-}
-
-/** Where clients keep a `Retry-After` hint. */
-interface RetryHints {
-  readonly retryAfterMs?: unknown;
-  readonly retry_after_ms?: unknown;
-  readonly headers?: unknown;
-  readonly response?: unknown;
-  readonly responseHeaders?: unknown;
-  readonly cause?: unknown;
-}
-
-/** The `Retry-After` header on one error: `headers`, `response.headers` (fetch, axios), `responseHeaders` (Vercel AI SDK). */
-function retryAfterHeaderOn(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const holder = error as RetryHints;
-  const response = holder.response;
-  return (
-    header(holder.headers) ??
-    (typeof response === "object" && response !== null ? header((response as RetryHints).headers) : undefined) ??
-    header(holder.responseHeaders)
-  );
-}
-
-/**
- * A `Retry-After` hint in ms: from `retryAfterMs` / `retry_after_ms` on the error, or a
- * `Retry-After` header (seconds or an HTTP date) on `error.headers`, `error.response.headers`
- * (a record or a `Headers`), `error.responseHeaders`, or the same places of `error.cause`.
- * Never throws; a header record is searched for at most 256 keys, a value of more than 64
- * characters is ignored.
- */
-export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date.now): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  let value: string | undefined;
-  try {
-    // Named reads (not `field`): this runs on every transient failure.
-    const holder = error as RetryHints;
-    const own = asDelay(holder.retryAfterMs) ?? asDelay(holder.retry_after_ms);
-    if (own !== undefined) return own;
-    value = retryAfterHeaderOn(holder) ?? retryAfterHeaderOn(holder.cause);
-  } catch {
-    return undefined; // a getter or proxy trap that throws: no hint
-  }
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  // An HTTP date starts with a day name ("Wed, 21 Oct 2015 07:28:00 GMT"). Anything else is
-  // ignored: Date.parse is lenient and reads "-5" as a date in 2001.
-  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - wallClockNow());
 }

@@ -1,77 +1,7 @@
-// What a failure says about itself, for the classifier: its message as text, its HTTP status and
-// system code (read field by field, never throwing), whether it can be read at all, and the rules
-// its name and message are matched against (network codes, validation names, status, credential
-// and bad-input wording, an engine's words for a programming mistake).
+import { asDelay } from "../errors/tool-error.js";
 
-export const NETWORK_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EAI_AGAIN",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "EHOSTUNREACH",
-  "EHOSTDOWN",
-  "ENOTCONN",
-  "ESOCKETTIMEDOUT",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-  "UND_ERR_CLOSED",
-]);
-
-export const VALIDATION_NAMES = new Set([
-  "ZodError",
-  "ValidationError",
-  "ToolInputParsingException",
-  "InputValidationError",
-  "SchemaError",
-]);
-
-/** Messages that name bad input. */
-export const BAD_INPUT =
-  /\b(invalid|must be|must not|expected|not supported|unsupported|supported:|is required|are required|missing (?:required )?(?:argument|parameter|field)|malformed|out of range|not allowed|unknown (?:argument|parameter|field|option))/i;
-
-/**
- * An HTTP status said to be one: after `HTTP`, `HTTP/1.1`, `status`, `status code`, `statusCode`
- * (`HTTP 503`, `status: 502`, axios' `Request failed with status code 500`), or before its reason
- * phrase (`503 Service Unavailable`, got's `Response code 429 (Too Many Requests)`). A bare number
- * (`order 503 not found`) is not one.
- */
-export const STATUS_IN_TEXT =
-  /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _-]?code)?(?: of)?)\s*[:=]?\s*([1-5]\d\d)\b|\b([1-5]\d\d)\s*[-:(]?\s*(?:Service Unavailable|Too Many Requests|Bad Gateway|Gateway Time-?out|Internal Server Error|Unauthori[sz]ed|Forbidden|Bad Request|Unprocessable (?:Entity|Content)|Request Time-?out)\b/i;
-
-/** Messages of missing, invalid or expired credentials: the model cannot fix them. */
-export const CREDENTIALS =
-  /\b(?:unauthori[sz]ed|unauthenticated|not authenticated|(?:invalid|incorrect|missing|expired|revoked)[ _-]?api[ _-]?key|api[ _-]?key (?:is )?(?:not valid|invalid|expired|revoked)|(?:invalid|expired|revoked)[ _-]?(?:(?:access|auth|bearer|refresh)[ _-]?)?token|(?:(?:access|auth|bearer|refresh) )?token (?:has |is )?expired|(?:invalid|missing)[ _-]?credentials|authentication (?:failed|required|error))\b/i;
-
-/**
- * Messages of a permission refused for what the call names (a path, a resource): another argument
- * may be allowed (`Access denied - path outside allowed directories`, `permission denied: /etc`,
- * `EACCES: permission denied, open '/root/x'`, `Forbidden`).
- */
-export const PERMISSION =
-  /\b(?:permission[ _-]denied|access[ _-](?:is[ _-])?denied|forbidden|operation not permitted|insufficient permissions?|outside (?:of )?(?:the )?allowed (?:directories|directory|paths?|roots?))\b/i;
-
-/** System codes of a permission refused for a path. */
-export const PERMISSION_CODES: ReadonlySet<string> = new Set(["EACCES", "EPERM"]);
-
-/**
- * `STATUS_IN_TEXT`, `CREDENTIALS`, `PERMISSION` and `BAD_INPUT` in one scan: most messages hold none
- * of them, and this runs on every failure that no status field or system code explains. Only on a
- * hit is each kind looked for on its own (several may be said).
- */
-export const TEXT_HINTS = new RegExp(`${STATUS_IN_TEXT.source}|${CREDENTIALS.source}|${PERMISSION.source}|${BAD_INPUT.source}`, "i");
-
-/**
- * How engines word a programming mistake in a `TypeError` (V8, SpiderMonkey, JavaScriptCore): a
- * property of `undefined`, a call of a non-function, a bad destructuring, a circular `JSON.stringify`...
- */
-const CODE_TYPE_ERROR =
-  /^Cannot (?:read|set|create|add|define|redefine|delete|assign to read only) propert|^Cannot destructure|^Cannot convert undefined or null|^Cannot mix BigInt|^Assignment to constant|^Converting circular structure|^Do not know how to serialize a BigInt|is not (?:a function|a constructor|iterable|an object)|cannot be invoked without 'new'|called on incompatible receiver|\bis (?:undefined|null)$/;
+// What a failure says about itself, read field by field, never throwing: its message as text, its
+// HTTP status and system code, whether it can be read at all, and its `Retry-After` hint.
 
 type Bag = Record<string, unknown>;
 
@@ -88,7 +18,7 @@ function asStatus(candidate: unknown): number | undefined {
   return typeof candidate === "number" && candidate >= 100 && candidate <= 599 ? candidate : undefined;
 }
 
-// Read field by field, without building arrays: this runs on every failure.
+/** The error's own HTTP status: `status`, `statusCode` or `response.status`. */
 export function httpStatus(error: unknown): number | undefined {
   return asStatus(field(error, "status")) ?? asStatus(field(error, "statusCode")) ?? asStatus(field(field(error, "response"), "status"));
 }
@@ -108,30 +38,6 @@ export function readable(error: unknown): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/**
- * A fault in the tool's own code, which other arguments cannot fix: a `ReferenceError`, an
- * `EvalError`, a stack overflow, a `SyntaxError` of code (not of JSON data, nor one that names bad
- * input such as an invalid regular expression), and a `TypeError` in an engine's words for a
- * programming mistake (`CODE_TYPE_ERROR`, without a system code). Any other `TypeError` (a tool's
- * own "units should be a string") is left to the other rules.
- */
-export function isToolCodeFault(name: string, text: string, code: string | undefined): boolean {
-  switch (name) {
-    case "ReferenceError":
-    case "EvalError":
-      return true;
-    case "RangeError":
-    case "InternalError": // SpiderMonkey's "too much recursion"
-      return text.includes("call stack size exceeded") || text.includes("too much recursion");
-    case "SyntaxError":
-      return !text.includes("JSON") && !BAD_INPUT.test(text);
-    case "TypeError":
-      return code === undefined && CODE_TYPE_ERROR.test(text);
-    default:
-      return false;
   }
 }
 
@@ -196,4 +102,72 @@ function typeTag(value: object): string {
     // A proxy whose traps throw (even on Symbol.toStringTag).
     return "[object Object]";
   }
+}
+
+// The `Retry-After` hint of a failure: its own fields, or the header where HTTP clients keep it.
+
+/** Bounds of the `Retry-After` lookup in a plain header record. */
+const MAX_HEADER_KEYS = 256;
+const MAX_HEADER_VALUE_LENGTH = 64;
+
+/** A header's value (the first of a list), as text; undefined when it is too long or not text. */
+function headerValue(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  if (typeof first === "string") return first.length <= MAX_HEADER_VALUE_LENGTH ? first : undefined;
+  if (typeof first === "number" && Number.isFinite(first)) return String(first);
+  return undefined;
+}
+
+/** The `Retry-After` header of a `Headers`-like object (`get`) or a plain record (any case), never throwing, bounded. */
+function header(headers: unknown): string | undefined {
+  if (typeof headers !== "object" || headers === null) return undefined;
+  try {
+    const bag = headers as Bag;
+    const get = bag.get;
+    if (typeof get === "function") return headerValue(get.call(headers, "retry-after"));
+    // Node's IncomingHttpHeaders (lower case) and hand-made records first, then any case.
+    const direct = bag["retry-after"] ?? bag["Retry-After"];
+    if (direct !== undefined) return headerValue(direct);
+    let seen = 0;
+    for (const key in bag) {
+      if (++seen > MAX_HEADER_KEYS) break;
+      if (key.length === 11 && key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return headerValue(bag[key]);
+    }
+  } catch {
+    // A hostile headers object: no hint.
+  }
+  return undefined;
+}
+
+/** The `Retry-After` header on one error: `headers`, `response.headers` (fetch, axios), `responseHeaders` (Vercel AI SDK). */
+function retryAfterHeaderOn(error: Bag | undefined): string | undefined {
+  return header(error?.headers) ?? header((error?.response as Bag | undefined)?.headers) ?? header(error?.responseHeaders);
+}
+
+/**
+ * A `Retry-After` hint in ms: from `retryAfterMs` / `retry_after_ms` on the error, or a
+ * `Retry-After` header (seconds or an HTTP date) on `error.headers`, `error.response.headers`
+ * (a record or a `Headers`), `error.responseHeaders`, or the same places of `error.cause`.
+ * Never throws; a header record is searched for at most 256 keys, a value of more than 64
+ * characters is ignored.
+ */
+export function retryAfterMsOf(error: unknown, wallClockNow: () => number = Date.now): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  let value: string | undefined;
+  try {
+    const holder = error as Bag;
+    const own = asDelay(holder.retryAfterMs) ?? asDelay(holder.retry_after_ms);
+    if (own !== undefined) return own;
+    value = retryAfterHeaderOn(holder) ?? retryAfterHeaderOn(holder.cause as Bag | undefined);
+  } catch {
+    return undefined; // a getter or proxy trap that throws: no hint
+  }
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date starts with a day name ("Wed, 21 Oct 2015 07:28:00 GMT"). Anything else is
+  // ignored: Date.parse is lenient and reads "-5" as a date in 2001.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - wallClockNow());
 }

@@ -1,9 +1,17 @@
 import { DEFAULT_OPTIONS } from "../config/option-table.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError, type ToolErrorInit, unreadableErrorInit } from "../errors/tool-error.js";
+import {
+  asDelay,
+  createToolError,
+  isRecord,
+  readDetails,
+  type ToolError,
+  type ToolErrorInit,
+  unreadableErrorInit,
+} from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import { Cleaner, defaultRedactor, removeControlCharacters } from "./clean-text.js";
-import { capStrings, cutText, MAX_DETAILS_DEPTH, TRUNCATION_MARK } from "./text-budget.js";
+import { Cleaner, capStrings, cutText, defaultRedactor, MAX_DETAILS_DEPTH, setMember, TRUNCATION_MARK } from "./clean-text.js";
+import { removeControlCharacters } from "./redaction-rules.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
 const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
@@ -14,45 +22,26 @@ const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
  * `error_code`. A new error of plain fields: nothing downstream reads the tool's object again.
  */
 export function sanitizeError(cleaner: Cleaner, error: ToolError, key?: string): ToolError {
-  let code: unknown;
-  let message: unknown;
-  let recoverable: unknown;
-  let suggestedAction: unknown;
-  let toolSuggestedAction: unknown;
-  let retry: unknown;
-  let kind: unknown;
-  let cause: unknown;
+  let read: { readonly [Name in keyof ToolErrorInit]?: unknown };
   try {
-    code = error.code;
-    message = error.message;
-    recoverable = error.recoverable;
-    suggestedAction = error.suggestedAction;
-    toolSuggestedAction = error.toolSuggestedAction;
-    retry = error.retryAfterMs;
-    kind = error.kind;
-    cause = error.cause;
+    const { code, message, recoverable, suggestedAction, toolSuggestedAction, retryAfterMs, kind, cause } = error;
+    read = { code, message, recoverable, suggestedAction, toolSuggestedAction, retryAfterMs, kind, cause };
   } catch {
     return createToolError(unreadableErrorInit(error));
   }
+  const { code, message, recoverable, suggestedAction, toolSuggestedAction, kind } = read;
   if (typeof message !== "string" || typeof recoverable !== "boolean") return createToolError(unreadableErrorInit(error));
-  let details: unknown;
-  try {
-    details = error.details;
-  } catch {
-    details = { truncated: UNSERIALIZABLE };
-  }
-  const validCode = typeof code === "string" && ERROR_CODE_PATTERN.test(code) ? code : ErrorCodes.TOOL_FAILED;
   return createToolError({
-    code: validCode,
+    code: typeof code === "string" && ERROR_CODE_PATTERN.test(code) ? code : ErrorCodes.TOOL_FAILED,
     message: cleaner.clean(message, key),
     recoverable,
     suggestedAction: typeof suggestedAction === "string" ? cleaner.clean(suggestedAction, key) : "",
     toolSuggestedAction: typeof toolSuggestedAction === "string" ? cleaner.clean(toolSuggestedAction, key) : undefined,
-    retryAfterMs: typeof retry === "number" && Number.isFinite(retry) && retry >= 0 ? retry : undefined,
-    details: cleanDetails(cleaner, details, key),
+    retryAfterMs: asDelay(read.retryAfterMs),
+    details: cleanDetails(cleaner, readDetails(error), key),
     // A kind that is not one of the three is derived from the code again.
     kind: kind === "transient" || kind === "invalid_arguments" || kind === "other" ? kind : undefined,
-    cause: cause ?? error,
+    cause: read.cause ?? error,
   });
 }
 
@@ -77,19 +66,11 @@ export function cleanToolError(error: ToolError, options: ToolErrorCleaning = {}
   return sanitizeError(cleaner, error);
 }
 
-/** A copy of an (already clean) error with some fields replaced; the original is its `cause`. */
+/** A copy of an (already clean) error with the fields `parts` has replaced; the original is its `cause`. */
 export function withText(error: ToolError, parts: Partial<Omit<ToolErrorInit, "kind" | "cause">>): ToolError {
-  return createToolError({
-    code: parts.code ?? error.code,
-    message: parts.message ?? error.message,
-    recoverable: parts.recoverable ?? error.recoverable,
-    suggestedAction: parts.suggestedAction ?? error.suggestedAction,
-    toolSuggestedAction: "toolSuggestedAction" in parts ? parts.toolSuggestedAction : error.toolSuggestedAction,
-    retryAfterMs: "retryAfterMs" in parts ? parts.retryAfterMs : error.retryAfterMs,
-    details: "details" in parts ? parts.details : error.details,
-    kind: error.kind,
-    cause: error.cause ?? error,
-  });
+  const { code, message, recoverable, suggestedAction, toolSuggestedAction, retryAfterMs, details, kind } = error;
+  const fields = { code, message, recoverable, suggestedAction, toolSuggestedAction, retryAfterMs, details };
+  return createToolError({ ...fields, ...parts, kind, cause: error.cause ?? error });
 }
 
 /**
@@ -102,35 +83,30 @@ export function withText(error: ToolError, parts: Partial<Omit<ToolErrorInit, "k
 function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<string, unknown> | undefined {
   if (details === undefined) return undefined;
   const { maxErrorLength } = cleaner;
-  const copying: Copying = { left: maxErrorLength * 4 + 256, stringLimit: maxErrorLength + 256, cut: false, longest: 0, path: [] };
+  const copying: Copying = { left: maxErrorLength * 4 + 256, stringLimit: maxErrorLength + 256, cut: false, path: [] };
   const copy = copyValue(details, 1, copying, false);
   if (copy === UNSERIALIZABLE) return { truncated: UNSERIALIZABLE };
-  if (typeof copy !== "object" || copy === null || Array.isArray(copy)) return undefined; // not an object: dropped, as `fromJSON` does
+  if (!isRecord(copy)) return undefined; // not an object: dropped, as `fromJSON` does
   const json = JSON.stringify(copy);
   // Redacted (and the key masked) as one text; the copy is bounded already, so nothing is cut here.
   const cleaned = cleaner.cleanJson(json, key);
-  let result: Record<string, unknown> | undefined;
-  if (cleaned === json) result = copy as Record<string, unknown>;
-  else {
-    try {
-      const parsed: unknown = JSON.parse(cleaned);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) result = parsed as Record<string, unknown>;
-    } catch {
-      // The redactor left text that is not JSON: keep its cleaned text.
-    }
+  let result: unknown = copy;
+  try {
+    if (cleaned !== json) result = JSON.parse(cleaned);
+  } catch {
+    result = undefined; // the redactor left text that is not JSON: its cleaned text is kept
   }
-  if (result === undefined) return { truncated: cutText(cleaned, maxErrorLength * 4) };
-  if (copying.longest > maxErrorLength) result = capStrings(result, maxErrorLength, 1) as Record<string, unknown>;
+  if (!isRecord(result)) return { truncated: cutText(cleaned, maxErrorLength * 4) };
+  const capped = capStrings(result, maxErrorLength) as Record<string, unknown>;
   // A copy that stopped at its window: the start of its JSON, as one text.
-  return copying.cut ? { truncated: cutText(JSON.stringify(result), maxErrorLength * 4) } : result;
+  return copying.cut ? { truncated: cutText(JSON.stringify(capped), maxErrorLength * 4) } : capped;
 }
 
-/** One copy: characters of JSON left, the longest string kept, whether it stopped, its longest string, the objects above. */
+/** One copy: characters of JSON left, the longest string kept, whether it stopped, the objects above. */
 interface Copying {
   left: number;
   readonly stringLimit: number;
   cut: boolean;
-  longest: number;
   readonly path: object[];
 }
 
@@ -149,7 +125,6 @@ function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: b
         copying.cut = true;
         text = TRUNCATION_MARK;
       }
-      if (text.length > copying.longest) copying.longest = text.length;
       copying.left -= text.length + 2;
       return text;
     }
@@ -172,9 +147,8 @@ function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: b
   }
   if (depth > MAX_DETAILS_DEPTH) return unserializable(copying);
   if (!viaToJSON) {
-    let toJSON: unknown;
     try {
-      toJSON = (value as { toJSON?: unknown }).toJSON;
+      const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
       // As JSON.stringify: once per value (a `toJSON` returning an object with its own is not called again).
       if (typeof toJSON === "function") return copyValue(toJSON.call(value), depth, copying, true);
     } catch {
@@ -209,11 +183,7 @@ function copyValue(value: unknown, depth: number, copying: Copying, viaToJSON: b
       const copied = copyValue(readMember(value, name), depth + 1, copying, false);
       if (copied === undefined) continue;
       copying.left -= name.length + 4;
-      const member = removeControlCharacters(name);
-      // `__proto__` as a plain member (an assignment would set the copy's prototype).
-      if (member === "__proto__")
-        Object.defineProperty(out, member, { value: copied, enumerable: true, writable: true, configurable: true });
-      else out[member] = copied;
+      setMember(out, removeControlCharacters(name), copied);
     }
     return out;
   } catch {

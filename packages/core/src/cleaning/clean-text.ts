@@ -1,23 +1,9 @@
-import { REDACTION_RULES, type RedactionRule } from "./redaction-rules.js";
-import { TRUNCATION_MARK } from "./text-budget.js";
+import { redactSecrets, removeControlCharacters } from "./redaction-rules.js";
 
 // Untrusted text as every sink may see it: control characters and stack lines removed, secrets
-// redacted, capped, the call's idempotency key masked; with a memo of recent texts.
-
-/** Removed from every text: C0 (but tab and newline), DEL and C1, bidi overrides and isolates, U+2028/U+2029. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const HAS_CONTROL_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-
-/**
- * Removes the characters that can hide or reorder text, or break a log line (`\r\n` becomes `\n`).
- * Removed, not escaped: an escape such as `\u202e` would turn back into the character when a JSON
- * text is parsed.
- */
-export function removeControlCharacters(text: string): string {
-  return HAS_CONTROL_CHARACTER.test(text) ? text.replace(CONTROL_CHARACTERS, "") : text;
-}
+// redacted, capped, the call's idempotency key masked; with a memo of recent texts. And texts and
+// `details` fitted into `maxErrorLength`: lengths counted as JSON writes them (escaped), cut texts
+// ending with the truncation mark.
 
 /**
  * The default redactor: removes control characters (so that a secret cut in two by one is still
@@ -25,31 +11,16 @@ export function removeControlCharacters(text: string): string {
  * settings, netrc passwords, URL credentials and webhook paths, PEM private keys, JWTs, credentials
  * after `Bearer`/`Basic`/`Token`, tokens known by their format, AWS access keys and secret
  * parameters (the full list: docs/errors.md). Prose such as "the password is too short" or "Token
- * expired" is kept. Every rule is linear in the length of the text, and runs only when a cheap
- * check finds what it needs.
+ * expired" is kept. Every rule is linear in the length of the text. Fails closed: V8's regular
+ * expressions can run out of stack on a text of several megabytes (`RangeError`); such a text is
+ * replaced as a whole by `[REDACTED]` rather than passed on.
  */
 export function defaultRedactor(text: string): string {
-  return redactOrHide(removeControlCharacters(text));
-}
-
-/**
- * The rules, failing closed: V8's regular expressions can run out of stack on a text of several
- * megabytes (`RangeError`); such a text is replaced as a whole by `[REDACTED]` rather than passed on.
- */
-function redactOrHide(text: string): string {
   try {
-    let out = text;
-    for (const rule of REDACTION_RULES) if (applies(rule, out)) out = rule.redact(out);
-    return out;
+    return redactSecrets(removeControlCharacters(text));
   } catch {
     return "[REDACTED]";
   }
-}
-
-function applies(rule: RedactionRule, text: string): boolean {
-  return rule.needs.every((need) =>
-    typeof need === "string" ? text.includes(need) : need instanceof RegExp ? need.test(text) : need.some((part) => text.includes(part)),
-  );
 }
 
 /**
@@ -76,14 +47,12 @@ export function cleanErrorText(text: string, options: CleanOptions): string {
   // Work on a bounded prefix: redaction and stack stripping never see more than a few times the cap.
   const window = options.maxLength * 4 + 256;
   const wasLong = text.length > window;
-  let cleaned = wasLong ? text.slice(0, window) : text;
-  cleaned = removeControlCharacters(cleaned)
+  const stripped = removeControlCharacters(wasLong ? text.slice(0, window) : text)
     .replace(STACK_LINE, "")
     .replace(/\n{2,}/g, "\n")
     .trim();
-  // The default redactor's own control-character pass would find nothing: skip it. A custom one
-  // might put some back: they are removed again after it.
-  cleaned = options.redact === defaultRedactor ? redactOrHide(cleaned) : removeControlCharacters(safeRedact(cleaned, options.redact));
+  // A custom `redact` might put control characters back: they are removed again after it.
+  const cleaned = removeControlCharacters(safeRedact(stripped, options.redact));
   if (!wasLong && cleaned.length <= options.maxLength) return cleaned;
   return cleaned.slice(0, Math.max(0, options.maxLength - TRUNCATION_MARK.length)) + TRUNCATION_MARK;
 }
@@ -97,25 +66,17 @@ function safeRedact(text: string, redact: (text: string) => string): string {
   }
 }
 
-const KEY_MASK = "[REDACTED]";
 /** Keys shorter than this are masked only where they stand alone (a key "42" is not cut out of "HTTP 420"). */
 const SHORT_KEY = 4;
 const MEMO_SIZE = 256;
 const MEMO_MAX_TEXT = 4096;
 
-/** How untrusted text is cleaned: the plugin's `maxErrorLength` and `redact`. */
-interface CleaningOptions {
-  readonly maxErrorLength: number;
-  readonly redact: (text: string) => string;
-}
-
 /**
  * The plugin's cleaner: `cleanText` with a small memo of recent texts. A failing tool repeats the
- * same message (and the same `details`), and cleaning is most of a failure's cost; the memo holds
- * short texts only, without a key to mask, and assumes `redact` is a pure function of its text (as
- * documented).
+ * same message (and the same `details`); the memo holds short texts only, without a key to mask,
+ * and assumes `redact` is a pure function of its text (as documented).
  */
-export class Cleaner implements CleaningOptions {
+export class Cleaner {
   private readonly memo = new Map<string, string>();
   private readonly jsonMemo = new Map<string, string>();
 
@@ -146,19 +107,131 @@ export class Cleaner implements CleaningOptions {
 }
 
 /** Untrusted text as every sink may see it: `cleanErrorText`, and the call's idempotency key masked wherever it appears. */
-export function cleanText(options: CleaningOptions, text: string, key?: string, maxLength = options.maxErrorLength): string {
+export function cleanText(cleaner: Cleaner, text: string, key?: string, maxLength = cleaner.maxErrorLength): string {
   let source = text;
   if (key !== undefined && source.includes(key)) {
     // Masked before cleaning, on a prefix a little longer than the cleaner reads (linear work).
     const window = maxLength * 4 + 256 + key.length + 1;
     source = maskKey(source.length > window ? source.slice(0, window) : source, key);
   }
-  return cleanErrorText(source, { maxLength, redact: options.redact });
+  return cleanErrorText(source, { maxLength, redact: cleaner.redact });
 }
 
-/** Replaces the key wherever it appears (a short key only where it stands alone). */
+/** Replaces the key with `[REDACTED]` wherever it appears (a short key only where it stands alone). */
 function maskKey(text: string, key: string): string {
-  if (key.length >= SHORT_KEY) return text.split(key).join(KEY_MASK);
+  if (key.length >= SHORT_KEY) return text.split(key).join("[REDACTED]");
   const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return text.replace(new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "g"), KEY_MASK);
+  return text.replace(new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, "g"), "[REDACTED]");
+}
+
+/** What ends a cut text. */
+export const TRUNCATION_MARK = "… [truncated]";
+
+/** How deep `details` are copied: `details` itself is level 1; an object or array below level 8 becomes `"[unserializable]"`. */
+export const MAX_DETAILS_DEPTH = 8;
+
+/** The length of a string's content as JSON writes it (without its quotes). */
+function escapedLength(text: string): number {
+  return JSON.stringify(text).length - 2;
+}
+
+/**
+ * `text` cut so that JSON writes at most `max` characters of it (quotes not counted), ending with the
+ * truncation mark when there is room for it. Never splits a surrogate pair.
+ */
+export function cutEscaped(text: string, max: number): string {
+  return escapedLength(text) <= max ? text : cut(text, max, escapedLength);
+}
+
+/** `text` cut to at most `max` characters as it is (a bare value), marked when there is room. Never splits a surrogate pair. */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : cut(text, max, (char) => char.length);
+}
+
+/** The longest start of `text` (whole code points) whose `width` fits `max`, with the mark when there is room for it. */
+function cut(text: string, max: number, width: (char: string) => number): string {
+  const room = max - TRUNCATION_MARK.length;
+  const limit = room >= 0 ? room : max;
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += width(char);
+    if (used > limit) break;
+    end += char.length;
+  }
+  return room >= 0 ? text.slice(0, end) + TRUNCATION_MARK : text.slice(0, end);
+}
+
+/**
+ * Shares `budget` among items that need `needs` each: an item that needs less than an equal share
+ * gets what it needs, and what it leaves goes to the others (the longest are cut, the short kept whole).
+ */
+export function shareBudget(needs: readonly number[], budget: number): number[] {
+  const order = needs.map((_, index) => index).sort((a, b) => (needs[a] as number) - (needs[b] as number));
+  const given = needs.map(() => 0);
+  let left = Math.max(0, budget);
+  let count = needs.length;
+  for (const index of order) {
+    const give = Math.min(needs[index] as number, Math.floor(left / count));
+    given[index] = give;
+    left -= give;
+    count--;
+  }
+  return given;
+}
+
+/** A copy of a plain JSON value whose strings longer than `max` are cut and marked. */
+export function capStrings(value: unknown, max: number): unknown {
+  return mapStrings(value, (text) => cutText(text, max), 1);
+}
+
+/** The `{ truncated }` form's own characters: `{"truncated":""}`. */
+const TRUNCATED_SHELL = 16;
+
+/**
+ * Clean `details` whose JSON is at most `max` characters: as they are when they fit; else with their
+ * longest strings cut (the structure kept); else `{ truncated: "<the start of their JSON>… [truncated]" }`;
+ * undefined when not even that fits.
+ */
+export function fitDetails(details: Record<string, unknown>, json: string, max: number): Record<string, unknown> | undefined {
+  if (json.length <= max) return details;
+  const strings: string[] = [];
+  collectStrings(details, strings, 1);
+  const needs = strings.map(escapedLength);
+  const skeleton = json.length - needs.reduce((sum, need) => sum + need, 0);
+  if (skeleton <= max && strings.length > 0) {
+    const given = shareBudget(needs, max - skeleton);
+    let next = 0;
+    const fit = (text: string) => {
+      const index = next++;
+      return (given[index] as number) < (needs[index] as number) ? cutEscaped(text, given[index] as number) : text;
+    };
+    return mapStrings(details, fit, 1) as Record<string, unknown>;
+  }
+  if (max < TRUNCATED_SHELL) return undefined;
+  return { truncated: cutEscaped(json, max - TRUNCATED_SHELL) };
+}
+
+/** The strings of a plain JSON value, in the order `JSON.stringify` writes them (keys aside). */
+function collectStrings(value: unknown, into: string[], depth: number): void {
+  if (typeof value === "string") into.push(value);
+  else if (typeof value === "object" && value !== null && depth <= MAX_DETAILS_DEPTH + 1) {
+    for (const item of Array.isArray(value) ? value : Object.values(value)) collectStrings(item, into, depth + 1);
+  }
+}
+
+/** A copy of a plain JSON value with each string replaced, in the order `collectStrings` found them. */
+function mapStrings(value: unknown, replace: (text: string) => string, depth: number): unknown {
+  if (typeof value === "string") return replace(value);
+  if (typeof value !== "object" || value === null || depth > MAX_DETAILS_DEPTH + 1) return value;
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, replace, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) setMember(out, name, mapStrings(item, replace, depth + 1));
+  return out;
+}
+
+/** Sets `out[name]`; `__proto__` as a plain member (an assignment would set the object's prototype). */
+export function setMember(out: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === "__proto__") Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  else out[name] = value;
 }

@@ -1,11 +1,17 @@
-// The default redactor's rules (`REDACTION_RULES`, run by `clean-text.ts`) and the patterns they look for.
+// The default redactor's rules (`redactSecrets`, run by `defaultRedactor` after
+// `removeControlCharacters`) and the patterns they look for.
 
-/** One rule of the default redactor: what a text must hold for it to apply, and what it does to such a text. */
-export interface RedactionRule {
-  readonly what: string;
-  /** What the text must hold, each: a substring, one of several, or a match (a cheap check before the rule's own scan). */
-  readonly needs: readonly (string | readonly string[] | RegExp)[];
-  readonly redact: (text: string) => string;
+/** Removed from every text: C0 (but tab and newline), DEL and C1, bidi overrides and isolates, U+2028/U+2029. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Removes the characters that can hide or reorder text, or break a log line (`\r\n` becomes `\n`).
+ * Removed, not escaped: an escape such as `\u202e` would turn back into the character when a JSON
+ * text is parsed.
+ */
+export function removeControlCharacters(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, "");
 }
 
 // Where a name or a token may start, `(?<!(?<!\\)[A-Za-z0-9_-])`: not inside a word, but right after an
@@ -19,10 +25,6 @@ const SECRET_WORDS =
 function nameEndingWith(words: string): string {
   return `[A-Za-z0-9_-]*(?:(?:${words})(?:[_-]?(?:b64|base64))?|key[_-]?(?:b64|base64))`;
 }
-
-/** A secret's name may be in the text (the setting rule's cheap check; the member rule's, with `pass`, `auth` and `cookie`). */
-const SECRET_NAME_HINT = new RegExp(`${SECRET_WORDS}|key[_-]?(?:b64|base64)`, "i");
-const MEMBER_NAME_HINT = new RegExp(`${SECRET_NAME_HINT.source}|pass|auth|cookie`, "i");
 
 /**
  * A secret header and its value: `Authorization`, `Proxy-Authorization`, `X-Api-Key`, `Api-Key`,
@@ -98,38 +100,28 @@ const NETRC_PASSWORD = new RegExp(
 );
 
 /**
- * Tokens removed wherever they stand, by their format: a prefix, then the rest (regular expressions'
- * sources). The lengths and character sets are the issuers' own, so that prose or an identifier that
- * merely starts like one (`hf_hub_download`, "SG." ending a sentence, `npm_config_cache`) is kept.
+ * Tokens removed wherever they stand, by their format (regular expressions' sources). The lengths
+ * and character sets are the issuers' own, so that prose or an identifier that merely starts like
+ * one (`hf_hub_download`, "SG." ending a sentence, `npm_config_cache`) is kept.
  */
-const TOKEN_FORMATS: readonly { issuer: string; prefix: string; rest: string }[] = [
-  { issuer: "OpenAI and others (`sk-…`, `pk-…`, `rk-…`)", prefix: "(?:sk|pk|rk)-", rest: "(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}" },
-  { issuer: "Stripe keys (`sk_live_…`, `pk_test_…`, `rk_live_…`)", prefix: "(?:sk|pk|rk)_(?:live|test)_", rest: "[A-Za-z0-9]{8,}" },
-  { issuer: "Stripe webhook signing secrets (`whsec_…`)", prefix: "whsec_", rest: "[A-Za-z0-9+/]{24,}={0,2}" },
-  { issuer: "GitHub fine-grained tokens (`github_pat_…`)", prefix: "github_pat_", rest: "[A-Za-z0-9_]{20,}" },
-  { issuer: "GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`)", prefix: "gh[pousr]_", rest: "[A-Za-z0-9]{16,}" },
-  {
-    issuer: "GitLab tokens (`glpat-`, `gldt-`, `glrt-`, `glptt-`)",
-    prefix: "gl(?:pat|dt|rt|ptt)-",
-    rest: "[0-9A-Za-z_-]{20,}(?:\\.[0-9A-Za-z_-]+)*",
-  },
-  { issuer: "Slack tokens (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`)", prefix: "xox[abprs]-", rest: "[A-Za-z0-9-]{10,}" },
-  { issuer: "Google API keys (`AIza…`)", prefix: "AIza", rest: "[0-9A-Za-z_-]{30,}" },
-  { issuer: "Google OAuth access tokens (`ya29.…`)", prefix: "ya29\\.", rest: "[0-9A-Za-z_-]{20,}" },
-  { issuer: "npm tokens (`npm_…`)", prefix: "npm_", rest: "[A-Za-z0-9]{30,}" },
-  { issuer: "Hugging Face tokens (`hf_` and 34 letters)", prefix: "hf_", rest: "[A-Za-z0-9]{34}(?![A-Za-z0-9])" },
-  { issuer: "SendGrid API keys (`SG.` 22 `.` 43)", prefix: "SG\\.", rest: "[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" },
-  { issuer: "HashiCorp Vault tokens (`hvs.`, `hvb.`, `hvr.`)", prefix: "hv[sbr]\\.", rest: "[A-Za-z0-9_-]{24,}" },
+const TOKEN_FORMATS = [
+  "(?:sk|pk|rk)-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{8,}", // OpenAI and others (`sk-…`, `pk-…`, `rk-…`)
+  "(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}", // Stripe keys (`sk_live_…`, `pk_test_…`, `rk_live_…`)
+  "whsec_[A-Za-z0-9+/]{24,}={0,2}", // Stripe webhook signing secrets (`whsec_…`)
+  "github_pat_[A-Za-z0-9_]{20,}", // GitHub fine-grained tokens (`github_pat_…`)
+  "gh[pousr]_[A-Za-z0-9]{16,}", // GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`)
+  "gl(?:pat|dt|rt|ptt)-[0-9A-Za-z_-]{20,}(?:\\.[0-9A-Za-z_-]+)*", // GitLab tokens (`glpat-`, `gldt-`, `glrt-`, `glptt-`)
+  "xox[abprs]-[A-Za-z0-9-]{10,}", // Slack tokens (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`)
+  "AIza[0-9A-Za-z_-]{30,}", // Google API keys (`AIza…`)
+  "ya29\\.[0-9A-Za-z_-]{20,}", // Google OAuth access tokens (`ya29.…`)
+  "npm_[A-Za-z0-9]{30,}", // npm tokens (`npm_…`)
+  "hf_[A-Za-z0-9]{34}(?![A-Za-z0-9])", // Hugging Face tokens (`hf_` and 34 letters)
+  "SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}", // SendGrid API keys (`SG.` 22 `.` 43)
+  "hv[sbr]\\.[A-Za-z0-9_-]{24,}", // HashiCorp Vault tokens (`hvs.`, `hvb.`, `hvr.`)
 ];
 
 /** Any of the formats, where a token may start (not inside a word; right after an escape such as `\n`). */
-const KNOWN_TOKEN = new RegExp(
-  `(?<!(?<!\\\\)[A-Za-z0-9_-])(?:${TOKEN_FORMATS.map((format) => format.prefix + format.rest).join("|")})`,
-  "g",
-);
-
-/** A prefix of one of the formats is in the text (the rule's cheap precondition). */
-const KNOWN_TOKEN_PREFIX = new RegExp(TOKEN_FORMATS.map((format) => format.prefix).join("|"));
+const KNOWN_TOKEN = new RegExp(`(?<!(?<!\\\\)[A-Za-z0-9_-])(?:${TOKEN_FORMATS.join("|")})`, "g");
 
 /** An AWS access key id: `AKIA…` (long-term) or `ASIA…` (temporary), 20 characters. */
 const AWS_KEY_ID = /(?<!(?<!\\)[A-Za-z0-9_])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])/g;
@@ -196,36 +188,21 @@ function nextMatch(pattern: RegExp, text: string, from: number, previous: RegExp
 }
 
 /** The default redactor's rules, in the order they run (each replaces values only: the words a later rule needs stay). */
-export const REDACTION_RULES: readonly RedactionRule[] = [
-  { what: "PEM private-key blocks", needs: ["PRIVATE KEY"], redact: redactPrivateKeys },
-  {
-    what: "secret header values",
-    needs: [":", /authoriz|api-key|auth-token|security-token|subscription-key|cookie/i],
-    redact: (text) => text.replace(SECRET_HEADER, "$1$2[REDACTED]"),
-  },
-  {
-    what: "secret-named JSON members",
-    needs: [['"', "'"], MEMBER_NAME_HINT],
-    redact: (text) => text.replace(SECRET_JSON_MEMBER, redactJsonMember),
-  },
-  { what: "URL credentials", needs: ["://", "@"], redact: (text) => text.replace(URL_CREDENTIALS, "$1[REDACTED]@") },
-  {
-    what: "webhook URLs",
-    needs: [["hooks.slack.com/", "discord.com/api", "discordapp.com/api"]],
-    redact: (text) => text.replace(WEBHOOK_URL, "$1[REDACTED]"),
-  },
-  { what: "JWTs", needs: ["eyJ"], redact: (text) => text.replace(JWT, "[REDACTED]") },
-  {
-    what: "credentials after Bearer, Basic or Token",
-    needs: [/bearer|basic|token/i],
-    redact: (text) => text.replace(SCHEME_CREDENTIAL, "$1$2[REDACTED]").replace(TOKEN_CREDENTIAL, "$1 [REDACTED]"),
-  },
-  { what: "tokens known by their format", needs: [KNOWN_TOKEN_PREFIX], redact: (text) => text.replace(KNOWN_TOKEN, "[REDACTED]") },
-  { what: "AWS access keys", needs: [["AKIA", "ASIA"]], redact: redactAwsKeys },
-  { what: "secret parameters", needs: [["=", "%3D", "%3d"]], redact: (text) => text.replace(SECRET_PARAMETER, "$1[REDACTED]") },
-  { what: "netrc passwords", needs: ["password", ["machine", "default"]], redact: (text) => text.replace(NETRC_PASSWORD, "$1[REDACTED]") },
-  { what: "secret-named settings", needs: [[":", "="], SECRET_NAME_HINT], redact: (text) => text.replace(SECRET_SETTING, redactSetting) },
-];
+export function redactSecrets(text: string): string {
+  const partly = redactPrivateKeys(text)
+    .replace(SECRET_HEADER, "$1$2[REDACTED]")
+    .replace(SECRET_JSON_MEMBER, redactJsonMember)
+    .replace(URL_CREDENTIALS, "$1[REDACTED]@")
+    .replace(WEBHOOK_URL, "$1[REDACTED]")
+    .replace(JWT, "[REDACTED]")
+    .replace(SCHEME_CREDENTIAL, "$1$2[REDACTED]")
+    .replace(TOKEN_CREDENTIAL, "$1 [REDACTED]")
+    .replace(KNOWN_TOKEN, "[REDACTED]");
+  return redactAwsKeys(partly)
+    .replace(SECRET_PARAMETER, "$1[REDACTED]")
+    .replace(NETRC_PASSWORD, "$1[REDACTED]")
+    .replace(SECRET_SETTING, redactSetting);
+}
 
 /** `name: [REDACTED]` (in the value's quotes), unless a bare value after `:` does not look like a credential. */
 function redactSetting(setting: string, head: string, separator: string, value: string): string {

@@ -6,11 +6,7 @@ import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { ToolEffect } from "../outcome.js";
 import { compileReflectionTemplate, type ReflectionTemplate } from "../texts/templater.js";
 
-// The checks the rows of the option table use. Each takes a given value and the option's full name
-// (`tools.pay.maxRetries`) and returns what the plugin keeps, or throws `InvalidOptionError` naming
-// the option and the value.
-
-/** A check of one option's value. */
+/** A check of one option's value, named in full (`tools.pay.maxRetries`): what the plugin keeps, or an `InvalidOptionError`. */
 export type Check<T> = (value: unknown, name: string) => T;
 
 export function integer(min: number): Check<number> {
@@ -89,13 +85,9 @@ export function template(placeholders: readonly string[]): Check<ReflectionTempl
 
 export const effect = oneOf<ToolEffect>(["read", "idempotent", "write"]);
 
-/** No effect of any tool's own: one shared object, so that `effectOf` tells it by identity. */
-export const NO_TOOL_EFFECTS: Readonly<Record<string, ToolEffect>> = Object.freeze(Object.create(null));
-
 /** `toolEffects`, copied with no prototype (a tool named "toString" is not an effect): later changes to the caller's object change nothing. */
 export const effects: Check<Readonly<Record<string, ToolEffect>>> = (value, name) => {
   const entries = Object.entries(object(value, name));
-  if (entries.length === 0) return NO_TOOL_EFFECTS;
   const copy = Object.create(null) as Record<string, ToolEffect>;
   for (const [tool, given] of entries) copy[tool] = effect(given, `${name}.${tool}`);
   return copy;

@@ -2,8 +2,6 @@ import type { ToolCall } from "../call/call.js";
 import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 
-// The options that are objects of their own: the idempotency guard's and the retry budget's.
-
 export interface IdempotencyOptions {
   /** Where completed and in-flight keys live. @default a new `InMemoryIdempotencyStore` per plugin */
   readonly store?: IdempotencyStore;

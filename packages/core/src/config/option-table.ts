@@ -29,10 +29,8 @@ import {
 } from "./checks.js";
 import type { IdempotencyOptions, PolicyOptions, RetryBudgetOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
 
-// Every option, once: its documented default, its check, whether a tool's policy may set it. The
-// defaults (DEFAULT_OPTIONS), the option names and the validation of the plugin's options and of
-// each tool's policy all come from these rows, in the order of the docs' table (docs/options.md),
-// which `test/options-table.test.ts` checks against them.
+// Every option, once: its documented default, its check, whether a tool's policy may set it; in the
+// order of the docs' table (docs/options.md), which `test/options-table.test.ts` checks against them.
 
 /** One option. */
 export interface OptionRow {
@@ -149,11 +147,7 @@ export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set([
   ...(["effect", "idempotency"] satisfies (keyof ToolPolicy)[]),
 ]);
 
-/**
- * The rows applied to `input`: a given value checked (named `prefix` + its name), another the
- * `base`'s (the plugin's policy, for a tool's), or with no base the row's default. Keyed by the field
- * each fills (`into`).
- */
+/** The rows applied to `input`: a given value checked, another the `base`'s (the plugin's policy, for a tool's), else the default. */
 export function applyRows<Resolved = Record<string, unknown>>(
   rows: Rows,
   input: Readonly<Record<string, unknown>>,

@@ -49,11 +49,7 @@ export interface ResolvedPolicy {
   readonly idempotency: IdempotencySettings;
 }
 
-/**
- * A policy from the option table's per-tool rows: each option `input` gives checked (named `prefix` +
- * its name: `tools.pay.maxRetries`), each other `base`'s (the plugin's, for a tool's policy), or with
- * no base the default.
- */
+/** A policy from the option table's per-tool rows (see `applyRows`). */
 export function resolvePolicy(
   input: Readonly<Record<string, unknown>>,
   idempotency: Readonly<Record<string, unknown>>,

@@ -6,7 +6,7 @@ import type { IdempotencySettings } from "../idempotency/guarded-call.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import { InMemoryIdempotencyStore } from "../idempotency/in-memory-idempotency-store.js";
 import type { ToolEffect } from "../outcome.js";
-import { effect, NO_TOOL_EFFECTS, optionsObject } from "./checks.js";
+import { effect, optionsObject } from "./checks.js";
 import { applyRows, IDEMPOTENCY_TABLE, OPTION_NAMES, PLUGIN_ROWS, TOOL_IDEMPOTENCY_NAMES, TOOL_POLICY_NAMES } from "./option-table.js";
 import type { RetryReflectOptions } from "./options.js";
 import { DEFAULT_POLICY, ownBreakerSetting, type ResolvedPolicy, resolvePolicy } from "./policy.js";
@@ -46,7 +46,7 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
   const input = optionsObject(options, "options", OPTION_NAMES, "");
   const plugin = applyRows<PluginSettings>(PLUGIN_ROWS, input, undefined, "");
   const policy = resolvePolicy(input, plugin.idempotency, DEFAULT_POLICY, "");
-  let toolEffects = plugin.toolEffects as Record<string, ToolEffect>;
+  const toolEffects = plugin.toolEffects as Record<string, ToolEffect>;
   const tools = new Map<string, ResolvedPolicy>();
   for (const [toolName, raw] of Object.entries(plugin.tools)) {
     const prefix = `tools.${toolName}.`;
@@ -61,7 +61,6 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
           `the effect toolEffects.${toolName} gives ("${declared}"): they are one setting`,
         );
       }
-      if (toolEffects === NO_TOOL_EFFECTS) toolEffects = Object.create(null) as Record<string, ToolEffect>;
       toolEffects[toolName] = own;
     }
     const toolIdempotency = optionsObject(toolInput.idempotency, `${prefix}idempotency`, TOOL_IDEMPOTENCY_NAMES);
@@ -94,18 +93,4 @@ export function resolveOptions(options: RetryReflectOptions = {}): ResolvedOptio
           : IDEMPOTENCY_TABLE.store.check(store, "idempotency.store"),
     },
   };
-}
-
-/** Is `toolName` handled (not excluded, and included when `includeTools` is not empty)? */
-export function isInScope(options: ResolvedOptions, toolName: string): boolean {
-  const { includeTools, excludeTools } = options;
-  if (excludeTools.size !== 0 && excludeTools.has(toolName)) return false;
-  return includeTools.size === 0 || includeTools.has(toolName);
-}
-
-/** The effect of a tool: `toolEffects[toolName]`, else `defaultEffect`. */
-export function effectOf(options: ResolvedOptions, toolName: string): ToolEffect {
-  const { toolEffects } = options;
-  // No lookup by name when no tool has an effect of its own (the healthy path of most plugins).
-  return toolEffects === NO_TOOL_EFFECTS ? options.defaultEffect : (toolEffects[toolName] ?? options.defaultEffect);
 }

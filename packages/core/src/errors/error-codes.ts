@@ -43,3 +43,17 @@ export type StandardErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
  * `invalid_arguments` needs the model to change its arguments, `other` is anything else.
  */
 export type ErrorKind = "transient" | "invalid_arguments" | "other";
+
+/**
+ * Whether `value` carries `brand` (a `Symbol.for` key set to `true`): how the package's classes
+ * recognise their instances across copies of the package (two installs, the CommonJS entry points).
+ * Never throws, also for a proxy whose traps do.
+ */
+export function hasBrand(value: unknown, brand: symbol): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return (value as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,4 +1,4 @@
-import { hasBrand } from "./tool-error.js";
+import { hasBrand } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.InvalidOptionError");
 

@@ -1,4 +1,5 @@
-import { hasBrand, type ToolError } from "./tool-error.js";
+import { hasBrand } from "./error-codes.js";
+import type { ToolError } from "./tool-error.js";
 
 const BRAND = Symbol.for("retry-reflect.RetriesExhaustedError");
 

@@ -1,5 +1,5 @@
 import { TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE, UNSERIALIZABLE } from "../texts/model-texts.js";
-import type { ErrorKind } from "./error-codes.js";
+import { type ErrorKind, hasBrand } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
 /** Where `createToolError` keeps a cause: read through `cause` on the prototype, never enumerable. */
@@ -50,7 +50,7 @@ function defaultKind(code: string): ErrorKind {
  * `Symbol.for` brand: use `ToolError.isInstance(value)`, not `instanceof`.
  */
 export class ToolError extends Error {
-  // Declared, not initialised here: `fillToolError` sets them, for `new ToolError` and `createToolError` alike.
+  // Declared, not initialised: `fillToolError` sets them, for `new ToolError` and `createToolError` alike.
   declare readonly code: string;
   declare readonly recoverable: boolean;
   declare readonly suggestedAction: string;
@@ -108,50 +108,57 @@ export function isToolErrorShape(value: unknown): value is ToolErrorJSON {
 
 /** The `ToolErrorInit` of the plain error shape (as `fromJSON`); one that cannot be read gives {@link unreadableErrorInit}. */
 export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolErrorInit {
-  const init = readToolErrorShape(json, cause);
-  return typeof init === "object" ? init : unreadableErrorInit(cause);
+  return readToolErrorShape(json, cause) ?? unreadableErrorInit(cause);
 }
 
 /**
  * The plain error shape read once, member by member: its `ToolErrorInit`; undefined when it is not
- * the shape; `"unreadable"` when a read throws or `message` is not a string (it may have been when
- * `isToolErrorShape` looked).
+ * the shape; {@link unreadableErrorInit} when a read throws or `message` is not a string (it may
+ * have been when `isToolErrorShape` looked).
  */
-export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorInit | "unreadable" | undefined {
+export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorInit | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const bag = value as Record<string, unknown>;
-  let code: unknown;
-  let message: unknown;
-  let recoverable: unknown;
-  let action: unknown;
-  let retryAfter: unknown;
+  let init: ToolErrorInit;
   try {
-    code = bag.error_code;
+    const code = bag.error_code;
     if (typeof code !== "string") return undefined;
-    recoverable = bag.recoverable;
+    const recoverable = bag.recoverable;
     if (typeof recoverable !== "boolean") return undefined;
-    message = bag.message;
-    action = bag.suggested_action;
-    retryAfter = bag.retry_after_ms;
+    const { message, suggested_action: action, retry_after_ms: retryAfterMs } = bag;
+    if (typeof message !== "string") return unreadableErrorInit(cause);
+    init = {
+      code,
+      message,
+      recoverable,
+      suggestedAction: typeof action === "string" ? action : undefined,
+      retryAfterMs: asDelay(retryAfterMs),
+      cause,
+    };
   } catch {
-    return "unreadable";
+    return unreadableErrorInit(cause);
   }
-  if (typeof message !== "string") return "unreadable";
-  let details: unknown;
+  const details = readDetails(value);
+  return { ...init, details: isRecord(details) ? details : undefined };
+}
+
+/** `value.details`; when reading it throws, `{ truncated: "[unserializable]" }`. */
+export function readDetails(value: object): unknown {
   try {
-    details = bag.details;
+    return (value as { details?: unknown }).details;
   } catch {
-    details = { truncated: UNSERIALIZABLE };
+    return { truncated: UNSERIALIZABLE };
   }
-  return {
-    code,
-    message,
-    recoverable,
-    suggestedAction: typeof action === "string" ? action : undefined,
-    retryAfterMs: typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
-    details: typeof details === "object" && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined,
-    cause,
-  };
+}
+
+/** An object that is not an array: what `details` may be. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A delay in milliseconds: a finite number, at least 0; anything else is undefined. */
+export function asDelay(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 /** A failure that cannot be read (a getter or proxy trap that throws, a member that changes type): a fault of the tool. */
@@ -169,13 +176,11 @@ export function unreadableErrorInit(cause: unknown): ToolErrorInit {
 
 /**
  * A `ToolError` for the engine's own outcomes, built from the prototype without running `Error`'s
- * constructor: no stack trace is captured (microseconds each; these errors are data, never thrown by
- * the engine). It behaves as `new ToolError(init)` but for `stack`, undefined.
+ * constructor: no stack trace is captured (these errors are data, never thrown by the engine). It
+ * behaves as `new ToolError(init)` but for `stack`, undefined, and an enumerable own `message`.
  */
 export function createToolError(init: ToolErrorInit): ToolError {
   const error = fillToolError(Object.create(ToolError.prototype) as ToolError, init);
-  // A plain own `message` (enumerable, unlike `Error`'s: defining it would double the cost of an
-  // open-circuit rejection). `cause` is read through the prototype's getter from a symbol-keyed field.
   (error as { message: string }).message = init.message;
   if (init.cause !== undefined) (error as unknown as Record<symbol, unknown>)[CAUSE] = init.cause;
   return error;
@@ -204,27 +209,12 @@ function fillToolError(target: ToolError, init: ToolErrorInit): ToolError {
   return target;
 }
 
-/**
- * Whether `value` carries `brand` (a `Symbol.for` key set to `true`): how the package's classes
- * recognise their instances across copies of the package (two installs, the CommonJS entry points).
- * Never throws, also for a proxy whose traps do.
- */
-export function hasBrand(value: unknown, brand: symbol): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  try {
-    return (value as Record<symbol, unknown>)[brand] === true;
-  } catch {
-    return false;
-  }
-}
-
 /** V8's `Error.stackTraceLimit` (this package is typed without Node's types). */
 const V8Error = Error as ErrorConstructor & { stackTraceLimit?: unknown };
 
 /**
  * V8's stack capture, paused around the construction of an error that is data (a result a tool
- * returned, not a place in code): a capture costs microseconds, measured at 45 % of an MCP call that
- * fails once and is retried in place. Its `stack` is its first line only. Synchronous:
+ * returned, not a place in code): its `stack` is its first line only. Synchronous:
  * `const limit = pauseStackTraces(); try { super(message); } finally { resumeStackTraces(limit); }`.
  * Where `Error.stackTraceLimit` is not a number (not V8) or cannot be set, nothing is paused.
  */

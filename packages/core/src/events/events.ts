@@ -53,11 +53,11 @@ export interface CallEnd {
 
 export type FieldValue = string | number | boolean;
 
-interface EventOf<T extends string, L extends EventLevel, M extends string, F> {
+interface EventOf<T extends keyof typeof EVENT_MESSAGES, F> {
   readonly type: T;
-  readonly level: L;
+  readonly level: (typeof EVENT_MESSAGES)[T]["level"];
   /** The verbatim log message. */
-  readonly message: M;
+  readonly message: (typeof EVENT_MESSAGES)[T]["message"];
   readonly toolName: string;
   /** `clock.now()` when it happened. */
   readonly time: number;
@@ -69,90 +69,38 @@ interface EventOf<T extends string, L extends EventLevel, M extends string, F> {
 
 export type RetryEvent = EventOf<
   "retry",
-  "WARN",
-  "tool call failed, retrying",
-  {
-    tool_name: string;
-    attempt: number;
-    max: number;
-    backoff_ms: number;
-    error: string;
-    error_code: string;
-    mode: "in_place" | "reflect";
-  }
+  { tool_name: string; attempt: number; max: number; backoff_ms: number; error: string; error_code: string; mode: "in_place" | "reflect" }
 >;
-export type RetrySucceededEvent = EventOf<"retry_succeeded", "INFO", "retry succeeded", { tool_name: string; attempt: number }>;
-export type CircuitOpenedEvent = EventOf<
-  "circuit_opened",
-  "WARN",
-  "circuit breaker opened",
-  { tool_name: string; failures: number; reset_ms: number }
->;
-export type CircuitHalfOpenedEvent = EventOf<"circuit_half_opened", "INFO", "circuit breaker half-open", { tool_name: string }>;
-export type CircuitClosedEvent = EventOf<"circuit_closed", "INFO", "circuit breaker closed", { tool_name: string }>;
+export type RetrySucceededEvent = EventOf<"retry_succeeded", { tool_name: string; attempt: number }>;
+export type CircuitOpenedEvent = EventOf<"circuit_opened", { tool_name: string; failures: number; reset_ms: number }>;
+export type CircuitHalfOpenedEvent = EventOf<"circuit_half_opened", { tool_name: string }>;
+export type CircuitClosedEvent = EventOf<"circuit_closed", { tool_name: string }>;
 /** `retry_after_ms` is absent for an isolated circuit (`isolated: true`): it opens only on `reset()`. */
-export type CallRejectedEvent = EventOf<
-  "call_rejected",
-  "WARN",
-  "call rejected, circuit open",
-  { tool_name: string; retry_after_ms?: number; isolated?: true }
->;
+export type CallRejectedEvent = EventOf<"call_rejected", { tool_name: string; retry_after_ms?: number; isolated?: true }>;
 export type RetriesExhaustedEvent = EventOf<
   "retries_exhausted",
-  "WARN",
-  "retries exhausted",
   { tool_name: string; attempts: number; error: string; retry_after_ms?: number }
 >;
 /** A call waits at the backoff gate before it runs (after a reflection: the corrected call). */
-export type WaitingBeforeRetryEvent = EventOf<
-  "waiting_before_retry",
-  "INFO",
-  "waiting before retry",
-  { tool_name: string; wait_ms: number }
->;
+export type WaitingBeforeRetryEvent = EventOf<"waiting_before_retry", { tool_name: string; wait_ms: number }>;
 /**
  * A call met an open circuit due to close within its patience, or one whose probe is running: it
  * waits for the circuit's probe (`waitForRecovery`) instead of failing fast. `wait_ms`: until the
  * circuit lets its probe through, or the probe's lease ends.
  */
-export type WaitingForRecoveryEvent = EventOf<
-  "waiting_for_recovery",
-  "INFO",
-  "waiting for recovery",
-  { tool_name: string; wait_ms: number }
->;
+export type WaitingForRecoveryEvent = EventOf<"waiting_for_recovery", { tool_name: string; wait_ms: number }>;
 /** An attempt ran past `attemptTimeoutMs`: its signal aborted, it failed with `TIMEOUT`. */
-export type AttemptTimedOutEvent = EventOf<
-  "attempt_timed_out",
-  "WARN",
-  "attempt timed out",
-  { tool_name: string; attempt: number; timeout_ms: number }
->;
+export type AttemptTimedOutEvent = EventOf<"attempt_timed_out", { tool_name: string; attempt: number; timeout_ms: number }>;
 /** A final failure was replaced by the policy's `fallback` value. */
-export type FallbackUsedEvent = EventOf<"fallback_used", "WARN", "fallback used", { tool_name: string; error_code: string }>;
+export type FallbackUsedEvent = EventOf<"fallback_used", { tool_name: string; error_code: string }>;
 /** A call turned away before it ran: too many running (`maxConcurrent`), or an identical failed call repeated (`repeatedCallLimit`). */
-export type CallRefusedEvent = EventOf<
-  "call_refused",
-  "WARN",
-  "call refused",
-  { tool_name: string; reason: "overloaded" | "repeated_call" }
->;
+export type CallRefusedEvent = EventOf<"call_refused", { tool_name: string; reason: "overloaded" | "repeated_call" }>;
 /** A transient failure was not retried in place: the tool's retry budget (`retryBudget`) is spent in its window. */
-export type RetryBudgetSpentEvent = EventOf<
-  "retry_budget_spent",
-  "WARN",
-  "retry budget spent",
-  { tool_name: string; window_ms: number; retry_after_ms: number }
->;
-export type IdempotentReplayEvent = EventOf<"idempotent_replay", "INFO", "idempotent replay", { tool_name: string }>;
+export type RetryBudgetSpentEvent = EventOf<"retry_budget_spent", { tool_name: string; window_ms: number; retry_after_ms: number }>;
+export type IdempotentReplayEvent = EventOf<"idempotent_replay", { tool_name: string }>;
 export type IdempotencyConflictEvent = EventOf<
   "idempotency_conflict",
-  "WARN",
-  "idempotency conflict",
-  {
-    tool_name: string;
-    reason: "key_required" | "key_reused" | "in_progress" | "in_doubt";
-  }
+  { tool_name: string; reason: "key_required" | "key_reused" | "in_progress" | "in_doubt" }
 >;
 
 /** Where a store call failed; `acquire`/`record`/`budget` are the circuit-breaker store's (shared state; `budget`: `shareBudget`). */
@@ -160,8 +108,6 @@ export type StoreOperation = "begin" | "complete" | "release" | "acquire" | "rec
 /** A store call threw, rejected or answered nonsense. `error` is its cleaned message. */
 export type StoreErrorEvent = EventOf<
   "store_error",
-  "WARN",
-  "store error",
   { tool_name: string; operation: StoreOperation; error: string; reason?: StoreErrorReason }
 >;
 
@@ -211,7 +157,7 @@ export const EVENT_MESSAGES = {
   fallback_used: { level: "WARN", message: "fallback used" },
   call_refused: { level: "WARN", message: "call refused" },
   retry_budget_spent: { level: "WARN", message: "retry budget spent" },
-} as const satisfies { [K in RetryReflectEventType]: { level: EventLevel; message: string } };
+} as const satisfies Record<string, { level: EventLevel; message: string }>;
 
 /**
  * Subscribes to what the engine decides. Every hook is optional. A hook that throws, or returns a

@@ -8,8 +8,6 @@ import {
   type RetryReflectObserver,
 } from "./events.js";
 
-// How observers are told: the `Notifier` of a plugin, and `consoleLogger`, the observer that prints.
-
 const noop = (): void => {};
 
 /**
@@ -26,26 +24,16 @@ function swallow(value: unknown, except?: unknown): void {
   }
 }
 
-/**
- * The observers of one plugin: events, call start/end, and the context each attempt runs in. A
- * hook that throws or returns a rejected promise is ignored; with no observer, nothing is built.
- */
+/** The observers of one plugin (see `RetryReflectObserver` for what they are promised). */
 export class Notifier {
-  readonly observed: boolean;
-  /**
-   * Does any observer follow calls (`onCallStart`, `runInContext`, `onCallEnd`)? Without one, no
-   * call is told of its start or end, even when events are observed (`consoleLogger`).
-   */
+  /** Does any observer follow calls? Without one, no call is told of its start or end, even when events are observed. */
   readonly callHooks: boolean;
-  private readonly observers: readonly RetryReflectObserver[];
   private readonly contextHooks: readonly RetryReflectObserver[];
 
   constructor(
-    observers: readonly RetryReflectObserver[],
+    private readonly observers: readonly RetryReflectObserver[],
     private readonly clock: Clock,
   ) {
-    this.observers = observers;
-    this.observed = observers.length > 0;
     this.callHooks = observers.some(
       (observer) => observer.onCallStart !== undefined || observer.runInContext !== undefined || observer.onCallEnd !== undefined,
     );
@@ -59,49 +47,35 @@ export class Notifier {
     call: CallInfo | undefined,
     fields: Extract<RetryReflectEvent, { type: K }>["fields"],
   ): void {
-    if (!this.observed) return;
+    if (this.observers.length === 0) return;
     const meta = EVENT_MESSAGES[type];
     const event = { type, level: meta.level, message: meta.message, toolName, time: this.clock.now(), call, fields } as RetryReflectEvent;
-    for (const observer of this.observers) {
-      try {
-        swallow(observer.onEvent?.(event));
-      } catch {
-        // An observer that throws never breaks a tool call.
-      }
-    }
+    this.tell((observer) => observer.onEvent?.(event));
   }
 
   callStart(call: CallInfo): void {
-    for (const observer of this.observers) {
-      try {
-        swallow(observer.onCallStart?.(call));
-      } catch {
-        // ignored
-      }
-    }
+    this.tell((observer) => observer.onCallStart?.(call));
   }
 
   callEnd(call: CallInfo, end: CallEnd): void {
+    this.tell((observer) => observer.onCallEnd?.(call, end));
+  }
+
+  /** Each observer's hook: one that throws or rejects never breaks a tool call. */
+  private tell(hook: (observer: RetryReflectObserver) => unknown): void {
     for (const observer of this.observers) {
       try {
-        swallow(observer.onCallEnd?.(call, end));
+        swallow(hook(observer));
       } catch {
         // ignored
       }
     }
   }
 
-  /**
-   * `runTool` inside every observer's context. The tool runs at most once, and its own promise is
-   * the attempt's result: whatever a hook returns, throws or rejects afterwards never changes the
-   * outcome; a hook that never runs it gets the tool run without its context.
-   */
+  /** `runTool` inside every observer's context (`RetryReflectObserver.runInContext`): its own promise is the attempt's result. */
   inContext<T>(call: CallInfo, runTool: () => Promise<T>): Promise<T> {
-    const hooks = this.contextHooks;
-    // One observer with a context (the usual telemetry setup): its hook runs the tool, no wrapper between.
-    if (hooks.length === 1) return runInHook(hooks[0] as RetryReflectObserver, call, runTool);
     let run = runTool;
-    for (const observer of hooks) {
+    for (const observer of this.contextHooks) {
       const inner = run;
       run = () => runInHook(observer, call, inner);
     }
@@ -137,11 +111,8 @@ function formatValue(key: string, value: FieldValue): string {
 
 /** One event in the documented line format: `WARN retry_reflect: tool call failed, retrying tool_name=get_weather attempt=1 ...`. */
 export function formatEvent(event: RetryReflectEvent, target = "retry_reflect"): string {
-  let line = `${event.level} ${target}: ${event.message}`;
-  for (const [key, value] of Object.entries(event.fields as Record<string, FieldValue>)) {
-    line += ` ${key}=${formatValue(key, value)}`;
-  }
-  return line;
+  const fields = Object.entries(event.fields as Record<string, FieldValue>).map(([key, value]) => ` ${key}=${formatValue(key, value)}`);
+  return `${event.level} ${target}: ${event.message}${fields.join("")}`;
 }
 
 /**

@@ -1,7 +1,3 @@
-import { writeBuiltIn } from "./built-in-values.js";
-import { Hash64 } from "./hash64.js";
-import { type Sink, TextSink, type Walk, writeNumber } from "./value-walk.js";
-
 /** How deeply arguments may nest (objects, arrays, Maps, Sets, toJSON replacements) before they are refused. */
 export const MAX_ARGUMENT_DEPTH = 1000;
 
@@ -20,132 +16,138 @@ export class ArgumentDepthError extends TypeError {
   }
 }
 
-/** Writes the text of `item`, found `depth` containers deep (0: the top level). */
-function write(walk: Walk, item: unknown, depth: number): void {
-  const sink = walk.sink;
+/**
+ * One walk over a value. `tagged: false` writes JSON for display; `tagged: true` writes the text that
+ * is hashed: JSON data exactly as for display, every other kind of value as a `!`-tagged token
+ * (`!bigint(1)`, `!Date(0)`, `!Map[...]`, `!NaN`, ...). A `!` never starts a JSON value, and every
+ * token ends unambiguously, so two different values never give the same tagged text.
+ */
+interface Walk {
+  readonly tagged: boolean;
+  /** The containers being written, outermost first: meeting one again is a circular reference. */
+  readonly ancestors: object[];
+  /** A top-level member left out (the idempotency key), or undefined. */
+  readonly omit: string | undefined;
+}
+
+/** The text of `item`, found `depth` containers deep (0: the top level). */
+function textOf(walk: Walk, item: unknown, depth: number): string {
   switch (typeof item) {
     case "string":
-      writeQuoted(sink, item);
-      return;
+      return JSON.stringify(item);
     case "number":
-      sink.add(writeNumber(walk, item));
-      return;
+      return numberText(walk, item);
     case "boolean":
-      sink.add(item ? "true" : "false");
-      return;
+      return item ? "true" : "false";
     case "bigint":
-      sink.add(walk.tagged ? `!bigint(${item})` : `"${item}"`);
-      return;
-    case "object":
-      if (item === null) sink.add("null");
-      else writeObject(walk, item, depth + 1);
-      return;
+      return walk.tagged ? `!bigint(${item})` : `"${item}"`;
+    case "object": {
+      if (item === null) return "null";
+      const { ancestors } = walk;
+      const at = ancestors.lastIndexOf(item);
+      if (at !== -1) return walk.tagged ? `!circular(${ancestors.length - at})` : '"[Circular]"';
+      if (depth >= MAX_ARGUMENT_DEPTH) throw new ArgumentDepthError(MAX_ARGUMENT_DEPTH);
+      ancestors.push(item);
+      const text = containerText(walk, item, depth + 1);
+      ancestors.pop();
+      return text;
+    }
     default:
       // undefined, functions and symbols: not data (JSON writes null for them in an array).
-      sink.add(walk.tagged ? "!undefined" : "null");
+      return walk.tagged ? "!undefined" : "null";
   }
 }
 
-/** The text of `item` as a string (for entries that are sorted by their text: Map entries, Set elements). */
-function textOf(walk: Walk, item: unknown, depth: number): string {
-  const sink = new TextSink();
-  write({ tagged: walk.tagged, ancestors: walk.ancestors, omit: walk.omit, sink }, item, depth);
-  return sink.text;
+function numberText(walk: Walk, value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  if (!walk.tagged) return "null";
+  if (Number.isNaN(value)) return "!NaN";
+  return value > 0 ? "!Infinity" : "!-Infinity";
 }
 
-/**
- * `JSON.stringify` of a string, byte for byte: a string with nothing to escape (no quote, backslash,
- * control character or surrogate) is written between quotes directly, which is several times
- * cheaper for the short strings arguments are made of.
- */
-function writeQuoted(sink: Sink, text: string): void {
-  if (!sink.addQuoted(text)) sink.add(JSON.stringify(text));
-}
-
-function writeObject(walk: Walk, item: object, depth: number): void {
-  // An array, not a Map: arguments are shallow, and a push and a pop cost less than a set and a delete.
-  const ancestors = walk.ancestors;
-  const at = ancestors.lastIndexOf(item);
-  if (at !== -1) {
-    walk.sink.add(walk.tagged ? `!circular(${ancestors.length - at})` : '"[Circular]"');
-    return;
-  }
-  if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentDepthError(MAX_ARGUMENT_DEPTH);
-  ancestors.push(item);
-  writeContainer(walk, item, depth);
-  ancestors.pop();
-}
-
-function writeContainer(walk: Walk, item: object, depth: number): void {
+function containerText(walk: Walk, item: object, depth: number): string {
   const isArray = Array.isArray(item);
   if (!isArray) {
-    const prototype: unknown = Object.getPrototypeOf(item);
-    // Plain objects (the usual arguments) skip the built-in type checks.
-    if (prototype !== Object.prototype && prototype !== null) {
-      const builtIn = writeBuiltIn(walk, item, depth, textOf);
-      if (builtIn !== undefined) {
-        walk.sink.add(builtIn);
-        return;
-      }
-    }
+    const builtIn = builtInText(walk, item, depth);
+    if (builtIn !== undefined) return builtIn;
   }
   const toJSON = (item as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     const replaced: unknown = toJSON.call(item);
     // A toJSON that returns its own object is ignored; one that leads back to it meets it as an ancestor.
-    if (replaced !== item) {
-      write(walk, replaced, depth);
-      return;
-    }
+    if (replaced !== item) return textOf(walk, replaced, depth);
   }
-  if (isArray) writeArray(walk, item, depth);
-  else writeMembers(walk, item, depth);
-}
-
-function writeArray(walk: Walk, items: readonly unknown[], depth: number): void {
-  const sink = walk.sink;
-  sink.add("[");
-  for (let index = 0; index < items.length; index++) {
-    if (index > 0) sink.add(",");
-    write(walk, items[index], depth);
+  const parts: string[] = [];
+  if (isArray) {
+    for (let index = 0; index < item.length; index++) parts.push(textOf(walk, item[index], depth));
+    return `[${parts.join(",")}]`;
   }
-  sink.add("]");
-}
-
-/** Own enumerable string-keyed members, keys sorted, `undefined`/function/symbol members dropped. */
-function writeMembers(walk: Walk, item: object, depth: number): void {
-  const members = item as Record<string, unknown>;
+  // Own enumerable string keys, sorted; `undefined`, function and symbol members dropped.
   const omit = depth === 1 ? walk.omit : undefined;
-  const sink = walk.sink;
-  sink.add("{");
-  let first = true;
-  for (const key of sortedKeys(item)) {
+  for (const key of Object.keys(item).sort()) {
     if (key === omit) continue;
-    const member = members[key];
+    const member = (item as Record<string, unknown>)[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    if (!first) sink.add(",");
-    writeQuoted(sink, key);
-    sink.add(":");
-    write(walk, member, depth);
-    first = false;
+    parts.push(`${JSON.stringify(key)}:${textOf(walk, member, depth)}`);
   }
-  sink.add("}");
+  return `{${parts.join(",")}}`;
 }
 
-/** Own enumerable string keys in code-unit order (as `sort()` orders them); an insertion sort for the few keys arguments have. */
-function sortedKeys(item: object): string[] {
-  const keys = Object.keys(item);
-  if (keys.length > 16) return keys.sort();
-  for (let index = 1; index < keys.length; index++) {
-    const key = keys[index] as string;
-    let at = index - 1;
-    while (at >= 0 && (keys[at] as string) > key) {
-      keys[at + 1] = keys[at] as string;
-      at--;
-    }
-    keys[at + 1] = key;
+/** Dates, Maps, Sets, typed arrays, DataViews and ArrayBuffers, by value; `undefined` for anything else. */
+function builtInText(walk: Walk, item: object, depth: number): string | undefined {
+  if (item instanceof Date) {
+    const time = item.getTime();
+    if (walk.tagged) return `!Date(${time})`;
+    return Number.isNaN(time) ? "null" : JSON.stringify(item.toISOString());
   }
-  return keys;
+  if (item instanceof Map) return mapText(walk, item, depth);
+  if (item instanceof Set) return setText(walk, item, depth);
+  if (ArrayBuffer.isView(item)) {
+    if (item instanceof DataView) return binaryText(walk, "DataView", new Uint8Array(item.buffer, item.byteOffset, item.byteLength));
+    return binaryText(walk, Object.prototype.toString.call(item).slice(8, -1), item as unknown as TypedArray);
+  }
+  if (item instanceof ArrayBuffer) return binaryText(walk, "ArrayBuffer", new Uint8Array(item));
+  if (typeof SharedArrayBuffer === "function" && item instanceof SharedArrayBuffer) {
+    return binaryText(walk, "SharedArrayBuffer", new Uint8Array(item));
+  }
+  return undefined;
+}
+
+/** Entries sorted by their text: the same Map in any insertion order. */
+function mapText(walk: Walk, map: ReadonlyMap<unknown, unknown>, depth: number): string {
+  const entries: Array<readonly [key: string, value: string]> = [];
+  let allKeysAreStrings = true;
+  for (const [key, value] of map) {
+    if (typeof key !== "string") allKeysAreStrings = false;
+    entries.push([textOf(walk, key, depth), textOf(walk, value, depth)]);
+  }
+  entries.sort(compareEntries);
+  if (walk.tagged) return `!Map[${entries.map(([key, value]) => `${key}:${value}`).join(",")}]`;
+  if (allKeysAreStrings) return `{${entries.map(([key, value]) => `${key}:${value}`).join(",")}}`;
+  return `[${entries.map(([key, value]) => `[${key},${value}]`).join(",")}]`;
+}
+
+function setText(walk: Walk, set: ReadonlySet<unknown>, depth: number): string {
+  const elements: string[] = [];
+  for (const element of set) elements.push(textOf(walk, element, depth));
+  elements.sort();
+  return walk.tagged ? `!Set[${elements.join(",")}]` : `[${elements.join(",")}]`;
+}
+
+type TypedArray = Iterable<number | bigint> & { join(separator: string): string };
+
+/** A typed array's elements, or the bytes of a DataView or a buffer; tagged with its type. */
+function binaryText(walk: Walk, typeName: string, typed: TypedArray): string {
+  if (walk.tagged) return `!${typeName}[${typed.join(",")}]`;
+  const elements: string[] = [];
+  for (const element of typed) elements.push(typeof element === "bigint" ? `"${element}"` : numberText(walk, element));
+  return `[${elements.join(",")}]`;
+}
+
+function compareEntries(left: readonly [string, string], right: readonly [string, string]): number {
+  if (left[0] !== right[0]) return left[0] < right[0] ? -1 : 1;
+  if (left[1] !== right[1]) return left[1] < right[1] ? -1 : 1;
+  return 0;
 }
 
 /**
@@ -160,9 +162,7 @@ function sortedKeys(item: object): string[] {
  * @throws ArgumentDepthError for values nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function canonicalJson(value: unknown): string {
-  const sink = new TextSink();
-  write({ tagged: false, ancestors: [], omit: undefined, sink }, value, 0);
-  return sink.text;
+  return textOf({ tagged: false, ancestors: [], omit: undefined }, value, 0);
 }
 
 /** The arguments without one member (the idempotency key): a copy when it is there, else `args` itself. */
@@ -172,51 +172,42 @@ export function withoutField(args: unknown, field: string): unknown {
   return rest;
 }
 
+/** The JSON text of `value`; undefined when it has none (`undefined`, a cycle, a BigInt, a getter that throws). */
+export function jsonTextOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A stable 64-bit hash (16 hex characters) of `args` without the `omit` member (at the top level):
  * the same for the same content (object keys, Map entries and Set elements in any order), different
  * for different content or type: a Map's entries, a Set's elements, `1n` / `1` / `"1"`, a Date's time
  * / its ISO string, a typed array's type and elements, NaN / Infinity / null all count. Objects with
  * a `toJSON` (other than Dates) count as what it returns; `undefined` members are dropped. Not
- * cryptographic: it tells one call's arguments from another's under the same idempotency key.
+ * cryptographic: it tells one call's arguments from another's under the same idempotency key. Stores
+ * shared by processes of different releases compare it: its value for given arguments never changes.
  *
  * @throws ArgumentDepthError for arguments nested deeper than `MAX_ARGUMENT_DEPTH` levels.
  */
 export function argumentsFingerprint(args: unknown, omit?: string): string {
-  const sink = new Hash64();
-  if (isPlainRecord(args)) writeRecord(sink, args, omit);
-  else write({ tagged: true, ancestors: [], omit, sink }, args, 0);
-  return sink.digest();
-}
-
-/** A plain object without a `toJSON` (the usual arguments): `write` would go straight to its members. */
-function isPlainRecord(args: unknown): args is Record<string, unknown> {
-  if (typeof args !== "object" || args === null || Array.isArray(args) || Object.getPrototypeOf(args) !== Object.prototype) return false;
-  return typeof (args as { toJSON?: unknown }).toJSON !== "function";
-}
-
-/**
- * `writeMembers` of a plain top-level object, the same text: strings and finite numbers written in
- * place, every other member through the walk (made on first need, with the object as its ancestor).
- */
-function writeRecord(sink: Hash64, members: Record<string, unknown>, omit: string | undefined): void {
-  let walk: Walk | undefined;
-  sink.add("{");
-  let first = true;
-  for (const key of sortedKeys(members)) {
-    if (key === omit) continue;
-    const member = members[key];
-    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    if (!first) sink.add(",");
-    writeQuoted(sink, key);
-    sink.add(":");
-    if (typeof member === "string") writeQuoted(sink, member);
-    else if (typeof member === "number" && Number.isFinite(member)) sink.add(String(member));
-    else {
-      walk ??= { tagged: true, ancestors: [members], omit, sink };
-      write(walk, member, 1);
-    }
-    first = false;
+  const text = textOf({ tagged: true, ancestors: [], omit }, args, 0);
+  // cyrb53's two 32-bit states over the tagged text, mixed into 64 bits.
+  let state1 = 0xdeadbeef | 0;
+  let state2 = 0x41c6ce57 | 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    state1 = Math.imul(state1 ^ code, 2654435761);
+    state2 = Math.imul(state2 ^ code, 1597334677);
   }
-  sink.add("}");
+  const mixed1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
+  const mixed2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(mixed1 ^ (mixed1 >>> 13), 3266489909);
+  return hex(mixed2) + hex(mixed1);
+}
+
+/** A 32-bit word as 8 hex digits. */
+export function hex(word: number): string {
+  return (word >>> 0).toString(16).padStart(8, "0");
 }

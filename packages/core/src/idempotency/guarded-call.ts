@@ -38,11 +38,11 @@ export interface GuardedCall {
   /** The tool's idempotency settings (the plugin's, or its policy's). */
   readonly idempotency: IdempotencySettings;
   /** Set by `prepare` for a guarded write: the user's key, the store key, the fingerprint. */
-  idempotencyKey: string | undefined;
-  storeKey: string | undefined;
-  fingerprint: string | undefined;
+  idempotencyKey?: string;
+  storeKey?: string;
+  fingerprint?: string;
   /** What `prepare` found, kept so that it runs once per call. */
-  prepared: "unguarded" | GuardRefusal | "guarded" | undefined;
+  prepared?: "unguarded" | GuardRefusal | "guarded";
 }
 
 /**

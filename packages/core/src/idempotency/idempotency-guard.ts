@@ -1,22 +1,55 @@
-import type { Clock } from "../clock.js";
-import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { abortReason, type Clock, TIMER_STOPPED, watchdogSignal } from "../clock.js";
+import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import type { ExecuteOutcome } from "../outcome.js";
-import {
-  ARGUMENTS_TOO_DEEP_ACTION,
-  argumentsTooDeepMessage,
-  keyRequiredAction,
-  keyRequiredMessage,
-  UNREADABLE_ARGUMENTS_MESSAGE,
-} from "../texts/model-texts.js";
-import { ArgumentDepthError, argumentsFingerprint } from "./fingerprint.js";
+import { argumentsFingerprint, jsonTextOf } from "./fingerprint.js";
 import type { GuardedCall, GuardRefusal, IdempotencySettings } from "./guarded-call.js";
-import { hash128 } from "./hash64.js";
 import type { IdempotencyStore } from "./idempotency-store.js";
-import { type Flight, SingleFlight } from "./single-flight.js";
-import { type RecordRules, type StoreErrorReport, StoreLock } from "./store-lock.js";
-import type { LockAnswer } from "./store-protocol.js";
-import { readKey, refusal } from "./store-protocol.js";
+import {
+  answerOf,
+  describeValue,
+  hash128,
+  keyRequired,
+  keyReused,
+  type LockAnswer,
+  readKey,
+  storeUnavailable,
+  unreadableArguments,
+} from "./store-protocol.js";
+
+/** Told of every store fault (and of a result too large to store, or a record that cannot be used): a `store_error`, never a rejection. */
+export type StoreErrorReport = (call: GuardedCall, operation: StoreOperation, error: unknown, reason?: StoreErrorReason) => void;
+
+/**
+ * How a guard's records are made and read. The plugin's guard keeps a tool's value as it is and
+ * replays any value; a guard of requests that cross a wire (`RequestGuard`) stores what its caller
+ * received and replays only a result of its protocol's shape.
+ */
+export interface RecordRules {
+  /**
+   * Whether a stored value may be returned to a caller. One that may not (a tampered or corrupted
+   * record) is never replayed: `WRITE_IN_DOUBT`, with a `store_error` (`reason: "invalid_record"`).
+   * @default every value
+   */
+  readonly replayable?: (value: unknown) => boolean;
+  /** Store the value's JSON view (what a caller across a wire receives), not the value itself. @default false */
+  readonly storeJson?: boolean;
+}
+
+/** A call in flight in this process: later calls with its key join it. */
+export interface Flight {
+  /** The leader is done (`undefined`: it ended without an outcome, an abort): joiners go on. */
+  finish(outcome: ExecuteOutcome<unknown> | undefined): void;
+}
+
+/** A call in flight here: its fingerprint, and its outcome when it is done. */
+interface InFlight {
+  readonly fingerprint: string;
+  readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
+}
+
+const anyValue = (): boolean => true;
+const LEASE_LOST =
+  "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
 
 /**
  * The argument a write's fingerprint leaves out: the key argument (`keyField`), unless the key comes
@@ -29,131 +62,176 @@ export function omittedField(settings: IdempotencySettings): string | undefined 
 }
 
 /**
- * The idempotency guard of `write` tools, one unit: the key and fingerprint (here), single flight in
- * this process (`SingleFlight`: joins, bounded by the leader's lease and the joiner's own abort),
- * and the store protocol (`StoreLock`: `begin` / `extend` / `complete` / `release`), whose faults
- * never become a rejection.
+ * The idempotency guard of `write` tools, one unit: the key and fingerprint (`prepare`), single
+ * flight in this process (`enter`), and the store protocol (`lock`, `keepLease`, `complete`,
+ * `release`), whose faults go to `onStoreError` and never become a rejection.
  */
 export class IdempotencyGuard {
-  private readonly flights: SingleFlight;
-  private readonly storeLock: StoreLock;
-  private readonly storeKeys = new StoreKeys();
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(
-    readonly store: IdempotencyStore,
-    clock: Clock,
-    onStoreError: StoreErrorReport,
-    readonly records: RecordRules = {},
-  ) {
-    this.flights = new SingleFlight();
-    this.storeLock = new StoreLock(store, clock, onStoreError, records);
-  }
+    private readonly store: IdempotencyStore,
+    private readonly clock: Clock,
+    private readonly onStoreError: StoreErrorReport,
+    private readonly records: RecordRules = {},
+  ) {}
 
   /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
   prepare(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-    run.prepared ??= this.read(run);
+    run.prepared ??= read(run);
     return run.prepared;
   }
 
-  private read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-    const { key: keyOf, keyField, requireKey } = run.idempotency;
-    // A tool whose schema has no key argument cannot be given one: its key is derived, never asked for.
-    const undeclared = run.call.declaresKey === false;
-    const derive = undeclared && run.idempotency.derive === "never" ? "when-missing" : run.idempotency.derive;
-    let given: string | undefined;
-    let fingerprint: string;
+  /**
+   * Single flight of writes in this process: the first call with a store key leads, later calls with
+   * the key and the same arguments join it and share its outcome; other arguments under the key are
+   * `key_reused`. A joiner waits for as long as the leader runs, whatever the store and its lease
+   * (the leader is alive here: running the write beside it could do it twice), and never past its own
+   * abort. A leader whose tool hangs ends at its attempt limit (`attemptTimeoutMs`).
+   */
+  async enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
+    const storeKey = run.storeKey as string;
+    for (;;) {
+      const leader = this.inFlight.get(storeKey);
+      if (leader === undefined) break;
+      if (leader.fingerprint !== run.fingerprint) return keyReused(run);
+      const shared = await untilDone(leader.done, run.signal);
+      if (shared === undefined) continue; // the leader ended without an outcome: try again, maybe as the leader
+      return { shared: shared as ExecuteOutcome<T> };
+    }
+    let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
+    const entry = {
+      fingerprint: run.fingerprint as string,
+      done: new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve)),
+    };
+    this.inFlight.set(storeKey, entry);
+    const flight: Flight = {
+      finish: (outcome) => {
+        if (this.inFlight.get(storeKey) === entry) this.inFlight.delete(storeKey);
+        finish(outcome);
+      },
+    };
+    return { flight };
+  }
+
+  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`answerOf`). */
+  async lock(run: GuardedCall): Promise<LockAnswer> {
+    let answer: unknown;
+    // Called inside the try (as are complete, release and extend): a store that throws synchronously is read as one that rejects.
     try {
-      given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : undeclared ? undefined : readKey(run.call.args, keyField);
-      fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
+      answer = await this.store.begin(run.storeKey as string, run.fingerprint as string, run.idempotency.leaseMs);
     } catch (error) {
-      // The model's arguments, not the tool: an attempt, never a breaker failure. Arguments that
-      // cannot be read as data (a getter that throws, a Proxy) are refused the same way.
-      return { refusal: unreadableArguments(error) };
+      return this.unavailable(run, error);
     }
-    const namespace = namespaceOf(run);
-    // A derived key: the same call of the same tool in the same run (scope) and namespace is the
-    // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
-    const key =
-      given ?? (derive === "never" ? undefined : `derived-${hash128(namespace, run.call.scope ?? "default", run.toolName, fingerprint)}`);
-    if (key === undefined) {
-      if (!requireKey) return "unguarded";
-      return {
-        conflict: "key_required",
-        refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), keyRequiredAction(keyField)),
-      };
-    }
-    run.idempotencyKey = key;
-    // Hashed before any store sees it: a key is a key only within its namespace and tool.
-    run.storeKey = this.storeKeys.of(namespace, run.toolName, key);
-    run.fingerprint = fingerprint;
-    return "guarded";
+    const onInvalidRecord = (problem: string) => this.onStoreError(run, "begin", new Error(problem), "invalid_record");
+    return (
+      answerOf(run, answer, this.records.replayable ?? anyValue, onInvalidRecord) ??
+      this.unavailable(run, new TypeError(`begin returned ${describeValue(answer)}`))
+    );
   }
 
-  /** Joins a call with the same key in flight here (its outcome), or leads (`SingleFlight`). */
-  enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
-    return this.flights.enter(run);
+  /** The store did not answer, or answered nonsense: `STORE_UNAVAILABLE`, the write does not run. */
+  private unavailable(run: GuardedCall, fault: unknown): GuardRefusal {
+    this.onStoreError(run, "begin", fault);
+    return storeUnavailable(run, fault);
   }
 
-  /** Takes the store's lock for one attempt: a token, the stored result to replay, or a refusal (`StoreLock`). */
-  lock(run: GuardedCall): Promise<LockAnswer> {
-    return this.storeLock.lock(run);
-  }
-
-  /** Renews the write's lease while its attempt runs, for stores with `extend` (`StoreLock`); the returned function stops it. */
+  /**
+   * Renews the lease of a write while its attempt runs, every half lease, for stores with `extend`:
+   * a write slower than its lease keeps its key (no other process runs it meanwhile), and a killed
+   * process stops renewing, so its key frees within one lease. The returned function stops it.
+   */
   keepLease(run: GuardedCall, token: string): (() => void) | undefined {
-    return this.storeLock.keepLease(run, token);
+    const store = this.store;
+    if (typeof store.extend !== "function") return undefined;
+    const stop = new AbortController();
+    // The plugin's own timer, not a wait of the call: a test clock leaves it out of its pending sleeps.
+    const stopped = watchdogSignal(stop);
+    const { leaseMs } = run.idempotency;
+    const storeKey = run.storeKey as string;
+    const renew = (): void => {
+      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stopped).then(
+        async () => {
+          try {
+            if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
+          } catch {
+            // A store fault: the next renewal tries again, within the lease.
+          }
+          if (!stopped.aborted) renew();
+        },
+        () => {}, // stopped
+      );
+    };
+    renew();
+    return () => stop.abort(TIMER_STOPPED);
   }
 
-  /** Stores the write's result, or only reports why not (`StoreLock`). */
-  complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
-    return this.storeLock.complete(run, token, value);
-  }
-
-  /** Drops the lock after a failed attempt, so that a retry may run (`StoreLock`). */
-  release(run: GuardedCall, token: string): Promise<void> {
-    return this.storeLock.release(run, token);
-  }
-}
-
-/** The most keys whose store key is remembered; and the longest key remembered (longer ones are hashed each time). */
-const STORE_KEYS_KEPT = 1024;
-const STORE_KEY_MAX_LENGTH = 256;
-
-/**
- * The store keys of the keys seen last (`hash128` of namespace, tool and key): a write called again
- * with its key (a replay, a retry) is not hashed again, and its store key, the same string as
- * before, has its hash for the Map lookups cached. One entry per key: a key used under another
- * namespace or tool replaces it. At most `STORE_KEYS_KEPT` keys of at most `STORE_KEY_MAX_LENGTH`
- * characters; when full, it starts afresh.
- */
-class StoreKeys {
-  private readonly byKey = new Map<string, { readonly namespace: string; readonly toolName: string; readonly storeKey: string }>();
-
-  of(namespace: string, toolName: string, key: string): string {
-    const known = this.byKey.get(key);
-    if (known !== undefined && known.namespace === namespace && known.toolName === toolName) return known.storeKey;
-    const storeKey = hash128(namespace, toolName, key);
-    if (key.length <= STORE_KEY_MAX_LENGTH) {
-      if (known === undefined && this.byKey.size >= STORE_KEYS_KEPT) this.byKey.clear();
-      this.byKey.set(key, { namespace, toolName, storeKey });
+  /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
+  async complete(run: GuardedCall, token: string, value: unknown): Promise<void> {
+    const { maxResultBytes, ttlMs } = run.idempotency;
+    const json = jsonTextOf(value);
+    // Each UTF-16 unit is at least one UTF-8 byte: a longer text is too large without encoding it.
+    if (json !== undefined && (json.length > maxResultBytes || new TextEncoder().encode(json).byteLength > maxResultBytes)) {
+      // Returned to the caller, never stored: the key is released so that a retry runs again.
+      const error = new Error(`the result is larger than idempotency.maxResultBytes (${maxResultBytes} bytes): not stored for replay`);
+      this.onStoreError(run, "complete", error, "too_large");
+      await this.release(run, token);
+      return;
     }
-    return storeKey;
+    // A value with no JSON text (a cycle, a BigInt) is left to the store, as it is.
+    const record = this.records.storeJson === true && json !== undefined ? JSON.parse(json) : value;
+    await this.settle(run, "complete", () => this.store.complete(run.storeKey as string, token, record, ttlMs));
+  }
+
+  /** Drops the lock after a failed attempt, so that a retry may run. */
+  release(run: GuardedCall, token: string): Promise<void> {
+    return this.settle(run, "release", () => this.store.release(run.storeKey as string, token));
+  }
+
+  /** Ends the holding of a key: `false` from the store (the lease was lost) and store faults are reported, never thrown. */
+  private async settle(run: GuardedCall, operation: "complete" | "release", end: () => Promise<boolean>): Promise<void> {
+    try {
+      if ((await end()) === false) this.onStoreError(run, operation, new Error(LEASE_LOST));
+    } catch (error) {
+      this.onStoreError(run, operation, error);
+    }
   }
 }
 
-/** Whose writes a call's are: `call.namespace`, else the call's own scope (not the tracking scope: `"global"` shares counters, never results). */
-function namespaceOf(run: GuardedCall): string {
-  return run.call.namespace ?? run.call.scope ?? "default";
+function read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
+  const { key: keyOf, keyField, requireKey } = run.idempotency;
+  // A tool whose schema has no key argument cannot be given one: its key is derived, never asked for.
+  const undeclared = run.call.declaresKey === false;
+  const derive = undeclared && run.idempotency.derive === "never" ? "when-missing" : run.idempotency.derive;
+  let given: string | undefined;
+  let fingerprint: string;
+  try {
+    given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : undeclared ? undefined : readKey(run.call.args, keyField);
+    fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
+  } catch (error) {
+    return unreadableArguments(error);
+  }
+  // Whose writes these are: the call's namespace, else its own scope (not the tracking scope: `"global"` shares counters, never results).
+  const namespace = run.call.namespace ?? run.call.scope ?? "default";
+  // A derived key: the same call of the same tool in the same run (scope) and namespace is the
+  // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
+  const key =
+    given ?? (derive === "never" ? undefined : `derived-${hash128(namespace, run.call.scope ?? "default", run.toolName, fingerprint)}`);
+  if (key === undefined) return requireKey ? keyRequired(run) : "unguarded";
+  run.idempotencyKey = key;
+  // Hashed before any store sees it: a key is a key only within its namespace and tool.
+  run.storeKey = hash128(namespace, run.toolName, key);
+  run.fingerprint = fingerprint;
+  return "guarded";
 }
 
-/** Arguments too deep, or that cannot be read as data: `INVALID_ARGUMENTS`, the write does not run. */
-function unreadableArguments(error: unknown): ToolError {
-  const tooDeep = error instanceof ArgumentDepthError;
-  return createToolError({
-    code: ErrorCodes.INVALID_ARGUMENTS,
-    message: tooDeep ? argumentsTooDeepMessage(error.maxDepth) : UNREADABLE_ARGUMENTS_MESSAGE,
-    recoverable: true,
-    suggestedAction: ARGUMENTS_TOO_DEEP_ACTION,
-    kind: "invalid_arguments",
+/** The leader's outcome, or the joiner's abort (a rejection with its reason), whichever comes first. */
+function untilDone<T>(done: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return done;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    done.then(resolve).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }

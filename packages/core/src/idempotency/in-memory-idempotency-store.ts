@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import { LruMap } from "../internal/lru-map.js";
+import { jsonTextOf } from "./fingerprint.js";
 import type { IdempotencyBeginResult, IdempotencyStore } from "./idempotency-store.js";
 
 interface Lock {
@@ -30,11 +31,10 @@ export interface InMemoryIdempotencyStoreOptions {
   readonly maxEntries?: number;
   /**
    * Most bytes of completed results kept, counted as each result's JSON text (two bytes a character
-   * when it holds one outside Latin-1) plus 256 bytes per record: the least recently used results make room for new ones, so a long-lived process keeps
-   * at most about this much (a result that has no JSON text counts the 256 bytes only). Locks are
-   * not counted. A single result larger than this is not kept at all (`complete` answers `true`,
-   * the result is returned to its caller, a retry runs the write again). The guard already skips
-   * results over `idempotency.maxResultBytes` (1 MiB by default).
+   * when it holds one outside Latin-1; none for a result without JSON text) plus 256 bytes per record:
+   * the least recently used results make room for new ones. Locks are not counted. A single larger
+   * result is not kept (`complete` answers `true`, the caller has its result, a retry runs the write
+   * again). The guard already skips results over `idempotency.maxResultBytes` (1 MiB by default).
    * @default 33_554_432 (32 MiB)
    */
   readonly maxBytes?: number;
@@ -179,22 +179,12 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** A character outside Latin-1: a string holding one takes two bytes per character in memory. */
+/** A character outside Latin-1: engines keep a string holding one at two bytes per character. */
 const WIDE = /[\u0100-\uffff]/;
 
-/**
- * What a stored result counts against `maxBytes`: its JSON text's length in memory (a byte per
- * character, two when the text holds a character outside Latin-1, as JavaScript engines keep such
- * strings) plus the record's own overhead. A value with no JSON text (a cycle, a BigInt, a getter
- * that throws) counts the overhead only.
- */
+/** What a stored result counts against `maxBytes`: its JSON text's length in memory, plus the record's own overhead. */
 function approximateBytes(value: unknown): number {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonTextOf(value);
   if (json === undefined) return RECORD_OVERHEAD_BYTES;
   return RECORD_OVERHEAD_BYTES + (WIDE.test(json) ? json.length * 2 : json.length);
 }

@@ -1,14 +1,47 @@
 import { errorMessageOf } from "../classify/error-signals.js";
 import { Cleaner, defaultRedactor } from "../cleaning/clean-text.js";
-import type { Clock } from "../clock.js";
+import { type Clock, systemClock } from "../clock.js";
+import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
+import type { RetryReflectObserver } from "../events/events.js";
 import { Notifier } from "../events/notifier.js";
 import type { ExecuteOutcome, SuccessOutcome } from "../outcome.js";
 import type { GuardedCall, GuardRefusal, IdempotencySettings } from "./guarded-call.js";
-import { IdempotencyGuard } from "./idempotency-guard.js";
-import { type RequestGuardOptions, resolveRequestGuardOptions } from "./request-guard-options.js";
-import type { Flight } from "./single-flight.js";
-import type { StoreErrorReport } from "./store-lock.js";
+import { type Flight, IdempotencyGuard, type StoreErrorReport } from "./idempotency-guard.js";
+import type { IdempotencyStore } from "./idempotency-store.js";
+
+/** The options of a `RequestGuard`: a host passes its users' options through (an MCP server's `withIdempotency`). */
+export interface RequestGuardOptions {
+  /** Where results are kept by key: an `InMemoryIdempotencyStore` for one process, a shared store (Redis) for a fleet. */
+  readonly store: IdempotencyStore;
+  /** How long a completed result is kept, in ms. @default 86_400_000 (a day) */
+  readonly ttlMs?: number;
+  /**
+   * How long a running request holds its key without renewal, in ms. The lease is renewed every
+   * half lease while the write runs (stores with `extend`: the in-memory and Redis stores), so a
+   * write may take longer; a process that dies stops renewing, and its key frees within one lease.
+   * @default 30_000
+   */
+  readonly leaseMs?: number;
+  /**
+   * How long a request whose key is running elsewhere (another process on a shared store) waits
+   * for that result, re-reading the store after 50 ms, then twice as long each time up to 1 s,
+   * before it is refused `IN_PROGRESS`, in ms. A request whose key is running in this process
+   * waits for it for as long as it runs (it is alive here: running beside it could do it twice),
+   * until the request is cancelled. @default 30_000
+   */
+  readonly waitMs?: number;
+  /**
+   * The largest result stored, in bytes of its JSON text: a larger one is returned to its caller,
+   * not stored (a `store_error` with `reason: "too_large"`), and its key is freed, so that a retry
+   * runs again. `0` stores no result. @default 1_048_576 (1 MiB)
+   */
+  readonly maxResultBytes?: number;
+  /** For the waits, the lease renewals and the events' time. @default the system clock */
+  readonly clock?: Clock;
+  /** Told of `idempotent_replay`, `idempotency_conflict` and `store_error` (`consoleLogger()`, the otel observer). @default [] */
+  readonly observers?: readonly RetryReflectObserver[];
+}
 
 /** One request that carries an idempotency key, as a host reads it. */
 export interface GuardedRequest {
@@ -52,13 +85,9 @@ const EVENT_TEXT_MAX_LENGTH = 1000;
 /**
  * The idempotency guard of a host that serves requests (an MCP server's tool handler): a request
  * with a key runs its write once per (namespace, tool, key), through the plugin's own guard, so
- * with the same promises: the key hashed before any store sees it, single flight in this process,
- * one table of answers to the store's `begin`, the lease renewed while the write runs, results over
- * `maxResultBytes` returned but not stored, store faults as refusals before the write and as events
- * after it, and a record that cannot be used never replayed (`WRITE_IN_DOUBT`). Two differences for
- * a server: a key held elsewhere is waited for (up to `waitMs`) rather than refused at once, and what
- * is stored is the JSON view of the result, what the caller received; only a record the host can
- * return is replayed.
+ * with the same promises. Two differences for a server: a key held elsewhere is waited for (up to
+ * `waitMs`) rather than refused at once, and what is stored is the JSON view of the result, what
+ * the caller received; only a record the host can return is replayed.
  */
 export class RequestGuard {
   private readonly guard: IdempotencyGuard;
@@ -67,33 +96,34 @@ export class RequestGuard {
   private readonly waitMs: number;
   private readonly clock: Clock;
 
+  /** Checks the options once, naming the option and the value of the first that is wrong (`InvalidOptionError`). */
   constructor(
     options: RequestGuardOptions,
     private readonly host: RequestGuardHost,
   ) {
-    const resolved = resolveRequestGuardOptions(options);
-    const { clock } = resolved;
+    if (typeof options !== "object" || options === null) throw new InvalidOptionError("options", options, "an object with a `store`");
+    const { store, clock = systemClock, observers = [] } = options;
+    if (!isStore(store)) throw new InvalidOptionError("store", store, "an IdempotencyStore (begin, complete and release functions)");
+    if (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.sleep !== "function") {
+      throw new InvalidOptionError("clock", clock, "a Clock (now and sleep functions)");
+    }
+    if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === "object" && observer !== null)) {
+      throw new InvalidOptionError("observers", observers, "an array of observer objects");
+    }
+    const ttlMs = positive("ttlMs", options.ttlMs, 86_400_000);
+    const leaseMs = positive("leaseMs", options.leaseMs, 30_000);
+    this.waitMs = positive("waitMs", options.waitMs, 30_000);
+    const maxResultBytes = bytes("maxResultBytes", options.maxResultBytes, 1_048_576);
+    // The key is the request's (not an argument), and every argument is content of the fingerprint.
+    this.settings = { keyField: "idempotency_key", ttlMs, leaseMs, requireKey: true, derive: "never", maxResultBytes };
     this.clock = clock;
-    this.waitMs = resolved.waitMs;
-    this.notifier = new Notifier(resolved.observers, clock);
+    this.notifier = new Notifier(observers, clock);
     const cleaner = new Cleaner(EVENT_TEXT_MAX_LENGTH, defaultRedactor);
     const onStoreError: StoreErrorReport = (run, operation, error, reason) => {
       const fields = { tool_name: run.toolName, operation, error: cleaner.clean(errorMessageOf(error), run.idempotencyKey) };
       this.notifier.emit("store_error", run.toolName, undefined, reason === undefined ? fields : { ...fields, reason });
     };
-    this.guard = new IdempotencyGuard(resolved.store, clock, onStoreError, {
-      replayable: (value) => host.replayable(value),
-      storeJson: true,
-    });
-    // The key is the request's (not an argument), and every argument is content of the fingerprint.
-    this.settings = {
-      keyField: "idempotency_key",
-      ttlMs: resolved.ttlMs,
-      leaseMs: resolved.leaseMs,
-      requireKey: true,
-      derive: "never",
-      maxResultBytes: resolved.maxResultBytes,
-    };
+    this.guard = new IdempotencyGuard(store, clock, onStoreError, { replayable: (value) => host.replayable(value), storeJson: true });
   }
 
   /**
@@ -101,7 +131,14 @@ export class RequestGuard {
    * (its key freed first) or with the request's abort reason during a wait.
    */
   async run<T>(request: GuardedRequest, write: () => T | Promise<T>): Promise<RequestOutcome<T>> {
-    const run = this.guardedCall(request);
+    const { toolName, namespace, key, args, signal } = request;
+    const run: GuardedCall = {
+      call: { toolName, args, scope: namespace, namespace },
+      toolName,
+      scope: namespace,
+      signal,
+      idempotency: { ...this.settings, key: () => key },
+    };
     const prepared = this.guard.prepare(run);
     // Arguments that cannot be read as data (too deep, a getter that throws): refused, never run.
     if (prepared !== "guarded") return this.refused(run, prepared as GuardRefusal);
@@ -167,19 +204,22 @@ export class RequestGuard {
     }
     return { status: "refused", error: refused.refusal };
   }
+}
 
-  private guardedCall(request: GuardedRequest): GuardedCall {
-    const { toolName, namespace, key, args, signal } = request;
-    return {
-      call: { toolName, args, scope: namespace, namespace },
-      toolName,
-      scope: namespace,
-      signal,
-      idempotency: { ...this.settings, key: () => key },
-      idempotencyKey: undefined,
-      storeKey: undefined,
-      fingerprint: undefined,
-      prepared: undefined,
-    };
-  }
+function isStore(value: unknown): value is IdempotencyStore {
+  if (typeof value !== "object" || value === null) return false;
+  const store = value as Record<string, unknown>;
+  return typeof store.begin === "function" && typeof store.complete === "function" && typeof store.release === "function";
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new InvalidOptionError(name, value, "a finite number > 0");
+  return value;
+}
+
+function bytes(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new InvalidOptionError(name, value, "an integer >= 0");
+  return value;
 }

@@ -1,34 +1,93 @@
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError } from "../errors/tool-error.js";
+import { createToolError, type ToolErrorInit } from "../errors/tool-error.js";
 import {
+  ARGUMENTS_TOO_DEEP_ACTION,
+  argumentsTooDeepMessage,
   IN_DOUBT_ACTION,
   IN_PROGRESS_ACTION,
   inDoubtMessage,
   inProgressMessage,
   KEY_REUSED_ACTION,
+  keyRequiredAction,
+  keyRequiredMessage,
   keyReusedMessage,
   STORE_BUSY_ACTION,
+  STORE_UNAVAILABLE_ACTION,
   storeBusyMessage,
+  storeUnavailableMessage,
+  UNREADABLE_ARGUMENTS_MESSAGE,
 } from "../texts/model-texts.js";
+import { ArgumentDepthError, hex } from "./fingerprint.js";
 import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
-import type { IdempotencyBeginResult } from "./idempotency-store.js";
 
-// The guard's side of the store protocol: reading the key, reading what a store answered, the one
-// table of what a write does on each answer, and the refusals a write gets before it runs.
+// The guard's side of the store protocol: reading the key and hashing it into a store key, the one
+// table of what a write does on each answer of a store, and every refusal a write gets before it runs.
 
-const BEGIN_STATUSES = new Set(["acquired", "completed", "in_progress", "in_doubt", "busy"]);
-
-/** A recoverable refusal: the write did not run. */
-export function refusal(code: string, message: string, suggestedAction: string, retryAfterMs?: number, cause?: unknown): ToolError {
-  return createToolError({ code, message, recoverable: true, suggestedAction, retryAfterMs, cause });
+/** The write does not run: a refusal, recoverable unless said; `conflict` names an idempotency conflict (for its event). */
+function refused(conflict: GuardRefusal["conflict"], init: Omit<ToolErrorInit, "recoverable"> & { recoverable?: boolean }): GuardRefusal {
+  const refusal = createToolError({ recoverable: true, ...init });
+  return conflict === undefined ? { refusal } : { conflict, refusal };
 }
 
-/** The key is held, here or in the store, for other arguments: `key_reused`, the write does not run. */
+/** The key is held, here or in the store, for other arguments. */
 export function keyReused(run: GuardedCall): GuardRefusal {
-  return {
-    conflict: "key_reused",
-    refusal: refusal(ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION),
+  const message = keyReusedMessage(run.toolName);
+  return refused("key_reused", { code: ErrorCodes.IDEMPOTENCY_KEY_REUSED, message, suggestedAction: KEY_REUSED_ACTION });
+}
+
+export function keyRequired(run: GuardedCall): GuardRefusal {
+  const suggestedAction = keyRequiredAction(run.idempotency.keyField);
+  return refused("key_required", { code: ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, message: keyRequiredMessage(run.toolName), suggestedAction });
+}
+
+/**
+ * Arguments too deep, or that cannot be read as data (a getter that throws, a Proxy): the model's
+ * arguments, not the tool, so `INVALID_ARGUMENTS`: an attempt, never a breaker failure.
+ */
+export function unreadableArguments(error: unknown): GuardRefusal {
+  const message = error instanceof ArgumentDepthError ? argumentsTooDeepMessage(error.maxDepth) : UNREADABLE_ARGUMENTS_MESSAGE;
+  return refused(undefined, { code: ErrorCodes.INVALID_ARGUMENTS, message, suggestedAction: ARGUMENTS_TOO_DEEP_ACTION });
+}
+
+/** The store did not answer, or answered nonsense. Its fault is the `cause`, never in the model's text. */
+export function storeUnavailable(run: GuardedCall, cause: unknown): GuardRefusal {
+  const message = storeUnavailableMessage(run.toolName);
+  return refused(undefined, { code: ErrorCodes.STORE_UNAVAILABLE, message, suggestedAction: STORE_UNAVAILABLE_ACTION, cause });
+}
+
+/** It may have taken effect: running it again could do it twice. A stop, not a wait. */
+function inDoubt(run: GuardedCall): GuardRefusal {
+  const message = inDoubtMessage(run.toolName);
+  return refused("in_doubt", { code: ErrorCodes.WRITE_IN_DOUBT, message, recoverable: false, suggestedAction: IN_DOUBT_ACTION });
+}
+
+/**
+ * 128 bits of a sequence of texts as 32 hex characters: two cyrb53-style pairs of states with
+ * independent seeds (not cryptographic), each text's length mixed in before it, so that no two
+ * different sequences read as one ("ab","c" is not "a","bc"). The guard's store keys: a namespace,
+ * a tool and a key never reach a store as they are, and two different triples collide only by
+ * chance (about 2^-64 for a billion keys). Stores keep them: the value for given texts never changes.
+ */
+export function hash128(...texts: string[]): string {
+  let state1 = 0x9e3779b9;
+  let state2 = 0x85ebca6b;
+  let state3 = 0xc2b2ae35;
+  let state4 = 0x27d4eb2f;
+  const mix = (code: number): void => {
+    state1 = Math.imul(state1 ^ code, 2654435761);
+    state2 = Math.imul(state2 ^ code, 1597334677);
+    state3 = Math.imul(state3 ^ code, 2246822519);
+    state4 = Math.imul(state4 ^ code, 3266489917);
   };
+  for (const text of texts) {
+    mix(text.length);
+    for (let index = 0; index < text.length; index++) mix(text.charCodeAt(index));
+  }
+  state1 = Math.imul(state1 ^ (state1 >>> 16), 2246822507) ^ Math.imul(state2 ^ (state2 >>> 13), 3266489909);
+  state2 = Math.imul(state2 ^ (state2 >>> 16), 2246822507) ^ Math.imul(state1 ^ (state1 >>> 13), 3266489909);
+  state3 = Math.imul(state3 ^ (state3 >>> 16), 2654435761) ^ Math.imul(state4 ^ (state4 >>> 13), 1597334677);
+  state4 = Math.imul(state4 ^ (state4 >>> 16), 2654435761) ^ Math.imul(state3 ^ (state3 >>> 13), 1597334677);
+  return hex(state1) + hex(state2) + hex(state3) + hex(state4);
 }
 
 export function readKey(args: unknown, field: string): string | undefined {
@@ -39,104 +98,64 @@ export function readKey(args: unknown, field: string): string | undefined {
   return undefined;
 }
 
-/** A store's `begin` answer, read: one of its documented answers, or a record the guard cannot use (with why). */
-export type BeginAnswer = IdempotencyBeginResult | { readonly status: "invalid_record"; readonly problem: string };
-
 /** What one write does on a `begin` answer: run (it holds `token`), replay the stored result, or be refused. */
 export type LockAnswer = { readonly token: string } | { readonly replay: unknown } | GuardRefusal;
 
 /**
- * A store's `begin` answer, if it has a documented status (a numeric token is taken as its text):
- * `invalid_record` for a record the guard cannot use (one the store could not read, a record without
- * its fingerprint, or a stored value `replayable` refuses); undefined for anything else (a fault).
+ * The one table of answers to a `begin`, for every guard (the plugin's call path and `RequestGuard`):
+ * acquired runs the write (a numeric token is taken as its text); completed replays its result, to
+ * the same arguments only; in progress refuses for now (`IN_PROGRESS`, ask again within a second);
+ * in doubt stops (`WRITE_IN_DOUBT`: it may have taken effect); busy refuses for now (the store is
+ * full of writes in flight). The same key with other arguments is `IDEMPOTENCY_KEY_REUSED`. A record
+ * the guard cannot use (one the store could not read, a completed record without its fingerprint,
+ * or a stored value `replayable` refuses) is in doubt whatever its fingerprint, and told to
+ * `onInvalidRecord`. Undefined for an answer of no documented shape: a fault of the store.
  */
-export function readBegin(value: unknown, replayable: (value: unknown) => boolean): BeginAnswer | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const result = value as Record<string, unknown>;
-  const status = result.status;
-  if (typeof status !== "string" || !BEGIN_STATUSES.has(status)) return undefined;
-  const retryAfter =
-    typeof result.retryAfterMs === "number" && Number.isFinite(result.retryAfterMs) && result.retryAfterMs >= 0
-      ? result.retryAfterMs
-      : 1000;
-  const { fingerprint } = result;
+export function answerOf(
+  run: GuardedCall,
+  answer: unknown,
+  replayable: (value: unknown) => boolean,
+  onInvalidRecord: (problem: string) => void,
+): LockAnswer | undefined {
+  if (typeof answer !== "object" || answer === null) return undefined;
+  const { status, fingerprint, token, value, retryAfterMs, invalidRecord } = answer as Record<string, unknown>;
+  const retryAfter = typeof retryAfterMs === "number" && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : 1000;
+  const unusable = (why: string): GuardRefusal => {
+    onInvalidRecord(`the stored record of this key cannot be used: ${why}; it is not replayed, and the write is in doubt`);
+    return inDoubt(run);
+  };
   switch (status) {
     case "acquired":
-      if (typeof result.token === "number" && Number.isFinite(result.token)) return { status, token: String(result.token) };
-      return typeof result.token === "string" && result.token.length > 0 ? { status, token: result.token } : undefined;
+      if (typeof token === "number" && Number.isFinite(token)) return { token: String(token) };
+      return typeof token === "string" && token.length > 0 ? { token } : undefined;
     case "completed":
-      if (typeof fingerprint !== "string") return invalidRecord("a completed record without its fingerprint");
-      if (!replayable(result.value)) return invalidRecord("the stored result is not of a shape that can be returned to a caller");
-      return { status, fingerprint, value: result.value };
-    case "in_progress":
-      return typeof fingerprint === "string" ? { status, fingerprint, retryAfterMs: retryAfter } : undefined;
+      if (typeof fingerprint !== "string") return unusable("a completed record without its fingerprint");
+      if (!replayable(value)) return unusable("the stored result is not of a shape that can be returned to a caller");
+      return fingerprint === run.fingerprint ? { replay: value } : keyReused(run);
+    case "in_progress": {
+      if (typeof fingerprint !== "string") return undefined;
+      if (fingerprint !== run.fingerprint) return keyReused(run);
+      // The holder may finish any moment (its lease is only the longest it may take): ask again within a second.
+      const retryAfterMs = Math.min(retryAfter, 1000);
+      const message = inProgressMessage(run.toolName);
+      return refused("in_progress", { code: ErrorCodes.IN_PROGRESS, message, suggestedAction: IN_PROGRESS_ACTION, retryAfterMs });
+    }
     case "in_doubt":
-      if (typeof result.invalidRecord === "string") return invalidRecord(`the store could not read it (${result.invalidRecord})`);
-      return typeof fingerprint === "string" ? { status, fingerprint } : undefined;
+      if (typeof invalidRecord === "string") return unusable(`the store could not read it (${invalidRecord})`);
+      if (typeof fingerprint !== "string") return undefined;
+      return fingerprint === run.fingerprint ? inDoubt(run) : keyReused(run);
+    case "busy": {
+      const message = storeBusyMessage(run.toolName);
+      return refused("in_progress", {
+        code: ErrorCodes.IN_PROGRESS,
+        message,
+        suggestedAction: STORE_BUSY_ACTION,
+        retryAfterMs: retryAfter,
+      });
+    }
     default:
-      return { status: "busy", retryAfterMs: retryAfter };
+      return undefined;
   }
-}
-
-function invalidRecord(why: string): BeginAnswer {
-  return {
-    status: "invalid_record",
-    problem: `the stored record of this key cannot be used: ${why}; it is not replayed, and the write is in doubt`,
-  };
-}
-
-/**
- * The one table of answers to a `begin`, for every guard (the plugin's call path and `RequestGuard`):
- * acquired runs the write; completed replays its result, to the same arguments only; in progress
- * refuses for now (`IN_PROGRESS`, ask again within a second); in doubt, or a record that cannot be
- * used, stops (`WRITE_IN_DOUBT`: it may have taken effect); busy refuses for now (the store is full
- * of writes in flight). The same key with other arguments is `IDEMPOTENCY_KEY_REUSED`.
- */
-export function answerOf(run: GuardedCall, begun: BeginAnswer): LockAnswer {
-  switch (begun.status) {
-    case "acquired":
-      return { token: begun.token };
-    case "completed":
-      return begun.fingerprint === run.fingerprint ? { replay: begun.value } : keyReused(run);
-    case "in_progress":
-      if (begun.fingerprint !== run.fingerprint) return keyReused(run);
-      // The holder may finish any moment (its lease is only the longest it may take): ask again soon.
-      return {
-        conflict: "in_progress",
-        refusal: refusal(
-          ErrorCodes.IN_PROGRESS,
-          inProgressMessage(run.toolName),
-          IN_PROGRESS_ACTION,
-          Math.min(begun.retryAfterMs, IN_PROGRESS_RETRY_MS),
-        ),
-      };
-    case "in_doubt":
-      return begun.fingerprint === run.fingerprint ? inDoubt(run) : keyReused(run);
-    case "invalid_record":
-      // Whatever its fingerprint says: a record that cannot be read may hide a write that took effect.
-      return inDoubt(run);
-    default:
-      return {
-        conflict: "in_progress",
-        refusal: refusal(ErrorCodes.IN_PROGRESS, storeBusyMessage(run.toolName), STORE_BUSY_ACTION, begun.retryAfterMs),
-      };
-  }
-}
-
-/** The longest `retry_after_ms` of an `IN_PROGRESS` refusal: a write held elsewhere usually ends well before its lease. */
-const IN_PROGRESS_RETRY_MS = 1000;
-
-/** It may have taken effect: running it again could do it twice. A stop, not a wait. */
-function inDoubt(run: GuardedCall): GuardRefusal {
-  return {
-    conflict: "in_doubt",
-    refusal: createToolError({
-      code: ErrorCodes.WRITE_IN_DOUBT,
-      message: inDoubtMessage(run.toolName),
-      recoverable: false,
-      suggestedAction: IN_DOUBT_ACTION,
-    }),
-  };
 }
 
 export function describeValue(value: unknown): string {

@@ -3,17 +3,13 @@
  * count as a use (`peek` does not), so that an entry read often (an open circuit rejecting calls)
  * is never the one dropped.
  *
- * Eviction uses one long-lived iterator instead of `keys().next()` on a fresh one: a V8 Map keeps
- * deleted entries as holes until it rehashes, and a fresh iterator walks every hole from the start
- * (tens of thousands per eviction at a bound of 100,000). A live iterator skips each hole once.
- * Entries behind the iterator have all been evicted, and a set or touch appends at the end, so
- * the iterator's next entry is always the oldest one.
+ * Eviction reads one long-lived iterator: a fresh one would walk every deleted entry a V8 Map keeps
+ * until it rehashes. Entries behind it have all been evicted, and a use appends at the end, so its
+ * next entry is always the oldest.
  */
 export class LruMap<K, V> {
   private readonly map = new Map<K, V>();
   private cursor: Iterator<K> | undefined;
-  /** The most recent key (set or touched last): using it again moves nothing. */
-  private newest: K | undefined;
 
   /**
    * `onEvict` is told of each entry dropped to stay within `max` (not of `delete` or `clear`).
@@ -53,16 +49,14 @@ export class LruMap<K, V> {
     this.map.delete(key);
     if (!force) return this.add(key, value);
     this.map.set(key, value);
-    this.newest = key;
     if (this.map.size > this.max && this.rank !== undefined) this.evictRanked(key, true);
     else if (this.map.size > this.max) this.evictOldest();
     return true;
   }
 
-  /** Sets a key known to be absent (one map operation fewer than `set`), making room beyond `max`; false when no entry could go. */
+  /** Sets a key known to be absent, making room beyond `max`; false when no entry could go. */
   add(key: K, value: V): boolean {
     this.map.set(key, value);
-    this.newest = key;
     if (this.map.size <= this.max) return true;
     if (this.rank === undefined) {
       this.evictOldest();
@@ -71,23 +65,19 @@ export class LruMap<K, V> {
     return this.evictRanked(key);
   }
 
-  /** Marks an existing entry as the most recent (nothing moves when it already is). */
+  /** Marks an existing entry as the most recent. */
   touch(key: K, value: V): void {
-    if (key === this.newest) return;
     this.map.delete(key);
     this.map.set(key, value);
-    this.newest = key;
   }
 
   delete(key: K): boolean {
-    if (key === this.newest) this.newest = undefined;
     return this.map.delete(key);
   }
 
   clear(): void {
     this.map.clear();
     this.cursor = undefined;
-    this.newest = undefined;
   }
 
   /** Drops the least recently used entry; false when the map is empty. */
@@ -97,7 +87,6 @@ export class LruMap<K, V> {
       const next = this.cursor.next();
       if (!next.done) {
         const key = next.value;
-        if (key === this.newest) this.newest = undefined;
         const value = this.map.get(key) as V;
         this.map.delete(key);
         this.onEvict?.(key, value);

@@ -93,7 +93,6 @@ export class AttemptTracker {
   }
 
   hasCounters(toolName: string): boolean {
-    if (this.perTool.size === 0) return false;
     const counts = this.perTool.get(toolName);
     return counts !== undefined && counts.active > 0;
   }
@@ -106,7 +105,7 @@ export class AttemptTracker {
 
   /** The counter to record a failure in (created or woken if needed, and marked most recently used). */
   entry(key: string, toolName: string): TrackedAttempts {
-    const held = this.perTool.size === 0 ? undefined : this.counters.get(key);
+    const held = this.counters.get(key);
     if (held !== undefined) {
       if (!isActive(held)) (this.perTool.get(toolName) as ToolCounters).active++;
       return held;
@@ -123,8 +122,7 @@ export class AttemptTracker {
   }
 
   /** Forgets one counter's failures and stop (global tracking after exhaustion); its failed exact calls stay. */
-  clear(key: string, toolName: string): void {
-    if (!this.hasCounters(toolName)) return;
+  clear(key: string): void {
     const tracked = this.counters.peek(key);
     if (tracked !== undefined && isActive(tracked)) this.idle(tracked);
   }
@@ -133,7 +131,7 @@ export class AttemptTracker {
   succeeded(key: string, toolName: string, at: number): void {
     if (!this.hasCounters(toolName)) return;
     (this.perTool.get(toolName) as ToolCounters).lastSuccessAt = at;
-    this.clearUnlessExhausted(key, toolName);
+    this.clearUnlessExhausted(key);
   }
 
   succeededSince(toolName: string, since: number): boolean {
@@ -142,8 +140,7 @@ export class AttemptTracker {
   }
 
   /** A success: the tool's count starts again, unless the scope's budget is spent (that stop is final for the scope); its failed exact calls stay. */
-  clearUnlessExhausted(key: string, toolName: string): void {
-    if (!this.hasCounters(toolName)) return;
+  clearUnlessExhausted(key: string): void {
     const tracked = this.counters.peek(key);
     if (tracked !== undefined && tracked.exhausted === undefined && (tracked.failures > 0 || tracked.failingSince !== undefined))
       this.idle(tracked);
@@ -153,8 +150,8 @@ export class AttemptTracker {
   exhaustedScopes(toolName: string): Array<{ readonly scope: string; readonly at: number }> {
     const found: Array<{ scope: string; at: number }> = [];
     const suffix = SEPARATOR + toolName;
-    for (const [key, tracked] of this.hasCounters(toolName) ? this.counters.entries() : []) {
-      if (tracked.toolName === toolName && tracked.exhausted !== undefined && key.endsWith(suffix))
+    for (const [key, tracked] of this.counters.entries()) {
+      if (tracked.toolName === toolName && tracked.exhausted !== undefined)
         found.push({ scope: key.slice(0, -suffix.length), at: tracked.exhausted.at });
     }
     return found;
@@ -207,7 +204,6 @@ export function reserveInRow(tracked: TrackedAttempts, maxRetries: number): bool
   return true;
 }
 
-/** The attempt that held a place has settled: the waiting calls check again. */
 export function releaseInRow(tracked: TrackedAttempts): void {
   tracked.inFlight--;
   wakeWaiters(tracked);

@@ -1,19 +1,12 @@
 import type { Clock } from "../clock.js";
+import { clock as checkClock, finite, fn, integer, object, oneOf } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 
-/** What an injected fault does; see `injectFaults`. */
-export type FaultKind = "transient" | "rate_limit" | "hang" | "lost_response" | "permanent" | "invalid_arguments" | "slow";
-
 /** Every `FaultKind`, in the documented order. */
-export const FAULT_KINDS: readonly FaultKind[] = [
-  "transient",
-  "rate_limit",
-  "hang",
-  "lost_response",
-  "permanent",
-  "invalid_arguments",
-  "slow",
-];
+export const FAULT_KINDS = ["transient", "rate_limit", "hang", "lost_response", "permanent", "invalid_arguments", "slow"] as const;
+
+/** What an injected fault does; see `injectFaults`. */
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One line of a fault plan: which executions fail, and how. */
 export interface FaultRule {
@@ -53,58 +46,33 @@ export interface FaultRecord {
 }
 
 /** A rule, checked, with its defaults filled in and its `calls` as a predicate. */
-export interface ResolvedRule {
-  readonly kind: FaultKind;
-  readonly index: number;
-  readonly calls: (execution: number) => boolean;
-  readonly from: number;
-  readonly until: number;
-  readonly probability: number;
-  readonly retryAfterMs: number | undefined;
-  readonly delayMs: number;
-  readonly message: string | undefined;
-}
+export type ResolvedRule = ReturnType<typeof ruleOf>;
 
 const RULE_FIELDS = ["kind", "calls", "during", "probability", "retryAfterMs", "delayMs", "message"];
 const PLAN_FIELDS = ["faults", "seed", "clock", "signal"];
 
-type Bag = Readonly<Record<string, unknown>>;
-
-function isObject(value: unknown): value is Bag {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** An object with only `known` keys; its fields are named `${prefix}${key}`. */
-function objectAt(name: string, value: unknown, known: readonly string[], prefix = `${name}.`): Bag {
-  if (!isObject(value)) throw new InvalidOptionError(name, value, "an object");
-  for (const key of Object.keys(value)) {
+function objectAt(name: string, value: unknown, known: readonly string[], prefix = `${name}.`): Readonly<Record<string, unknown>> {
+  const input = object(value, name);
+  for (const key of Object.keys(input)) {
     if (!known.includes(key))
-      throw new InvalidOptionError(`${prefix}${key}`, value[key], `a known field (valid ones: ${known.join(", ")})`);
+      throw new InvalidOptionError(`${prefix}${key}`, input[key], `a known field (valid ones: ${known.join(", ")})`);
   }
-  return value;
+  return input;
 }
 
-function integerAt(name: string, value: unknown, min: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min)
-    throw new InvalidOptionError(name, value, `an integer >= ${min}`);
-  return value;
-}
-
-function durationAt(name: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new InvalidOptionError(name, value, "a finite number >= 0");
-  return value;
-}
+const duration = finite(0);
 
 /** `calls` as a predicate on the execution number. */
 function callsOf(name: string, value: unknown): (execution: number) => boolean {
   if (value === undefined) return () => true;
   if (Array.isArray(value)) {
-    const listed = new Set(value.map((item: unknown, index) => integerAt(`${name}[${index}]`, item, 1)));
+    const listed = new Set(value.map((item: unknown, index) => integer(1)(item, `${name}[${index}]`)));
     return (execution) => listed.has(execution);
   }
   const range = objectAt(name, value, ["from", "to"]);
-  const from = range.from === undefined ? 1 : integerAt(`${name}.from`, range.from, 1);
-  const to = range.to === undefined ? Number.POSITIVE_INFINITY : integerAt(`${name}.to`, range.to, from);
+  const from = range.from === undefined ? 1 : integer(1)(range.from, `${name}.from`);
+  const to = range.to === undefined ? Number.POSITIVE_INFINITY : integer(from)(range.to, `${name}.to`);
   return (execution) => execution >= from && execution <= to;
 }
 
@@ -115,16 +83,13 @@ function onlyFor(name: string, value: unknown, kind: FaultKind, kinds: readonly 
   }
 }
 
-function ruleOf(value: unknown, index: number): ResolvedRule {
+function ruleOf(value: unknown, index: number) {
   const name = `faults[${index}]`;
   const rule = objectAt(name, value, RULE_FIELDS);
-  const kind = rule.kind as FaultKind;
-  if (!FAULT_KINDS.includes(kind)) {
-    throw new InvalidOptionError(`${name}.kind`, rule.kind, `one of ${FAULT_KINDS.map((item) => `"${item}"`).join(", ")}`);
-  }
+  const kind = oneOf(FAULT_KINDS)(rule.kind, `${name}.kind`);
   const during = rule.during === undefined ? {} : objectAt(`${name}.during`, rule.during, ["from", "until"]);
-  const from = during.from === undefined ? 0 : durationAt(`${name}.during.from`, during.from);
-  const until = during.until === undefined ? Number.POSITIVE_INFINITY : durationAt(`${name}.during.until`, during.until);
+  const from = during.from === undefined ? 0 : duration(during.from, `${name}.during.from`);
+  const until = during.until === undefined ? Number.POSITIVE_INFINITY : duration(during.until, `${name}.during.until`);
   if (until <= from) throw new InvalidOptionError(`${name}.during.until`, during.until, `a number > during.from (${from})`);
   const probability = rule.probability ?? 1;
   if (typeof probability !== "number" || !(probability >= 0 && probability <= 1)) {
@@ -132,18 +97,17 @@ function ruleOf(value: unknown, index: number): ResolvedRule {
   }
   onlyFor(`${name}.retryAfterMs`, rule.retryAfterMs, kind, ["rate_limit"]);
   onlyFor(`${name}.delayMs`, rule.delayMs, kind, ["slow", "lost_response"]);
-  if (rule.message !== undefined && typeof rule.message !== "string")
-    throw new InvalidOptionError(`${name}.message`, rule.message, "a string");
+  const message = rule.message;
+  if (message !== undefined && typeof message !== "string") throw new InvalidOptionError(`${name}.message`, message, "a string");
   return {
     kind,
-    index,
     calls: callsOf(`${name}.calls`, rule.calls),
     from,
     until,
     probability,
-    retryAfterMs: rule.retryAfterMs === undefined ? undefined : durationAt(`${name}.retryAfterMs`, rule.retryAfterMs),
-    delayMs: rule.delayMs === undefined ? (kind === "slow" ? 1000 : 0) : durationAt(`${name}.delayMs`, rule.delayMs),
-    message: rule.message,
+    retryAfterMs: rule.retryAfterMs === undefined ? undefined : duration(rule.retryAfterMs, `${name}.retryAfterMs`),
+    delayMs: rule.delayMs === undefined ? (kind === "slow" ? 1000 : 0) : duration(rule.delayMs, `${name}.delayMs`),
+    message,
   };
 }
 
@@ -154,10 +118,7 @@ export function resolvePlan(value: unknown): { rules: ResolvedRule[]; seed: numb
   const rules = plan.faults.map(ruleOf);
   const seed = plan.seed === undefined ? 1 : plan.seed;
   if (typeof seed !== "number" || !Number.isSafeInteger(seed)) throw new InvalidOptionError("seed", plan.seed, "an integer");
-  const clock = plan.clock;
-  if (clock !== undefined && !(isObject(clock) && typeof clock.now === "function" && typeof clock.sleep === "function")) {
-    throw new InvalidOptionError("clock", clock, "an object with now() and sleep(ms, signal)");
-  }
-  if (plan.signal !== undefined && typeof plan.signal !== "function") throw new InvalidOptionError("signal", plan.signal, "a function");
-  return { rules, seed, clock: clock as Clock | undefined, signal: plan.signal };
+  const clock = plan.clock === undefined ? undefined : checkClock(plan.clock, "clock");
+  const signal = plan.signal === undefined ? undefined : fn(plan.signal, "signal");
+  return { rules, seed, clock, signal };
 }

@@ -79,7 +79,6 @@ interface Execution<T> {
   readonly signal: () => AbortSignal | undefined;
 }
 
-/** What the rule does to one execution. */
 async function apply<T>({ rule, at, clock, run, signal }: Execution<T>): Promise<T> {
   if (rule === undefined) return run();
   switch (rule.kind) {

@@ -1,15 +1,9 @@
 import type { FaultKind } from "./fault-plan.js";
 
-/** What an `InjectedFault` carries besides its message. */
-export interface InjectedFaultInit {
-  readonly kind: FaultKind;
+/** What an `InjectedFault` is made of. */
+export type InjectedFaultInit = Pick<InjectedFault, "kind" | "ran" | "status" | "code" | "retryAfterMs" | "headers"> & {
   readonly message: string;
-  readonly ran: boolean;
-  readonly status?: number;
-  readonly code?: string;
-  readonly retryAfterMs?: number;
-  readonly headers?: Readonly<Record<string, string>>;
-}
+};
 
 /**
  * The error an injected fault throws. It looks like what a real client throws for that failure

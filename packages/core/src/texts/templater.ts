@@ -26,12 +26,7 @@ export interface ReflectionTemplate {
 }
 
 /** How often a text shows each value that comes from a failure: what counts against `maxErrorLength`. */
-export interface Uses {
-  readonly error: number;
-  readonly suggested_action: number;
-  readonly error_code: number;
-  readonly args: number;
-}
+export type Uses = Readonly<Record<"error" | "suggested_action" | "error_code" | "args", number>>;
 
 /** A text that shows no value of the failure (a fixed sentence). */
 export const NO_USES: Uses = { error: 0, suggested_action: 0, error_code: 0, args: 0 };
@@ -47,76 +42,47 @@ export function compileReflectionTemplate(
   option = "reflectionPrompt",
   placeholders: readonly string[] = REFLECTION_PLACEHOLDERS,
 ): ReflectionTemplate {
-  const known = new Set<string>(placeholders);
   if (typeof source !== "string" || source.trim().length === 0) {
     throw new InvalidOptionError(option, source, "a non-empty template string");
   }
   const literals: string[] = [];
   const names: string[] = [];
   let literal = "";
-  for (let index = 0; index < source.length; index++) {
-    const char = source[index];
-    const next = source[index + 1];
-    if (char === "{" && next === "{") {
-      literal += "{";
-      index++;
-    } else if (char === "}" && next === "}") {
-      literal += "}";
-      index++;
-    } else if (char === "{") {
-      const close = source.indexOf("}", index + 1);
-      const name = close === -1 ? "" : source.slice(index + 1, close);
-      if (close === -1 || !known.has(name)) {
-        const found = close === -1 ? `an unclosed "{" at position ${index}` : `unknown placeholder {${name}}`;
-        throw new InvalidOptionError(
-          option,
-          source,
-          `a template whose placeholders are among ${placeholders.map((each) => `{${each}}`).join(", ")} (write {{ and }} for literal braces); found ${found}`,
-        );
-      }
+  let done = 0;
+  for (const match of source.matchAll(/\{\{|\}\}|\{([^}]*)\}|[{}]/g)) {
+    const [token, name] = match;
+    literal += source.slice(done, match.index);
+    done = match.index + token.length;
+    if (token === "{{" || token === "}}") {
+      literal += token.slice(1);
+    } else if (name !== undefined && placeholders.includes(name)) {
       literals.push(literal);
       names.push(name);
       literal = "";
-      index = close;
-    } else if (char === "}") {
+    } else if (token === "}") {
       throw new InvalidOptionError(
         option,
         source,
-        `a template without a lone "}" (write }} for a literal brace); found one at position ${index}`,
+        `a template without a lone "}" (write }} for a literal brace); found one at position ${match.index}`,
       );
     } else {
-      literal += char;
+      const found = name === undefined ? `an unclosed "{" at position ${match.index}` : `unknown placeholder {${name}}`;
+      const among = placeholders.map((each) => `{${each}}`).join(", ");
+      throw new InvalidOptionError(
+        option,
+        source,
+        `a template whose placeholders are among ${among} (write {{ and }} for literal braces); found ${found}`,
+      );
     }
   }
-  literals.push(literal);
-  const counts = new Map<string, number>();
-  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
-  const count = (name: string) => counts.get(name) ?? 0;
+  literals.push(literal + source.slice(done));
+  const count = (name: string) => names.filter((each) => each === name).length;
   return {
     source,
     count,
     uses: { error: count("error"), suggested_action: count("suggested_action"), error_code: count("error_code"), args: count("args") },
-    render(values) {
-      let out = literals[0] ?? "";
-      for (let index = 0; index < names.length; index++) {
-        out += (values[names[index] as string] ?? "") + (literals[index + 1] ?? "");
-      }
-      return out;
-    },
+    render: (values) => names.reduce((out, name, index) => out + (values[name] ?? "") + (literals[index + 1] ?? ""), literals[0] ?? ""),
   };
-}
-
-/** The structured error as the model sees it, with the attempt counters. */
-export function structuredErrorJson(error: ToolError, attempt: number, maxRetries: number): string {
-  return structuredJsonOf(
-    error,
-    JSON.stringify(error.message),
-    JSON.stringify(error.suggestedAction),
-    detailsJson(error.details),
-    attempt,
-    maxRetries,
-    error.toolSuggestedAction === undefined ? undefined : JSON.stringify(error.toolSuggestedAction),
-  );
 }
 
 /**
@@ -142,8 +108,7 @@ export function structuredJsonOf(
 }
 
 /** `details` as JSON (a clean error's are a plain copy; anything else still gives a valid document). */
-export function detailsJson(details: Record<string, unknown> | undefined): string | undefined {
-  if (details === undefined) return undefined;
+export function detailsJson(details: Record<string, unknown>): string {
   try {
     return JSON.stringify(details) ?? "{}";
   } catch {
