@@ -24,39 +24,17 @@ export interface RetryReflectPluginBuilder extends OptionMethods {
   build(): RetryReflectPlugin;
 }
 
-/** The builder `RetryReflectPlugin.builder()` starts. */
+/** The builder `RetryReflectPlugin.builder()` starts: each step makes a new one, over a copy of the options so far. */
 export function createBuilder(make: (options: RetryReflectOptions) => RetryReflectPlugin): RetryReflectPluginBuilder {
-  return new Builder({}, make) as unknown as RetryReflectPluginBuilder;
-}
-
-class Builder {
-  constructor(
-    private readonly current: RetryReflectOptions,
-    private readonly make: (options: RetryReflectOptions) => RetryReflectPlugin,
-  ) {}
-
-  with(field: string, value: unknown): Builder {
-    return new Builder({ ...this.current, [field]: value }, this.make);
-  }
-  observer(value: RetryReflectObserver): Builder {
-    return this.with("observers", [...(this.current.observers ?? []), value]);
-  }
-  tool(name: string, policy: ToolPolicy): Builder {
-    return this.with("tools", { ...(this.current.tools ?? {}), [name]: policy });
-  }
-  toOptions(): RetryReflectOptions {
-    return { ...this.current };
-  }
-  build(): RetryReflectPlugin {
-    return this.make(this.current);
-  }
-}
-
-// The option methods, one per row of the option table.
-for (const name of OPTION_NAMES) {
-  Object.defineProperty(Builder.prototype, name, {
-    value(this: Builder, value: unknown) {
-      return this.with(name, value);
-    },
-  });
+  const builder = (current: RetryReflectOptions): RetryReflectPluginBuilder => {
+    const next = (field: string, value: unknown) => builder({ ...current, [field]: value });
+    return {
+      ...Object.fromEntries(OPTION_NAMES.map((name) => [name, (value: unknown) => next(name, value)])),
+      observer: (value: RetryReflectObserver) => next("observers", [...(current.observers ?? []), value]),
+      tool: (name: string, policy: ToolPolicy) => next("tools", { ...(current.tools ?? {}), [name]: policy }),
+      toOptions: () => ({ ...current }),
+      build: () => make(current),
+    } as RetryReflectPluginBuilder;
+  };
+  return builder({});
 }

@@ -1,5 +1,5 @@
-import type { Breaker } from "./breaker/breaker.js";
-import { CircuitBreaker, type CircuitTransition, MemoryBreaker } from "./breaker/circuit-breaker.js";
+import { type Breaker, MemoryBreaker } from "./breaker/breaker.js";
+import { CircuitBreaker, type CircuitTransition } from "./breaker/circuit-breaker.js";
 import { Circuits } from "./breaker/circuits.js";
 import { StoreBreaker } from "./breaker/store-breaker.js";
 import { RetryBudgets } from "./budget/retry-budget.js";
@@ -9,8 +9,7 @@ import { runCall } from "./call/run-call.js";
 import { errorMessageOf } from "./classify/error-signals.js";
 import { Cleaner } from "./cleaning/clean-text.js";
 import type { RetryReflectOptions, ToolCall } from "./config/options.js";
-import { ownBreakerSetting, type ResolvedPolicy } from "./config/policy.js";
-import { type ResolvedOptions, resolveOptions } from "./config/resolve.js";
+import { ownBreakerSetting, type ResolvedOptions, type ResolvedPolicy, resolveOptions } from "./config/resolve.js";
 import type { CallInfo, StoreOperation } from "./events/events.js";
 import { Notifier } from "./events/notifier.js";
 import { IdempotencyGuard } from "./idempotency/idempotency-guard.js";

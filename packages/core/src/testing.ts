@@ -17,13 +17,6 @@ export interface FakeClock extends Clock {
 // wait of a call: it is left out of `sleeps` and `pendingSleeps()`, and `runAll` does not advance to
 // it (a hung tool is not timed out by running the other sleeps); `advance` fires it when due.
 
-interface Sleeper {
-  readonly at: number;
-  readonly seq: number;
-  readonly watchdog: boolean;
-  readonly resolve: () => void;
-}
-
 /** Lets pending promise continuations run. */
 async function flushMicrotasks(): Promise<void> {
   for (let index = 0; index < 20; index++) await Promise.resolve();
@@ -32,18 +25,9 @@ async function flushMicrotasks(): Promise<void> {
 /** Creates a `FakeClock` starting at `start` ms. */
 export function createFakeClock(start = 0): FakeClock {
   let now = start;
-  let seq = 0;
-  const sleepers: Sleeper[] = [];
   const sleeps: number[] = [];
-
-  const nextDue = (limit: number, watchdogs = true): Sleeper | undefined => {
-    let best: Sleeper | undefined;
-    for (const sleeper of sleepers) {
-      if (sleeper.at > limit || (!watchdogs && sleeper.watchdog)) continue;
-      if (!best || sleeper.at < best.at || (sleeper.at === best.at && sleeper.seq < best.seq)) best = sleeper;
-    }
-    return best;
-  };
+  /** The sleeps not yet fired nor aborted, by due time (ties in call order). */
+  const pending: Array<{ readonly at: number; readonly watchdog: boolean; readonly wake: () => void }> = [];
 
   const clock: FakeClock = {
     now: () => now,
@@ -54,32 +38,28 @@ export function createFakeClock(start = 0): FakeClock {
       if (signal?.aborted) return Promise.reject(abortReason(signal));
       if (ms <= 0) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
-        const sleeper: Sleeper = {
-          at: now + ms,
-          seq: seq++,
-          watchdog,
-          resolve: () => {
-            signal?.removeEventListener("abort", onAbort);
-            resolve();
-          },
-        };
         const onAbort = () => {
-          remove(sleeper);
+          // Still pending: `wake` takes this listener off as the sleeper leaves `pending`.
+          pending.splice(pending.indexOf(sleeper), 1);
           reject(abortReason(signal as AbortSignal));
         };
+        const wake = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        const sleeper = { at: now + ms, watchdog, wake };
+        const later = pending.findIndex((other) => other.at > sleeper.at);
+        pending.splice(later < 0 ? pending.length : later, 0, sleeper);
         signal?.addEventListener("abort", onAbort, { once: true });
-        sleepers.push(sleeper);
       });
     },
     async advance(ms) {
       const target = now + ms;
       await flushMicrotasks();
-      for (;;) {
-        const due = nextDue(target);
-        if (!due) break;
+      for (let due = pending[0]; due !== undefined && due.at <= target; due = pending[0]) {
         now = Math.max(now, due.at);
-        remove(due);
-        due.resolve();
+        pending.shift();
+        due.wake();
         await flushMicrotasks();
       }
       now = target;
@@ -88,29 +68,20 @@ export function createFakeClock(start = 0): FakeClock {
     async runAll(maxSteps = 10_000) {
       for (let step = 0; step < maxSteps; step++) {
         await flushMicrotasks();
-        const due = nextDue(Number.POSITIVE_INFINITY, false);
+        const due = pending.find((sleeper) => !sleeper.watchdog);
         if (!due) return;
         await clock.advance(due.at - now);
       }
       throw new Error(`FakeClock.runAll: still sleeping after ${maxSteps} steps`);
     },
-    pendingSleeps: () => sleepers.filter((sleeper) => !sleeper.watchdog).length,
+    pendingSleeps: () => pending.filter((sleeper) => !sleeper.watchdog).length,
   };
-
-  function remove(sleeper: Sleeper) {
-    const index = sleepers.indexOf(sleeper);
-    if (index >= 0) sleepers.splice(index, 1);
-  }
-
   return clock;
 }
 
 /** A macrotask turn: `setImmediate` where the runtime has it, else a zero timeout. */
-const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate;
-const nextTurn: () => Promise<void> =
-  typeof immediate === "function"
-    ? () => new Promise<void>((resolve) => immediate(resolve))
-    : () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate ?? setTimeout;
+const nextTurn = () => new Promise<void>((resolve) => immediate(resolve));
 
 /**
  * Runs `work` (an agent run, a tool call) to completion on a fake clock: fires the pending sleeps
@@ -135,9 +106,7 @@ export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
 // it should not jump to.
 export { isWatchdog } from "./clock.js";
 export type { FaultKind, FaultPlan, FaultRecord, FaultRule } from "./testing/fault-plan.js";
-export { type FaultyFunction, injectFaults } from "./testing/inject-faults.js";
-export { InjectedFault, type InjectedFaultInit } from "./testing/injected-fault.js";
-export { seededRandom } from "./testing/seeded-random.js";
+export { type FaultyFunction, InjectedFault, type InjectedFaultInit, injectFaults, seededRandom } from "./testing/inject-faults.js";
 
 /** An observer that keeps every event it is given; see `recordEvents`. */
 export interface EventRecorder extends RetryReflectObserver {
@@ -152,17 +121,11 @@ export interface EventRecorder extends RetryReflectObserver {
 /** An observer for tests that records every event (it has only `onEvent`). */
 export function recordEvents(): EventRecorder {
   const events: RetryReflectEvent[] = [];
-  const field = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
+  const field = ([key, value]: [string, unknown]) => `${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`;
   return {
     events,
     onEvent: (event) => void events.push(event),
-    lines: () =>
-      events.map(
-        (event) =>
-          `${event.level} ${event.message} ${Object.entries(event.fields)
-            .map(([key, value]) => `${key}=${field(value)}`)
-            .join(" ")}`,
-      ),
+    lines: () => events.map((event) => `${event.level} ${event.message} ${Object.entries(event.fields).map(field).join(" ")}`),
     types: () => events.map((event) => event.type),
   };
 }

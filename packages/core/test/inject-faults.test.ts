@@ -383,8 +383,8 @@ describe("through a real RetryReflectPlugin", () => {
   });
 
   it("200 calls in flight at once, in 200 runs: the first 40 executions fail transiently, every call ends in success", async () => {
-    // One call in five failing is above the default retry budget (10 % of the calls + 1 a second),
-    // which would hand ten of them back to the model (RETRY_BUDGET_SPENT): this test is the faults'.
+    // One call in five failing is above the default retry budget (5 % of the calls + 1 a second),
+    // which would hand some of them back to the model (RETRY_BUDGET_SPENT): this test is the faults'.
     const { clock, plugin } = pluginOn({ initialBackoffMs: 100, circuitBreakerThreshold: 1_000, retryBudget: false });
     const tool = injectFaults(weather, {
       clock,

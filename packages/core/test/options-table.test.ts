@@ -40,13 +40,19 @@ function optionsTable(url: URL): { file: string; rows: Row[] } {
   return { file: url.pathname, rows };
 }
 
-/** Each option of `RetryReflectOptions` / `PolicyOptions` with the text after its JSDoc's `@default`. */
+/** Where the members of the nested option types are documented: `idempotency.keyField`, `retryBudget.ratio`. */
+const NESTED: Readonly<Record<string, string>> = { IdempotencyOptions: "idempotency.", RetryBudgetOptions: "retryBudget." };
+
+/** Each option of `RetryReflectOptions` / `PolicyOptions` (and of the nested types, by path) with the text after its JSDoc's `@default`. */
 function jsdocDefaults(): Map<string, string> {
   const source = readFileSync(TYPES_FILE, "utf8");
   const found = new Map<string, string>();
-  for (const match of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*readonly (\w+)\?:/g)) {
-    const tag = /@default\s+([^\n]*?)\s*(?:\*\/|\n|$)/.exec(match[1] ?? "");
-    if (tag?.[1] !== undefined) found.set(match[2] as string, tag[1].replace(/\s*\*$/, "").trim());
+  for (const block of source.split(/^export interface /m).slice(1)) {
+    const prefix = NESTED[/^\w+/.exec(block)?.[0] ?? ""] ?? "";
+    for (const match of block.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*readonly (\w+)\?:/g)) {
+      const tag = /@default\s+([^\n]*?)\s*(?:\*\/|\n|$)/.exec(match[1] ?? "");
+      if (tag?.[1] !== undefined) found.set(prefix + (match[2] as string), tag[1].replace(/\s*\*$/, "").trim());
+    }
   }
   return found;
 }
@@ -82,8 +88,10 @@ function rowOf(name: string): OptionRow {
   return table[(member ?? head) as string] as OptionRow;
 }
 
-/** What the code applies for `name`: the row's default (none for a default told in words). */
+/** What the code applies for `name`: the row's default (none for a default told in words); `retryBudget.x`: the default budget's member. */
 function codeDefault(name: string): unknown {
+  const [head, member] = name.split(".");
+  if (head === "retryBudget" && member !== undefined) return (DEFAULT_OPTIONS.retryBudget as Readonly<Record<string, unknown>>)[member];
   return rowOf(name).default;
 }
 
@@ -157,5 +165,9 @@ describe("the JSDoc of the options (what an editor shows)", () => {
       expect(value, `@default of ${name}: ${text}`).toEqual(codeDefault(name));
     }
     expect(checked).toBeGreaterThan(25);
+    // The nested types' members are checked too (a stale `@default` there is what an editor shows).
+    expect([...defaults.keys()].filter((name) => name.includes("."))).toEqual(
+      expect.arrayContaining(["idempotency.keyField", "idempotency.maxResultBytes", "retryBudget.ratio", "retryBudget.windowMs"]),
+    );
   });
 });

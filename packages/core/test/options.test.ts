@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ResolvedPolicy } from "../src/config/policy.js";
-import { type ResolvedOptions, resolveOptions } from "../src/config/resolve.js";
+import { type ResolvedOptions, type ResolvedPolicy, resolveOptions } from "../src/config/resolve.js";
 import type { RetryReflectObserver } from "../src/events.js";
 import {
   DEFAULT_REFLECTION_PROMPT,

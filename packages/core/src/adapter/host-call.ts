@@ -4,7 +4,7 @@ import type { ToolContext } from "../config/options.js";
 import type { FailedOutcome, ReflectOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
 import { type CheckedAnnotatedToolOptions, randomScope } from "./host-options.js";
-import { declaresField, hintedEffect, keyFieldOf } from "./tool-declarations.js";
+import { declaresField, type EffectHints, effectOfAnnotations, keyFieldOf } from "./tool-declarations.js";
 import { zodArgumentsError } from "./tool-failures.js";
 
 /** One tool call of a host framework, as an adapter hands it over: the tool's `this` and its hooks'. */
@@ -105,7 +105,8 @@ export interface ScopedToolCallBinding<Ask> extends ToolCallBinding<Ask> {
 /**
  * The binding of a host tool that may carry MCP annotations (an AI SDK tool, a Mastra tool), read
  * once when it is wrapped: its effect is the adapter's `toolEffects`, else the annotations when
- * trusted, else the plugin's to decide.
+ * trusted and the plugin's `toolEffects` does not name the tool, else the plugin's to decide (its
+ * `tools[name].effect`, `defaultEffect`).
  */
 export function annotatedBinding<Ask>(
   plugin: RetryReflectPlugin,
@@ -114,11 +115,12 @@ export function annotatedBinding<Ask>(
   tool: { readonly description?: unknown; readonly inputSchema?: unknown },
   annotations: unknown,
 ): ToolCallBinding<Ask> {
+  const hinted = options.trustAnnotations && plugin.options.toolEffects[toolName] === undefined;
   return {
     toolName,
     description: typeof tool.description === "string" ? tool.description : undefined,
     toolType: "function",
-    effect: hintedEffect(plugin, options.toolEffects, options.trustAnnotations, toolName, annotations),
+    effect: options.toolEffects[toolName] ?? (hinted ? effectOfAnnotations(annotations as EffectHints | undefined) : undefined),
     declaresKey: declaresField(tool.inputSchema, keyFieldOf(plugin, toolName)),
     namespace: options.namespace,
   };

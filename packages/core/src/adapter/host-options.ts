@@ -52,15 +52,6 @@ export function checkScopeOption(option: "scope" | "namespace", value: unknown, 
 }
 
 /**
- * Checks a `toolEffects` option (`undefined`: empty) and copies it without a prototype, so that a
- * tool named `toString` or `__proto__` has no effect unless given one.
- */
-function checkToolEffects(value: unknown): Readonly<Record<string, ToolEffect>> {
-  if (value !== undefined && !isPlainObject(value)) throw new InvalidOptionError("toolEffects", value, "an object");
-  return effects(value ?? {}, "toolEffects");
-}
-
-/**
  * A fresh random scope for one wrapper (`prefix/<uuid>`): never a process-local counter, since a
  * scope is also the default namespace of stored write results and goes into derived keys, which a
  * shared store (Redis) compares across processes and restarts.
@@ -72,24 +63,6 @@ export function randomScope(prefix: string): string {
       ? crypto.randomUUID()
       : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   return `${prefix}/${id}`;
-}
-
-/** Checks an adapter's own options object (its third argument): `undefined` (every default), or a plain object of known keys. */
-function checkAdapterOptionKeys(options: unknown, names: readonly string[]): Record<string, unknown> | undefined {
-  if (options === undefined) return undefined;
-  if (!isPlainObject(options)) {
-    throw new InvalidOptionError("adapterOptions", options, `an object ({ ${names.map((name) => `${name}?`).join(", ")} })`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!names.includes(key)) {
-      throw new InvalidOptionError(
-        key,
-        options[key],
-        `a known adapter option (one of ${names.join(", ")}); the plugin's options go in the second argument`,
-      );
-    }
-  }
-  return options;
 }
 
 /**
@@ -144,14 +117,26 @@ export function checkScopedToolOptions<Ask, Flag extends string>(
   flag: Flag,
   defaultValue: boolean,
 ): CheckedScopedToolOptions<Ask, Flag> {
-  const options = checkAdapterOptionKeys(given, ["scope", "namespace", "toolEffects", flag]) ?? {};
+  const names = ["scope", "namespace", "toolEffects", flag];
+  if (given !== undefined && !isPlainObject(given)) {
+    throw new InvalidOptionError("adapterOptions", given, `an object ({ ${names.map((name) => `${name}?`).join(", ")} })`);
+  }
+  const options = given ?? {};
+  for (const key of Object.keys(options)) {
+    if (!names.includes(key)) {
+      const expected = `a known adapter option (one of ${names.join(", ")}); the plugin's options go in the second argument`;
+      throw new InvalidOptionError(key, options[key], expected);
+    }
+  }
   const { scope, namespace, toolEffects } = options;
   checkScopeOption("scope", scope, "string or function");
   checkScopeOption("namespace", namespace, "string or function");
+  // Copied without a prototype, so that a tool named `toString` or `__proto__` has no effect unless given one.
+  if (toolEffects !== undefined && !isPlainObject(toolEffects)) throw new InvalidOptionError("toolEffects", toolEffects, "an object");
   return {
     scope: scope as string | Ask | undefined,
     namespace: namespace as string | Ask | undefined,
-    toolEffects: checkToolEffects(toolEffects),
+    toolEffects: effects(toolEffects ?? {}, "toolEffects"),
     [flag]: options[flag] === undefined ? defaultValue : boolean(options[flag], flag),
   } as CheckedScopedToolOptions<Ask, Flag>;
 }
@@ -166,11 +151,5 @@ export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotated
 
 /** A `RetryReflectPlugin` (from any copy of the core), as opposed to an options object: what an adapter's `pluginOrOptions` holds. */
 export function isPlugin(value: unknown): value is RetryReflectPlugin {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as RetryReflectPlugin).execute === "function" &&
-    typeof (value as RetryReflectPlugin).isInScope === "function" &&
-    typeof (value as RetryReflectPlugin).circuitState === "function"
-  );
+  return isRecord(value) && ["execute", "isInScope", "circuitState"].every((method) => typeof value[method] === "function");
 }

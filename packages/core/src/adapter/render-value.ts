@@ -7,7 +7,7 @@ const MAX_RENDERED_VALUE = 120;
 /** The start of a typed rendering; a string starting so is shown quoted, not to be read as one. */
 const TYPED_PREFIX = /^(?:string|number|bigint|boolean|array|object|symbol|function)\s/;
 
-export function cap(text: string): string {
+function cap(text: string): string {
   return text.length > MAX_RENDERED_VALUE ? `${text.slice(0, MAX_RENDERED_VALUE)}…` : text;
 }
 
@@ -16,7 +16,7 @@ export function cap(text: string): string {
  * object JSON cannot write (a cycle, a BigInt inside, a throwing getter or trap, nesting past the
  * stack) as `"[unserializable]"`, never `[object Object]`. Never throws.
  */
-export function toJson(value: unknown): string {
+function toJson(value: unknown): string {
   try {
     const json = JSON.stringify(value);
     if (json !== undefined) return json;
@@ -46,15 +46,11 @@ export function readsBare(text: string): boolean {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
   if (text === "" || text.trim() !== text || text.includes(",") || /[\u0000-\u001f\u007f]/.test(text)) return false;
   if (TYPED_PREFIX.test(text)) return false;
-  return !readsAsJson(text);
-}
-
-function readsAsJson(text: string): boolean {
   try {
     JSON.parse(text);
-    return true;
+    return false; // `true`, `12`, `"x"`: the model would read JSON
   } catch {
-    return false;
+    return true;
   }
 }
 
@@ -86,6 +82,21 @@ export function renderPlainValue(value: unknown): string {
 }
 
 /** Whether the allowed values of an enum or literal can all be listed bare: they are strings that cannot be misread. */
-export function allowedReadBare(allowed: readonly unknown[]): boolean {
+function allowedReadBare(allowed: readonly unknown[]): boolean {
   return allowed.every((option) => typeof option === "string" && readsBare(option));
+}
+
+/** Lists allowed values: bare when they all read bare (`celsius, fahrenheit`), else as JSON (`"1", "2"`, `3`). */
+export function renderAllowed(allowed: readonly unknown[]): string {
+  const bare = allowedReadBare(allowed);
+  return allowed.map((option) => (bare ? renderValue(option) : cap(toJson(option)))).join(", ");
+}
+
+/**
+ * Renders what was sent against an enum or literal: bare when it is a string that cannot be
+ * misread and the allowed values are listed bare too (`kelvin`), else with its type
+ * (`number 5`, `string "3"`).
+ */
+export function renderAgainstAllowed(value: unknown, allowed: readonly unknown[]): string {
+  return typeof value === "string" && readsBare(value) && allowedReadBare(allowed) ? cap(value) : renderTypedValue(value);
 }

@@ -14,27 +14,13 @@ export function withToolContext<O extends object>(options: O | undefined, contex
 export function withToolContext<O extends object>(options: O | undefined, context: ToolContext, signalKey: string): O | undefined {
   const given = (options as Record<string, unknown> | undefined)?.[signalKey] as AbortSignal | undefined;
   const signal = context.signal ?? given;
-  if (options === undefined) return signal === undefined ? undefined : ({ [CONTEXT]: context, [signalKey]: signal } as O);
+  if (options === undefined && signal === undefined) return undefined;
+  // A spread copies an own key named `__proto__` as a key, never taking it for the prototype; a
+  // context the options already carried (a wrapped tool passing its own on) gives way to this attempt's.
+  const copy: Record<PropertyKey, unknown> = { ...options, [CONTEXT]: context };
   // The host's own signal stays as it is; the attempt's own signal replaces it.
-  return copied(options, context, signal === given ? undefined : signalKey, signal) as O;
-}
-
-/**
- * A copy of the options (their own enumerable keys) holding the attempt's context, and `signal`
- * under `signalKey` when a key is given (else the options' own value of it stays as it is). Options
- * that already carried a context (a wrapped tool passing its own options on): this attempt's wins.
- * A spread copies an own key named `__proto__` as a key, never taking it for the prototype.
- */
-export function copied(
-  options: object,
-  context: ToolContext,
-  signalKey: string | undefined,
-  signal: unknown,
-): Record<PropertyKey, unknown> {
-  const copy: Record<PropertyKey, unknown> = { ...options };
-  copy[CONTEXT] = context;
-  if (signalKey !== undefined) copy[signalKey] = signal;
-  return copy;
+  if (signal !== given) copy[signalKey] = signal;
+  return copy as O;
 }
 
 /**

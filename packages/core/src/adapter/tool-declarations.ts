@@ -27,24 +27,6 @@ export function effectOfAnnotations(annotations: EffectHints | undefined): ToolE
 }
 
 /**
- * A host tool's effect, as an adapter hands it to the plugin: the adapter's own
- * `toolEffects[toolName]`; else, when the plugin's `toolEffects` does not name the tool and
- * annotations are trusted, what the tool's MCP annotations suggest; undefined lets the plugin
- * decide (its `tools[name].effect`, `defaultEffect`).
- */
-export function hintedEffect(
-  plugin: RetryReflectPlugin,
-  adapterEffects: Readonly<Record<string, ToolEffect>>,
-  trustAnnotations: boolean,
-  toolName: string,
-  annotations: unknown,
-): ToolEffect | undefined {
-  const given = adapterEffects[toolName];
-  if (given !== undefined || !trustAnnotations || plugin.options.toolEffects[toolName] !== undefined) return given;
-  return effectOfAnnotations(annotations as EffectHints | undefined);
-}
-
-/**
  * Whether a host tool's schema (zod 3 and 4, classic and mini; JSON Schema, also inside the AI SDK's
  * `jsonSchema()` and MCP's `inputSchema`) is an object schema whose properties hold `field`;
  * undefined when it cannot be told (no schema, another shape, a schema that throws when read, one
@@ -73,7 +55,7 @@ function declares(schema: unknown, field: string, depth: number): boolean | unde
   // The AI SDK's `jsonSchema(schema)`: the JSON Schema is its `jsonSchema` member (not a promise of one).
   if ("jsonSchema" in schema && !("properties" in schema)) {
     const inner = schema.jsonSchema;
-    return isRecord(inner) && typeof (inner as { then?: unknown }).then !== "function" ? declares(inner, field, depth + 1) : undefined;
+    return isRecord(inner) && typeof inner.then !== "function" ? declares(inner, field, depth + 1) : undefined;
   }
   // JSON Schema of an object (MCP's `inputSchema`).
   const { properties } = schema;
@@ -83,9 +65,7 @@ function declares(schema: unknown, field: string, depth: number): boolean | unde
 
 /** The idempotency key argument of a tool: its policy's `idempotency.keyField`, else the plugin's. */
 export function keyFieldOf(plugin: RetryReflectPlugin, toolName: string): string {
-  const { options } = plugin;
-  const tool = options.tools.size === 0 ? undefined : options.tools.get(toolName);
-  return (tool ?? options).idempotency.keyField;
+  return (plugin.options.tools.get(toolName) ?? plugin.options).idempotency.keyField;
 }
 
 /** `ToolCall.declaresKey` of a host tool: only for a `write` (the only effect that reads it). */

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import { finite, integer } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { CircuitState } from "../outcome.js";
 
@@ -63,27 +64,19 @@ export interface CircuitBreakerOptions<C = unknown> {
 /** The options that shape the breaker's state, defaults applied and checked. */
 export type BreakerSettings = ReturnType<typeof breakerSettings>;
 
-const isFinitePositive = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value > 0;
-
 /** Applies the defaults and checks every option, naming the first bad one (`InvalidOptionError`). */
 export function breakerSettings(options: CircuitBreakerOptions<never>) {
-  const defaults = CIRCUIT_BREAKER_DEFAULTS;
-  const threshold = options.threshold ?? defaults.threshold;
-  const resetMs = options.resetMs ?? defaults.resetMs;
-  const maxKeys = options.maxKeys ?? defaults.maxKeys;
-  const minimumCalls = options.minimumCalls ?? defaults.minimumCalls;
-  const windowMs = options.windowMs ?? defaults.windowMs;
+  const given = (name: keyof typeof CIRCUIT_BREAKER_DEFAULTS) => options[name] ?? CIRCUIT_BREAKER_DEFAULTS[name];
+  const threshold = integer(1)(given("threshold"), "threshold");
+  const resetMs = finite(0, true)(given("resetMs"), "resetMs");
   const { maxResetMs, failureRate } = options;
-  if (!Number.isInteger(threshold) || threshold < 1) throw new InvalidOptionError("threshold", options.threshold, "an integer >= 1");
-  if (!isFinitePositive(resetMs)) throw new InvalidOptionError("resetMs", options.resetMs, "a finite number > 0");
-  if (maxResetMs !== undefined && (typeof maxResetMs !== "number" || !Number.isFinite(maxResetMs) || maxResetMs < resetMs))
+  if (maxResetMs !== undefined && !(typeof maxResetMs === "number" && Number.isFinite(maxResetMs) && maxResetMs >= resetMs))
     throw new InvalidOptionError("maxResetMs", maxResetMs, `a finite number >= resetMs (${resetMs})`);
-  if (failureRate !== undefined && (typeof failureRate !== "number" || !(failureRate > 0 && failureRate <= 1)))
+  if (failureRate !== undefined && !(typeof failureRate === "number" && failureRate > 0 && failureRate <= 1))
     throw new InvalidOptionError("failureRate", failureRate, "a number in (0, 1]");
-  if (!Number.isInteger(minimumCalls) || minimumCalls < 1)
-    throw new InvalidOptionError("minimumCalls", options.minimumCalls, "an integer >= 1");
-  if (!isFinitePositive(windowMs)) throw new InvalidOptionError("windowMs", options.windowMs, "a finite number > 0");
-  if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new InvalidOptionError("maxKeys", options.maxKeys, "an integer >= 1");
+  const minimumCalls = integer(1)(given("minimumCalls"), "minimumCalls");
+  const windowMs = finite(0, true)(given("windowMs"), "windowMs");
+  const maxKeys = integer(1)(given("maxKeys"), "maxKeys");
   return { threshold, resetMs, maxResetMs, failureRate, minimumCalls, windowMs, maxKeys };
 }
 

@@ -1,11 +1,10 @@
 import { type Clock, systemClock } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
 import type { CircuitState } from "../outcome.js";
-import type { Breaker } from "./breaker.js";
 import { breakerSettings, type CircuitBreakerOptions, type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
-import { bucketOf, FailureWindow } from "./failure-window.js";
+import { bucketOf, FailureWindow, totals } from "./failure-window.js";
 
 export type { CircuitBreakerOptions, CircuitDecision, CircuitPermit, CircuitSnapshot, CircuitTransition };
 
@@ -76,8 +75,7 @@ export class CircuitBreaker<C = unknown> {
 
   /** Without side effects: is `key`'s circuit closed (calls run freely)? */
   isClosed(key: string): boolean {
-    const entry = this.entries.get(key);
-    return entry === undefined || entry.state === "closed";
+    return this.state(key) === "closed";
   }
 
   /** Would a call be rejected now, and for how long (`Infinity` while isolated)? Changes no state. */
@@ -192,9 +190,10 @@ export class CircuitBreaker<C = unknown> {
   private record(key: string, entry: Extract<Entry, { state: "closed" }> | undefined, failed: boolean, context: C | undefined): void {
     const bucket = bucketOf(this.clock.now(), this.windowMs);
     const window = entry?.window ?? new FailureWindow(bucket);
-    window.record(bucket, failed);
-    if (window.calls >= this.minimumCalls && window.failures / window.calls >= (this.failureRate ?? 1)) {
-      this.open(key, "closed", window.failures, this.resetMs, context);
+    window.record(bucket, 1, failed ? 1 : 0);
+    const [calls, failures] = totals(window.liveBuckets(bucket));
+    if (calls >= this.minimumCalls && failures / calls >= (this.failureRate ?? 1)) {
+      this.open(key, "closed", failures, this.resetMs, context);
     } else if (entry === undefined) {
       this.entries.add(key, { state: "closed", failures: 0, window });
     } else {
@@ -213,8 +212,8 @@ export class CircuitBreaker<C = unknown> {
   private force(key: string, to: "isolated" | "closed", context: C | undefined): void {
     const from = this.state(key);
     const entry = this.entries.peek(key);
-    const window = entry?.state === "closed" ? entry.window : undefined;
-    const failures = window?.failuresAt(bucketOf(this.clock.now(), this.windowMs)) ?? entry?.failures ?? 0;
+    const live = entry?.state === "closed" ? entry.window?.liveBuckets(bucketOf(this.clock.now(), this.windowMs)) : undefined;
+    const failures = live === undefined ? (entry?.failures ?? 0) : totals(live)[1];
     if (to === "isolated") this.entries.set(key, { state: "isolated", failures }, true);
     else this.entries.delete(key);
     const reported = to === "isolated" ? "open" : "closed";
@@ -224,27 +223,4 @@ export class CircuitBreaker<C = unknown> {
   private emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
     reportTransition(this.onTransition, { key, from, to, failures, resetMs }, context);
   }
-}
-
-/** The in-memory `CircuitBreaker` as a call's `Breaker`: its state changes when a method is called, before the caller's first await. */
-export class MemoryBreaker<C> implements Breaker<C> {
-  constructor(private readonly breaker: CircuitBreaker<C>) {}
-
-  get size(): number {
-    return this.breaker.size;
-  }
-  readonly peek = (key: string) => this.breaker.peek(key);
-  readonly state = (key: string) => this.breaker.state(key);
-  readonly isIsolated = (key: string) => this.breaker.isIsolated(key);
-  readonly acquire = async (key: string, context?: C) => this.breaker.acquire(key, context);
-  readonly onSuccess = async (key: string, permit: CircuitPermit, context?: C) => this.breaker.onSuccess(key, permit, context);
-  readonly onFailure = async (key: string, permit: CircuitPermit, context?: C) => {
-    this.breaker.onFailure(key, permit, context);
-    return this.breaker.peek(key);
-  };
-  readonly onNeutral = (key: string, permit: CircuitPermit) => this.breaker.onNeutral(key, permit);
-  readonly isolate = async (key: string, context?: C) => this.breaker.isolate(key, context);
-  readonly reset = async (key?: string, context?: C) => this.breaker.reset(key, context);
-  readonly snapshot = () => this.breaker.snapshot();
-  readonly restore = (snapshot: CircuitSnapshot) => this.breaker.restore(snapshot);
 }

@@ -70,9 +70,9 @@ export function snapshotOf(entries: Iterable<[string, Entry]>, now: number, sett
 }
 
 function savedWindow(window: FailureWindow, now: number, windowMs: number): SavedBucket[] {
-  return window.liveBuckets(bucketOf(now, windowMs)).map(([index, successes, failures]) => ({
+  return window.liveBuckets(bucketOf(now, windowMs)).map(([index, calls, failures]) => ({
     remainingMs: ((index + WINDOW_BUCKETS) * windowMs) / WINDOW_BUCKETS - now,
-    successes,
+    successes: calls - failures,
     failures,
   }));
 }
@@ -92,7 +92,7 @@ export function entriesOf(saved: ReadonlyArray<[string, SavedBreaker]>, now: num
     if (state === "closed") {
       if (settings.failureRate !== undefined) {
         const restored = restoredWindow(window ?? [], now, settings.windowMs);
-        if (restored.calls > 0) entries.push([key, { state: "closed", failures: 0, window: restored }]);
+        if (restored !== undefined) entries.push([key, { state: "closed", failures: 0, window: restored }]);
       } else if (failures > 0) {
         entries.push([key, { state: "closed", failures }]);
       }
@@ -108,7 +108,7 @@ export function entriesOf(saved: ReadonlyArray<[string, SavedBreaker]>, now: num
   return entries;
 }
 
-function restoredWindow(buckets: readonly SavedBucket[], now: number, windowMs: number): FailureWindow {
+function restoredWindow(buckets: readonly SavedBucket[], now: number, windowMs: number): FailureWindow | undefined {
   const newest = bucketOf(now, windowMs);
   const window = new FailureWindow(newest);
   for (const { remainingMs, successes, failures } of buckets) {
@@ -116,9 +116,9 @@ function restoredWindow(buckets: readonly SavedBucket[], now: number, windowMs: 
     // absorbs rounding, so that a round trip at the same bucket phase is exact).
     const endsAt = Math.floor(((now + remainingMs) * WINDOW_BUCKETS) / windowMs + 1e-6);
     const index = Math.min(newest, endsAt - WINDOW_BUCKETS);
-    window.restore(index, successes, failures);
+    window.add(index, successes + failures, failures);
   }
-  return window;
+  return window.liveBuckets(newest).length > 0 ? window : undefined;
 }
 
 const SNAPSHOT_STATES = new Set(["closed", "open", "half-open", "isolated"]);

@@ -61,17 +61,15 @@ export class Circuits {
    * snapshot throws `TypeError` and changes nothing.
    */
   restore(snapshot: CircuitSnapshot): void {
-    parseSnapshot(snapshot); // checked whole first: an invalid entry anywhere changes no breaker
     const parts = new Map(this.breakers.map((breaker) => [breaker, {} as Record<string, SavedBreaker>]));
-    for (const [key, saved] of Object.entries(snapshot.breakers)) (parts.get(this.breakerOf(key)) ?? {})[key] = saved;
+    // Checked whole first: an invalid entry anywhere changes no breaker.
+    for (const [key, saved] of parseSnapshot(snapshot)) (parts.get(this.breakerOf(key)) ?? {})[key] = saved;
     for (const [breaker, breakers] of parts) breaker.restore({ version: 1, breakers });
   }
 
   /** Circuits held (a tool that never failed takes no room; one that recovered keeps a small idle entry until evicted). */
   get size(): number {
-    let size = 0;
-    for (const breaker of this.breakers) size += breaker.size;
-    return size;
+    return this.breakers.reduce((size, breaker) => size + breaker.size, 0);
   }
 
   /**

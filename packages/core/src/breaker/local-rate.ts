@@ -1,36 +1,13 @@
 import type { Clock } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
-import type { BudgetShareReply, CircuitBreakerStore, CircuitResult } from "./circuit-breaker-store.js";
-import { bucketOf, FailureWindow } from "./failure-window.js";
+import type { CircuitResult } from "./circuit-breaker-store.js";
+import { bucketOf, type ShareBudget, SharedWindow, totals } from "./failure-window.js";
 
 /** A failure-rate breaker's settings (`circuitBreakerFailureRate`, `circuitBreakerMinimumCalls`, `circuitBreakerWindowMs`). */
 export interface RateSettings {
   readonly failureRate: number;
   readonly minimumCalls: number;
   readonly windowMs: number;
-}
-
-/** A store's `shareBudget`: here it carries a failure-rate window's counts, `[age, calls, failures, ...]`, never taking anything. */
-type ShareCounts = NonNullable<CircuitBreakerStore["shareBudget"]>;
-
-/** The least time between two shares of a failing tool's counts. */
-const SHARE_INTERVAL_MS = 1_000;
-
-/**
- * One key's window. Alone, `counts` holds this process's calls. Shared, `counts` holds what this
- * process has not sent yet and `fleet` the fleet's buckets as last heard (the answer of the latest
- * share sent wins); buckets up to `since` (the bucket in which the window last started afresh) are
- * left out of the fleet's, since the store keeps its counts across an opening.
- */
-interface RateWindow {
-  counts: FailureWindow;
-  fleet: FailureWindow | undefined;
-  since: number;
-  /** Shares sent, and the last of them whose answer was kept. */
-  sent: number;
-  heard: number;
-  sharedAt: number;
-  failedAt: number;
 }
 
 /**
@@ -42,7 +19,7 @@ interface RateWindow {
  * the window is this process's calls. One window per key called, at most `maxKeys` (LRU).
  */
 export class LocalRate {
-  private readonly windows: LruMap<string, RateWindow>;
+  private readonly windows: LruMap<string, SharedWindow>;
   /** Keys whose opening this process sent to the store, not answered yet. */
   private readonly sending = new Set<string>();
 
@@ -50,7 +27,7 @@ export class LocalRate {
     private readonly settings: RateSettings,
     private readonly clock: Clock,
     maxKeys: number,
-    private readonly share?: ShareCounts,
+    private readonly share?: ShareBudget,
     private readonly onShareError?: (key: string, error: unknown) => void,
   ) {
     this.windows = new LruMap(maxKeys);
@@ -77,28 +54,25 @@ export class LocalRate {
     const bucket = bucketOf(now, windowMs);
     let window = this.windows.get(key);
     if (window === undefined) {
-      const never = Number.NEGATIVE_INFINITY;
-      window = { counts: new FailureWindow(bucket), fleet: undefined, since: never, sent: 0, heard: 0, sharedAt: never, failedAt: never };
+      window = new SharedWindow(bucket);
       this.windows.add(key, window);
     }
-    window.counts.record(bucket, result === "failure");
+    window.counts.record(bucket, 1, result === "failure" ? 1 : 0);
     if (result === "failure") {
-      let { calls, failures } = window.counts;
-      for (const [index, successes, failed] of window.fleet?.liveBuckets(bucket) ?? []) {
-        if (index <= window.since) continue;
-        calls += successes + failed;
-        failures += failed;
-      }
+      const [calls, failures] = totals(window.known(bucket));
       if (calls >= minimumCalls && failures / calls >= failureRate) {
-        this.restart(window, bucket);
+        window.restart(bucket);
         this.sending.add(key);
         return failures;
       }
       window.failedAt = now;
     }
-    // A tool that failed here in the window keeps the fleet told of its calls, at most once a second.
-    if (this.share !== undefined && now - window.failedAt < windowMs && now - window.sharedAt >= SHARE_INTERVAL_MS) {
-      void this.shareNow(key, window, now, bucket);
+    const { share } = this;
+    if (share !== undefined && window.due(now, windowMs)) {
+      // Under a key apart from the tool's retry budget (a NUL byte, which no tool name holds).
+      const send = (counts: number[]) =>
+        share(`\u0000failure-rate\u0000${key}`, { ratio: 0, minPerSecond: 0, windowMs, counts, take: false });
+      void window.share(now, bucket, send, (error) => this.onShareError?.(key, error));
     }
     return undefined;
   }
@@ -113,49 +87,6 @@ export class LocalRate {
     const window = this.windows.peek(key);
     if (window === undefined) return;
     if (this.share === undefined) this.windows.delete(key);
-    else this.restart(window, bucketOf(this.clock.now(), this.settings.windowMs));
-  }
-
-  /** Drops the counts known here; the fleet's buckets up to `bucket` no longer count. */
-  private restart(window: RateWindow, bucket: number): void {
-    window.counts = new FailureWindow(bucket);
-    window.fleet = undefined;
-    window.since = bucket;
-  }
-
-  /**
-   * Sends the counts not sent yet (they leave `counts` while in flight, so that two shares never
-   * send the same ones; back on a rejection) and keeps the fleet's buckets it hears, under a key
-   * apart from the tool's retry budget (a NUL byte, which no tool name holds).
-   */
-  private async shareNow(key: string, window: RateWindow, now: number, bucket: number): Promise<void> {
-    const { counts } = window;
-    const sending = counts.liveBuckets(bucket);
-    const flat: number[] = [];
-    for (const [index, successes, failures] of sending) {
-      flat.push(bucket - index, successes + failures, failures);
-      counts.restore(index, -successes, -failures);
-    }
-    window.sharedAt = now;
-    const order = ++window.sent;
-    const share = { ratio: 0, minPerSecond: 0, windowMs: this.settings.windowMs, counts: flat, take: false };
-    let reply: BudgetShareReply;
-    try {
-      reply = await (this.share as ShareCounts)(`\u0000failure-rate\u0000${key}`, share);
-    } catch (error) {
-      if (counts === window.counts) for (const [index, successes, failures] of sending) counts.restore(index, successes, failures);
-      this.onShareError?.(key, error);
-      return;
-    }
-    if (order <= window.heard || counts !== window.counts) return; // a later share's answer is newer; or the window started afresh
-    window.heard = order;
-    window.fleet = new FailureWindow(bucket);
-    const { buckets } = reply;
-    for (let at = 0; at + 2 < buckets.length; at += 3) {
-      const [age, calls, failures] = [Number(buckets[at]), Number(buckets[at + 1]), Number(buckets[at + 2])];
-      if (Number.isInteger(age) && Number.isFinite(calls) && Number.isFinite(failures)) {
-        window.fleet.restore(bucket - age, calls - failures, failures);
-      }
-    }
+    else window.restart(bucketOf(this.clock.now(), this.settings.windowMs));
   }
 }

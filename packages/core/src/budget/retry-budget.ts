@@ -1,5 +1,4 @@
-import type { BudgetShare, BudgetShareReply } from "../breaker/circuit-breaker-store.js";
-import { bucketOf, FailureWindow, WINDOW_BUCKETS } from "../breaker/failure-window.js";
+import { type Bucket, bucketOf, type ShareBudget, SharedWindow, totals, WINDOW_BUCKETS } from "../breaker/failure-window.js";
 import { finite } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import { LruMap } from "../internal/lru-map.js";
@@ -43,40 +42,9 @@ export function checkRetryBudget(value: unknown, name: string, base: RetryBudget
   return { ratio: member("ratio", false), minPerSecond: member("minPerSecond", false), windowMs: member("windowMs", true) };
 }
 
-function allowance(settings: RetryBudgetSettings, calls: number): number {
-  return settings.ratio * calls + (settings.minPerSecond * settings.windowMs) / 1000;
-}
-
-/** A fleet's window shared through a store: `CircuitBreakerStore.shareBudget`. */
-export type ShareBudget = (key: string, share: BudgetShare) => Promise<BudgetShareReply>;
-
-/** The least time between two shares of a failing tool's calls (a retry shares at once). */
-export const SHARE_INTERVAL_MS = 1_000;
-
-type Bucket = [index: number, calls: number, retries: number];
-
-/** The live buckets of two windows, summed per bucket, oldest first. */
-function merged(first: Bucket[], second: Bucket[] | undefined): Bucket[] {
-  const byIndex = new Map<number, Bucket>();
-  for (const [index, calls, retries] of [...first, ...(second ?? [])]) {
-    const seen = byIndex.get(index);
-    if (seen === undefined) byIndex.set(index, [index, calls, retries]);
-    else {
-      seen[1] += calls;
-      seen[2] += retries;
-    }
-  }
-  return [...byIndex.values()].sort((left, right) => left[0] - right[0]);
-}
-
 function hasRoom(settings: RetryBudgetSettings, live: readonly Bucket[]): boolean {
-  let calls = 0;
-  let retries = 0;
-  for (const [, called, retried] of live) {
-    calls += called;
-    retries += retried;
-  }
-  return retries + 1 <= allowance(settings, calls);
+  const [calls, retries] = totals(live);
+  return retries + 1 <= settings.ratio * calls + (settings.minPerSecond * settings.windowMs) / 1000;
 }
 
 /** The wait until old buckets leave the window and make room for one retry; one window when none would. */
@@ -90,99 +58,13 @@ function waitFor(settings: RetryBudgetSettings, live: readonly Bucket[], now: nu
 }
 
 /**
- * One tool's calls and in-place retries in its window: `FailureWindow`s whose first count is the
- * calls and whose second is the retries. Alone, `counts` holds this process's. Shared, `counts`
- * holds what this process has not sent yet, `fleet` the fleet's buckets as last heard, and each
- * retry is taken by the store, atomically, fleet-wide; when the store cannot answer, the budget
- * is judged here on what is known (the fleet as last heard, and this process's counts since).
+ * The retry budgets of one plugin: one window per tool (a `SharedWindow` of calls and, in place of
+ * failures, in-place retries), bounded like the breakers. With `share`, each tool's window is the
+ * fleet's: each retry is taken by the store, atomically, fleet-wide; when the store cannot answer,
+ * the budget is judged here on what is known (the fleet as last heard, and this process's counts since).
  */
-class BudgetWindow {
-  private readonly counts: FailureWindow;
-  private fleet: FailureWindow | undefined;
-  /** Shares sent, in order; the answer of the latest one sent wins. */
-  private sent = 0;
-  private heard = 0;
-  private sharedAt = Number.NEGATIVE_INFINITY;
-  private failedAt = Number.NEGATIVE_INFINITY;
-
-  constructor(
-    readonly settings: RetryBudgetSettings,
-    private readonly key: string,
-    private readonly share: ShareBudget | undefined,
-    private readonly onShareError: ((key: string, error: unknown) => void) | undefined,
-    now: number,
-  ) {
-    this.counts = new FailureWindow(bucketOf(now, settings.windowMs));
-  }
-
-  recordCall(now: number): void {
-    this.counts.record(bucketOf(now, this.settings.windowMs), false);
-    // A tool that failed here in the window keeps the fleet told of its calls, at most once a
-    // second; a healthy one costs no round trip.
-    if (this.share !== undefined && now - this.failedAt < this.settings.windowMs && now - this.sharedAt >= SHARE_INTERVAL_MS) {
-      void this.shareNow(now, false);
-    }
-  }
-
-  /** Takes one retry when the window has room for it: 0; else the ms until it has (at least 1). */
-  async takeRetry(now: number): Promise<number> {
-    if (this.share === undefined) return this.takeHere(now);
-    this.failedAt = now;
-    return (await this.shareNow(now, true)) ?? this.takeHere(now);
-  }
-
-  /** Judged on what this process knows. */
-  private takeHere(now: number): number {
-    const bucket = bucketOf(now, this.settings.windowMs);
-    const live = merged(this.counts.liveBuckets(bucket), this.fleet?.liveBuckets(bucket));
-    if (!hasRoom(this.settings, live)) return waitFor(this.settings, live, now);
-    this.counts.record(bucket, true);
-    return 0;
-  }
-
-  /**
-   * Sends the counts not sent yet (they leave `counts` while in flight, so that two shares never
-   * send the same ones) and takes the fleet's buckets; with `take`, the store's verdict on one
-   * retry (0, or the wait), or undefined when the store did not answer (the counts are kept).
-   */
-  private async shareNow(now: number, take: boolean): Promise<number | undefined> {
-    const share = this.share as ShareBudget;
-    const { settings } = this;
-    const bucket = bucketOf(now, settings.windowMs);
-    const sending = this.counts.liveBuckets(bucket);
-    const counts: number[] = [];
-    for (const [index, calls, retries] of sending) {
-      counts.push(bucket - index, calls, retries);
-      this.counts.restore(index, -calls, -retries);
-    }
-    this.sharedAt = now;
-    const order = ++this.sent;
-    let reply: BudgetShareReply;
-    try {
-      reply = await share(this.key, { ...settings, counts, take });
-    } catch (error) {
-      for (const [index, calls, retries] of sending) this.counts.restore(index, calls, retries);
-      this.onShareError?.(this.key, error);
-      return undefined;
-    }
-    const fleet = new FailureWindow(bucket);
-    const buckets = reply.buckets;
-    for (let at = 0; at + 2 < buckets.length; at += 3) {
-      const [age, calls, retries] = [Number(buckets[at]), Number(buckets[at + 1]), Number(buckets[at + 2])];
-      if (Number.isInteger(age) && Number.isFinite(calls) && Number.isFinite(retries)) fleet.restore(bucket - age, calls, retries);
-    }
-    if (order > this.heard) {
-      this.heard = order;
-      this.fleet = fleet;
-    }
-    if (!take) return undefined;
-    return reply.taken === true ? 0 : waitFor(settings, fleet.liveBuckets(bucket), now);
-  }
-}
-
-/** The retry budgets of one plugin, one window per tool, bounded like the breakers; with `share`, each tool's window is the fleet's. */
 export class RetryBudgets {
-  private readonly windows: LruMap<string, BudgetWindow>;
+  private readonly windows: LruMap<string, SharedWindow>;
 
   constructor(
     maxTools: number,
@@ -194,18 +76,42 @@ export class RetryBudgets {
 
   /** Counts one logical call of `toolName`. */
   recordCall(toolName: string, settings: RetryBudgetSettings, now: number): void {
-    this.windowOf(toolName, settings, now).recordCall(now);
+    const window = this.windowOf(toolName, settings, now);
+    window.counts.record(bucketOf(now, settings.windowMs), 1, 0);
+    if (window.due(now, settings.windowMs)) void this.shareNow(toolName, settings, now, false);
   }
 
   /** Takes one in-place retry of `toolName`: 0 when the budget allows it, else the ms until it would (asked of the store when shared). */
-  takeRetry(toolName: string, settings: RetryBudgetSettings, now: number): Promise<number> {
-    return this.windowOf(toolName, settings, now).takeRetry(now);
+  async takeRetry(toolName: string, settings: RetryBudgetSettings, now: number): Promise<number> {
+    const window = this.windowOf(toolName, settings, now);
+    if (this.share !== undefined) {
+      window.failedAt = now;
+      const verdict = await this.shareNow(toolName, settings, now, true);
+      if (verdict !== undefined) return verdict;
+    }
+    const bucket = bucketOf(now, settings.windowMs);
+    const live = window.known(bucket);
+    if (!hasRoom(settings, live)) return waitFor(settings, live, now);
+    window.counts.record(bucket, 0, 1);
+    return 0;
   }
 
-  private windowOf(toolName: string, settings: RetryBudgetSettings, now: number): BudgetWindow {
+  /** With `take`, the store's verdict on one retry (0, or the wait); undefined when not shared or the store did not answer. */
+  private async shareNow(toolName: string, settings: RetryBudgetSettings, now: number, take: boolean): Promise<number | undefined> {
+    const { share } = this;
+    if (share === undefined) return undefined;
+    const bucket = bucketOf(now, settings.windowMs);
+    const send = (counts: number[]) => share(toolName, { ...settings, counts, take });
+    const window = this.windowOf(toolName, settings, now);
+    const shared = await window.share(now, bucket, send, (error) => this.onShareError?.(toolName, error));
+    if (!take || shared === undefined) return undefined;
+    return shared.reply.taken === true ? 0 : waitFor(settings, shared.fleet.liveBuckets(bucket), now);
+  }
+
+  private windowOf(toolName: string, settings: RetryBudgetSettings, now: number): SharedWindow {
     let window = this.windows.get(toolName);
     if (window === undefined) {
-      window = new BudgetWindow(settings, toolName, this.share, this.onShareError, now);
+      window = new SharedWindow(bucketOf(now, settings.windowMs));
       this.windows.set(toolName, window);
     }
     return window;

@@ -1,8 +1,7 @@
 import type { Breaker } from "../breaker/breaker.js";
 import type { RetryBudgets } from "../budget/retry-budget.js";
 import type { Cleaner } from "../cleaning/clean-text.js";
-import type { ResolvedPolicy } from "../config/policy.js";
-import type { ResolvedOptions } from "../config/resolve.js";
+import type { ResolvedOptions, ResolvedPolicy } from "../config/resolve.js";
 import type { CallInfo } from "../events/events.js";
 import type { Notifier } from "../events/notifier.js";
 import { withoutField } from "../idempotency/fingerprint.js";

@@ -1,5 +1,5 @@
 import { withRetryAfter } from "../backoff/backoff.js";
-import type { ResolvedPolicy } from "../config/policy.js";
+import type { ResolvedPolicy } from "../config/resolve.js";
 import { ErrorCodes, type ErrorKind } from "../errors/error-codes.js";
 import type { FailureReason, ToolEffect } from "../outcome.js";
 

@@ -2,7 +2,6 @@ import type { Jitter } from "../backoff/backoff.js";
 import { checkRetryBudget, DEFAULT_RETRY_BUDGET } from "../budget/retry-budget.js";
 import { defaultRedactor } from "../cleaning/clean-text.js";
 import { systemClock } from "../clock.js";
-import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { IdempotencyDerive } from "../idempotency/guarded-call.js";
 import type { ToolEffect } from "../outcome.js";
 import { DEFAULT_REFLECTION_PROMPT, DEFAULT_RETRY_LATER_PROMPT } from "../texts/model-texts.js";
@@ -27,7 +26,7 @@ import {
   template,
   toolNames,
 } from "./checks.js";
-import type { IdempotencyOptions, PolicyOptions, RetryBudgetOptions, RetryReflectOptions, ToolPolicy } from "./options.js";
+import type { IdempotencyOptions, PolicyOptions, RetryBudgetOptions, RetryReflectOptions } from "./options.js";
 
 // Every option, once: its documented default, its check, whether a tool's policy may set it; in the
 // order of the docs' table (docs/options.md), which `test/options-table.test.ts` checks against them.
@@ -72,6 +71,8 @@ export const IDEMPOTENCY_TABLE = {
   derive: { default: "never", check: oneOf<IdempotencyDerive>(["never", "when-missing", "always"]), perTool },
   maxResultBytes: { default: 1_048_576, check: integer(0), perTool },
 } as const satisfies Table<IdempotencyOptions, Exclude<keyof IdempotencyOptions, "store">>;
+
+const IDEMPOTENCY_NAMES = Object.keys(IDEMPOTENCY_TABLE);
 
 /** The plugin's options. */
 export const OPTION_TABLE = {
@@ -128,49 +129,7 @@ export const OPTION_TABLE = {
 /** The documented defaults, from the option table. */
 export const DEFAULT_OPTIONS = defaultsOf(OPTION_TABLE);
 
-type Rows = ReadonlyArray<readonly [name: string, row: OptionRow]>;
-const rowsOf = (table: Readonly<Record<string, OptionRow>>, perTool: boolean): Rows =>
-  Object.entries(table).filter(([, row]) => (row.perTool === true) === perTool);
-
-/** The options a tool's policy may set (`PolicyOptions`); the plugin's own. */
-export const POLICY_ROWS = rowsOf(OPTION_TABLE, true);
-export const PLUGIN_ROWS = rowsOf(OPTION_TABLE, false);
-/** The idempotency settings a tool may set: all but the store. */
-export const TOOL_IDEMPOTENCY_ROWS = rowsOf(IDEMPOTENCY_TABLE, true);
-
-export const OPTION_NAMES: ReadonlySet<string> = new Set(Object.keys(OPTION_TABLE));
-const IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(Object.keys(IDEMPOTENCY_TABLE));
-export const TOOL_IDEMPOTENCY_NAMES: ReadonlySet<string> = new Set(TOOL_IDEMPOTENCY_ROWS.map(([name]) => name));
-/** What a tool's policy may hold: its options, its effect (one setting with `toolEffects[name]`) and its idempotency settings. */
-export const TOOL_POLICY_NAMES: ReadonlySet<string> = new Set([
-  ...POLICY_ROWS.map(([name]) => name),
-  ...(["effect", "idempotency"] satisfies (keyof ToolPolicy)[]),
-]);
-
-/** The rows applied to `input`: a given value checked, another the `base`'s (the plugin's policy, for a tool's), else the default. */
-export function applyRows<Resolved = Record<string, unknown>>(
-  rows: Rows,
-  input: Readonly<Record<string, unknown>>,
-  base: object | undefined,
-  prefix: string,
-): Resolved {
-  const resolved: Record<string, unknown> = {};
-  for (const [name, row] of rows) {
-    const field = row.into ?? name;
-    const inherited = (base as Record<string, unknown> | undefined)?.[field];
-    let given = input[name];
-    // `=== undefined`, not `??`: an explicit null is an invalid value, not "use the default".
-    if (given === undefined && base === undefined) given = "default" in row ? row.default : row.builtIn;
-    const check = row.check as (value: unknown, name: string, inherited: unknown) => unknown;
-    const value = given === undefined ? inherited : check(given, prefix + name, inherited);
-    const floor = row.atLeast === undefined ? undefined : (resolved[row.atLeast] as number);
-    if (floor !== undefined && value !== undefined && (value as number) < floor) {
-      throw new InvalidOptionError(prefix + name, value, `a number >= ${row.atLeast} (${floor})`);
-    }
-    resolved[field] = value;
-  }
-  return resolved as Resolved;
-}
+export const OPTION_NAMES: readonly string[] = Object.keys(OPTION_TABLE);
 
 /**
  * Each row's `default`, where it has one, frozen (a change to DEFAULT_OPTIONS would change the

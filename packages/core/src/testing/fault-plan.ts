@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { clock as checkClock, finite, fn, integer, object, oneOf } from "../config/checks.js";
+import { clock as checkClock, finite, fn, integer, is, object, oneOf } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 
 /** Every `FaultKind`, in the documented order. */
@@ -45,11 +45,8 @@ export interface FaultRecord {
   readonly ran: boolean;
 }
 
-/** A rule, checked, with its defaults filled in and its `calls` as a predicate. */
+/** A rule, checked, with its defaults filled in and its `calls` and `during` as a predicate. */
 export type ResolvedRule = ReturnType<typeof ruleOf>;
-
-const RULE_FIELDS = ["kind", "calls", "during", "probability", "retryAfterMs", "delayMs", "message"];
-const PLAN_FIELDS = ["faults", "seed", "clock", "signal"];
 
 /** An object with only `known` keys; its fields are named `${prefix}${key}`. */
 function objectAt(name: string, value: unknown, known: readonly string[], prefix = `${name}.`): Readonly<Record<string, unknown>> {
@@ -62,6 +59,9 @@ function objectAt(name: string, value: unknown, known: readonly string[], prefix
 }
 
 const duration = finite(0);
+const chance = is<number>((value) => typeof value === "number" && value >= 0 && value <= 1, "a number in [0, 1]");
+const text = is<string>((value) => typeof value === "string", "a string");
+const seedOf = is<number>(Number.isSafeInteger, "an integer");
 
 /** `calls` as a predicate on the execution number. */
 function callsOf(name: string, value: unknown): (execution: number) => boolean {
@@ -76,49 +76,44 @@ function callsOf(name: string, value: unknown): (execution: number) => boolean {
   return (execution) => execution >= from && execution <= to;
 }
 
-/** Rejects a field that the rule's kind does not use. */
-function onlyFor(name: string, value: unknown, kind: FaultKind, kinds: readonly FaultKind[]): void {
-  if (value !== undefined && !kinds.includes(kind)) {
+/** A duration that only some kinds use: checked, or rejected for another kind; undefined when not given. */
+function durationFor(name: string, value: unknown, kind: FaultKind, kinds: readonly FaultKind[]): number | undefined {
+  if (value === undefined) return undefined;
+  if (!kinds.includes(kind)) {
     throw new InvalidOptionError(name, value, `nothing for kind "${kind}" (it is for ${kinds.map((item) => `"${item}"`).join(", ")})`);
   }
+  return duration(value, name);
 }
 
 function ruleOf(value: unknown, index: number) {
   const name = `faults[${index}]`;
-  const rule = objectAt(name, value, RULE_FIELDS);
+  const rule = objectAt(name, value, ["kind", "calls", "during", "probability", "retryAfterMs", "delayMs", "message"]);
   const kind = oneOf(FAULT_KINDS)(rule.kind, `${name}.kind`);
   const during = rule.during === undefined ? {} : objectAt(`${name}.during`, rule.during, ["from", "until"]);
   const from = during.from === undefined ? 0 : duration(during.from, `${name}.during.from`);
   const until = during.until === undefined ? Number.POSITIVE_INFINITY : duration(during.until, `${name}.during.until`);
   if (until <= from) throw new InvalidOptionError(`${name}.during.until`, during.until, `a number > during.from (${from})`);
-  const probability = rule.probability ?? 1;
-  if (typeof probability !== "number" || !(probability >= 0 && probability <= 1)) {
-    throw new InvalidOptionError(`${name}.probability`, rule.probability, "a number in [0, 1]");
-  }
-  onlyFor(`${name}.retryAfterMs`, rule.retryAfterMs, kind, ["rate_limit"]);
-  onlyFor(`${name}.delayMs`, rule.delayMs, kind, ["slow", "lost_response"]);
-  const message = rule.message;
-  if (message !== undefined && typeof message !== "string") throw new InvalidOptionError(`${name}.message`, message, "a string");
+  const calls = callsOf(`${name}.calls`, rule.calls);
   return {
     kind,
-    calls: callsOf(`${name}.calls`, rule.calls),
-    from,
+    /** Whether the rule is for this execution at this time (ms since `injectFaults`). */
+    applies: (execution: number, at: number) => calls(execution) && at >= from && at < until,
     until,
-    probability,
-    retryAfterMs: rule.retryAfterMs === undefined ? undefined : duration(rule.retryAfterMs, `${name}.retryAfterMs`),
-    delayMs: rule.delayMs === undefined ? (kind === "slow" ? 1000 : 0) : duration(rule.delayMs, `${name}.delayMs`),
-    message,
+    probability: rule.probability === undefined ? 1 : chance(rule.probability, `${name}.probability`),
+    message: rule.message === undefined ? undefined : text(rule.message, `${name}.message`),
+    retryAfterMs: durationFor(`${name}.retryAfterMs`, rule.retryAfterMs, kind, ["rate_limit"]),
+    delayMs: durationFor(`${name}.delayMs`, rule.delayMs, kind, ["slow", "lost_response"]) ?? (kind === "slow" ? 1000 : 0),
   };
 }
 
 /** A plan, checked: throws `InvalidOptionError` naming the field (`faults[1].probability`) and the value. */
-export function resolvePlan(value: unknown): { rules: ResolvedRule[]; seed: number; clock: Clock | undefined; signal: unknown } {
-  const plan = objectAt("plan", value, PLAN_FIELDS, "");
+export function resolvePlan<A extends unknown[]>(value: FaultPlan<A>) {
+  const plan = objectAt("plan", value, ["faults", "seed", "clock", "signal"], "");
   if (!Array.isArray(plan.faults)) throw new InvalidOptionError("faults", plan.faults, "an array of fault rules");
-  const rules = plan.faults.map(ruleOf);
-  const seed = plan.seed === undefined ? 1 : plan.seed;
-  if (typeof seed !== "number" || !Number.isSafeInteger(seed)) throw new InvalidOptionError("seed", plan.seed, "an integer");
-  const clock = plan.clock === undefined ? undefined : checkClock(plan.clock, "clock");
-  const signal = plan.signal === undefined ? undefined : fn(plan.signal, "signal");
-  return { rules, seed, clock, signal };
+  return {
+    rules: plan.faults.map(ruleOf),
+    seed: plan.seed === undefined ? 1 : seedOf(plan.seed, "seed"),
+    clock: plan.clock === undefined ? undefined : checkClock(plan.clock, "clock"),
+    signal: plan.signal === undefined ? undefined : (fn(plan.signal, "signal") as FaultPlan<A>["signal"]),
+  };
 }

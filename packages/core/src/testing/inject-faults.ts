@@ -1,8 +1,6 @@
 import { abortReason, type Clock, systemClock } from "../clock.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import { FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRecord, type ResolvedRule, resolvePlan } from "./fault-plan.js";
-import { injectedFault } from "./injected-fault.js";
-import { seededRandom } from "./seeded-random.js";
 
 /** A tool function that fails by its plan, and tells what it did. */
 export interface FaultyFunction<A extends unknown[], R> {
@@ -13,19 +11,14 @@ export interface FaultyFunction<A extends unknown[], R> {
   readonly stats: { readonly executions: number; readonly ran: number; readonly faults: Readonly<Record<FaultKind, number>> };
 }
 
-function isAbortSignal(value: unknown): value is AbortSignal {
-  if (typeof value !== "object" || value === null) return false;
-  const candidate = value as Partial<AbortSignal>;
-  return typeof candidate.aborted === "boolean" && typeof candidate.addEventListener === "function";
-}
-
 /** The default signal: the first argument object whose `signal` is an AbortSignal (a ToolContext, a LangChain config). */
 function signalInArgs(...args: readonly unknown[]): AbortSignal | undefined {
   for (const arg of args) {
-    if (typeof arg !== "object" || arg === null) continue;
     try {
-      const signal = (arg as { signal?: unknown }).signal;
-      if (isAbortSignal(signal)) return signal;
+      const signal = typeof arg === "object" ? (arg as { signal?: Partial<AbortSignal> } | null)?.signal : undefined;
+      if (typeof signal === "object" && typeof signal?.aborted === "boolean" && typeof signal.addEventListener === "function") {
+        return signal as AbortSignal;
+      }
     } catch {
       // A getter or proxy trap that throws: not a signal.
     }
@@ -33,28 +26,15 @@ function signalInArgs(...args: readonly unknown[]): AbortSignal | undefined {
   return undefined;
 }
 
-/** The first rule that matches the execution and the time and whose draw succeeds; draws only for a matching rule with probability < 1. */
-function pick(rules: readonly ResolvedRule[], execution: number, at: number, random: () => number): ResolvedRule | undefined {
-  for (const rule of rules) {
-    if (!rule.calls(execution) || at < rule.from || at >= rule.until) continue;
-    if (rule.probability >= 1 || random() < rule.probability) return rule;
-  }
-  return undefined;
-}
-
 /** Never settles, except that it rejects with the signal's reason when the signal aborts (and removes its listener). */
 function hang(signal: AbortSignal | undefined): Promise<never> {
   return new Promise<never>((_resolve, reject) => {
-    if (signal === undefined) return;
-    if (signal.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
     const onAbort = () => {
-      signal.removeEventListener("abort", onAbort);
-      reject(abortReason(signal));
+      signal?.removeEventListener("abort", onAbort);
+      reject(abortReason(signal as AbortSignal));
     };
-    signal.addEventListener("abort", onAbort);
+    if (signal?.aborted) reject(abortReason(signal));
+    else signal?.addEventListener("abort", onAbort);
   });
 }
 
@@ -64,39 +44,68 @@ function wait(clock: Clock, ms: number, signal: AbortSignal | undefined): Promis
   return ms > 0 ? clock.sleep(ms, signal) : Promise.resolve();
 }
 
-/** A `rate_limit`'s hint: its own, else what is left of its `during` window, else 1000 ms. */
-function retryAfterOf(rule: ResolvedRule, at: number): number {
-  if (rule.retryAfterMs !== undefined) return rule.retryAfterMs;
-  return Number.isFinite(rule.until) ? Math.ceil(rule.until - at) : 1000;
-}
+/** What an `InjectedFault` is made of. */
+export type InjectedFaultInit = Pick<InjectedFault, "kind" | "ran" | "status" | "code" | "retryAfterMs" | "headers"> & {
+  readonly message: string;
+};
 
-interface Execution<T> {
-  readonly rule: ResolvedRule | undefined;
-  readonly at: number;
-  readonly clock: Clock;
-  /** Runs fn (counted as ran). */
-  readonly run: () => Promise<T>;
-  readonly signal: () => AbortSignal | undefined;
-}
+/**
+ * The error an injected fault throws. It looks like what a real client throws for that failure (an HTTP `status`, a
+ * system `code`, a `Retry-After` header; each kind's: see `injectFaults`), so the core's classifier, and yours, see
+ * what production would. `ran` tells whether fn ran first.
+ */
+export class InjectedFault extends Error {
+  readonly kind: FaultKind;
+  readonly status?: number;
+  readonly code?: string;
+  readonly retryAfterMs?: number;
+  /** `rate_limit`: `{ "retry-after": "<seconds>" }`, rounded up to whole seconds as HTTP sends it. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** fn ran before the failure (`lost_response`): its side effect happened. */
+  readonly ran: boolean;
 
-async function apply<T>({ rule, at, clock, run, signal }: Execution<T>): Promise<T> {
-  if (rule === undefined) return run();
-  switch (rule.kind) {
-    case "slow":
-      await wait(clock, rule.delayMs, signal());
-      return run();
-    case "hang":
-      return hang(signal());
-    case "lost_response":
-      // The side effect happens; whatever fn returned or threw is lost on the way back.
-      await run().catch(() => undefined);
-      await wait(clock, rule.delayMs, signal());
-      throw injectedFault(rule.kind, rule.message, true);
-    case "rate_limit":
-      throw injectedFault(rule.kind, rule.message, false, retryAfterOf(rule, at));
-    default:
-      throw injectedFault(rule.kind, rule.message, false);
+  constructor(init: InjectedFaultInit) {
+    super(init.message);
+    this.name = "InjectedFault";
+    this.kind = init.kind;
+    this.ran = init.ran;
+    this.status = init.status;
+    this.code = init.code;
+    this.retryAfterMs = init.retryAfterMs;
+    this.headers = init.headers;
   }
+}
+
+/** The fault of each kind that throws: its status or code, and its default message. */
+const SHAPES: Record<Exclude<FaultKind, "slow" | "hang">, { status?: number; code?: string; message: string }> = {
+  transient: { status: 503, message: "503 Service Unavailable (injected fault)" },
+  rate_limit: { status: 429, message: "429 Too Many Requests (injected fault)" },
+  lost_response: { code: "ECONNRESET", message: "socket hang up: the reply was lost (injected fault)" },
+  permanent: { status: 401, message: "401 Unauthorized (injected fault)" },
+  invalid_arguments: { status: 400, code: "INVALID_ARGUMENTS", message: "400 Bad Request: invalid arguments (injected fault)" },
+};
+
+/** The `InjectedFault` of a throwing rule. A `rate_limit`'s hint: its own, else what is left of its `during` window, else 1000 ms. */
+function injectedFault(kind: keyof typeof SHAPES, rule: ResolvedRule, ran: boolean, at: number): InjectedFault {
+  const shape = SHAPES[kind];
+  const retryAfterMs = rule.retryAfterMs ?? (Number.isFinite(rule.until) ? Math.ceil(rule.until - at) : 1000);
+  const hint = kind === "rate_limit" ? { retryAfterMs, headers: { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } } : undefined;
+  return new InjectedFault({ kind, ran, status: shape.status, code: shape.code, message: rule.message ?? shape.message, ...hint });
+}
+
+/**
+ * A seeded generator of numbers in [0, 1) (mulberry32: small, fast, 32-bit state): the same seed
+ * gives the same sequence. What `injectFaults` draws its probabilities from; use it for your own
+ * fakes (a simulated model, a flaky service) so that a test run is reproducible from its seed.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
+    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
 }
 
 /**
@@ -118,19 +127,18 @@ export function injectFaults<A extends unknown[], R>(
   plan: FaultPlan<A>,
 ): FaultyFunction<A, Awaited<R>> {
   if (typeof fn !== "function") throw new InvalidOptionError("fn", fn, "a function");
-  const resolved = resolvePlan(plan);
-  const clock = resolved.clock ?? systemClock;
-  const signalOf = (resolved.signal as ((...args: A) => AbortSignal | undefined) | undefined) ?? signalInArgs;
-  const random = seededRandom(resolved.seed);
+  const { rules, seed, clock = systemClock, signal = signalInArgs } = resolvePlan(plan);
+  const random = seededRandom(seed);
   const startedAt = clock.now();
   const log: FaultRecord[] = [];
   const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
   let ran = 0;
 
-  const faulty = (...args: A): Promise<Awaited<R>> => {
+  const faulty = async (...args: A): Promise<Awaited<R>> => {
     const execution = log.length + 1;
     const at = clock.now() - startedAt;
-    const rule = pick(resolved.rules, execution, at, random);
+    // The first rule that applies and whose draw succeeds: a draw only for a rule that applies with probability < 1.
+    const rule = rules.find((rule) => rule.applies(execution, at) && (rule.probability >= 1 || random() < rule.probability));
     const kind = rule?.kind ?? "none";
     log.push({ execution, at, kind, ran: false });
     if (rule !== undefined) faults[rule.kind]++;
@@ -139,7 +147,21 @@ export function injectFaults<A extends unknown[], R>(
       log[execution - 1] = { execution, at, kind, ran: true };
       return await fn(...args);
     };
-    return apply({ rule, at, clock, run, signal: () => signalOf(...args) });
+    if (rule === undefined) return run();
+    switch (rule.kind) {
+      case "slow":
+        await wait(clock, rule.delayMs, signal(...args));
+        return run();
+      case "hang":
+        return hang(signal(...args));
+      case "lost_response":
+        // The side effect happens; whatever fn returned or threw is lost on the way back.
+        await run().catch(() => undefined);
+        await wait(clock, rule.delayMs, signal(...args));
+        throw injectedFault(rule.kind, rule, true, at);
+      default:
+        throw injectedFault(rule.kind, rule, false, at);
+    }
   };
 
   Object.defineProperties(faulty, {
