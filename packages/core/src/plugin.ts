@@ -94,12 +94,8 @@ export class RetryReflectPlugin {
    * for a malformed call, and with `RetriesExhaustedError` when `onExhausted` is `"throw"`. An
    * out-of-scope tool is called once, and its error is rethrown untouched.
    */
-  execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
-    try {
-      checkCall(call, fn);
-    } catch (error) {
-      return Promise.reject(error); // a rejection, as from any other `execute` failure
-    }
+  async execute<Args, T>(call: ToolCall<Args>, fn: ToolFunction<Args, T>): Promise<ExecuteOutcome<T>> {
+    checkCall(call, fn); // async: a malformed call rejects, as any other `execute` failure
     return runCall(this.engine, call, fn);
   }
 }
@@ -112,11 +108,8 @@ function createEngine(options: ResolvedOptions): Engine {
   const storeError = (toolName: string, call: CallInfo | undefined, operation: StoreOperation, error: unknown) =>
     notifier.emit("store_error", toolName, call, { tool_name: toolName, operation, error: cleaner.clean(errorMessageOf(error)) });
   const onTransition = (transition: CircuitTransition, call: CallInfo | undefined) => {
-    const waiting = recovering.get(transition.key); // the calls waiting for this circuit look again
-    if (waiting !== undefined) {
-      recovering.delete(transition.key);
-      for (const wake of waiting) wake();
-    }
+    for (const wake of recovering.get(transition.key) ?? []) wake(); // the calls waiting for this circuit look again
+    recovering.delete(transition.key);
     const toolName = call?.toolName ?? transition.key;
     if (transition.to === "open") {
       const fields = { tool_name: toolName, failures: transition.failures, reset_ms: transition.resetMs };
@@ -124,19 +117,16 @@ function createEngine(options: ResolvedOptions): Engine {
     } else if (transition.to === "half-open") notifier.emit("circuit_half_opened", toolName, call, { tool_name: toolName });
     else notifier.emit("circuit_closed", toolName, call, { tool_name: toolName });
   };
-  const store = options.circuitBreakerStore;
+  const { circuitBreakerStore: store, clock, maxCircuitBreakers: maxKeys } = options;
   const breakerFor = (policy: ResolvedPolicy): Breaker<CallInfo> => {
     const { circuitBreakerResetMs: resetMs, circuitBreakerMaxResetMs: maxResetMs, circuitBreakerFailureRate: failureRate } = policy;
     const settings = { threshold: policy.circuitBreakerThreshold, resetMs, maxResetMs };
     const rate = { failureRate, minimumCalls: policy.circuitBreakerMinimumCalls, windowMs: policy.circuitBreakerWindowMs };
-    if (store === undefined) {
-      const { clock, maxCircuitBreakers: maxKeys } = options;
-      return new MemoryBreaker(new CircuitBreaker<CallInfo>({ ...settings, ...rate, maxKeys, clock, onTransition }));
-    }
+    if (store === undefined) return new MemoryBreaker(new CircuitBreaker<CallInfo>({ ...settings, ...rate, maxKeys, clock, onTransition }));
     const onError = (operation: StoreOperation, error: unknown, key: string, call: CallInfo | undefined) =>
       storeError(call?.toolName ?? key, call, operation, error);
     const shared = failureRate === undefined ? undefined : { ...rate, failureRate };
-    return new StoreBreaker<CallInfo>(store, settings, onTransition, onError, options.clock, options.maxCircuitBreakers, shared);
+    return new StoreBreaker<CallInfo>(store, settings, onTransition, onError, clock, maxKeys, shared);
   };
   const defaults: ToolSetup = { policy: options.policy, breaker: breakerFor(options.policy) };
   const setups = new Map<string, ToolSetup>();
@@ -145,13 +135,12 @@ function createEngine(options: ResolvedOptions): Engine {
     const breaker = ownBreakerSetting(policy, options.policy) === undefined ? defaults.breaker : breakerFor(policy);
     setups.set(toolName, { policy, breaker });
   }
-  const guard = new IdempotencyGuard(options.idempotency.store, options.clock, (run, operation, error, reason) => {
+  const guard = new IdempotencyGuard(options.idempotency.store, clock, (run, operation, error, reason) => {
     const text = cleaner.clean(errorMessageOf(error), run.idempotencyKey);
     const fields = { tool_name: run.toolName, operation, error: text };
     notifier.emit("store_error", run.toolName, (run as CallRun).info, reason === undefined ? fields : { ...fields, reason });
   });
-  const share = store?.shareBudget === undefined ? undefined : store.shareBudget.bind(store);
-  const budgets = new RetryBudgets(options.maxCircuitBreakers, share, (toolName, error) =>
+  const budgets = new RetryBudgets(maxKeys, store?.shareBudget?.bind(store), (toolName, error) =>
     storeError(toolName, undefined, "budget", error),
   );
   const tracker = new AttemptTracker(options.maxAttemptCounters);
@@ -160,9 +149,7 @@ function createEngine(options: ResolvedOptions): Engine {
 
 /** Every distinct breaker of an engine, the plugin's first. */
 function breakersOf(engine: Engine): Breaker<CallInfo>[] {
-  const breakers = [engine.defaults.breaker];
-  for (const { breaker } of engine.setups.values()) if (!breakers.includes(breaker)) breakers.push(breaker);
-  return breakers;
+  return [...new Set([engine.defaults.breaker, ...Array.from(engine.setups.values(), (setup) => setup.breaker)])];
 }
 
 /** `execute`'s call, checked before anything reads it. */

@@ -80,15 +80,12 @@ export function breakerSettings(options: CircuitBreakerOptions<never>) {
   return { threshold, resetMs, maxResetMs, failureRate, minimumCalls, windowMs, maxKeys };
 }
 
+export type OnTransition<C> = CircuitBreakerOptions<C>["onTransition"];
+
 /** Tells `onTransition` of a change of state: an observer's error never changes the breaker. */
-export function reportTransition<C>(
-  onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
-  transition: CircuitTransition | undefined,
-  context: C | undefined,
-): void {
-  if (transition === undefined || onTransition === undefined) return;
+export function reportTransition<C>(onTransition: OnTransition<C>, transition: CircuitTransition, context: C | undefined): void {
   try {
-    onTransition(transition, context);
+    onTransition?.(transition, context);
   } catch {
     // The breaker's state stays as it is.
   }

@@ -10,9 +10,6 @@ export type { CircuitBreakerOptions, CircuitDecision, CircuitPermit, CircuitSnap
 
 /** The permit of every call admitted by a closed circuit. */
 export const CLOSED_PERMIT: CircuitPermit = Object.freeze({ probe: 0 });
-const CLOSED_DECISION: CircuitDecision = Object.freeze({ admitted: true, permit: CLOSED_PERMIT });
-
-type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
 
 /**
  * Circuit breakers, one per key (a tool name), without timers. A closed circuit opens after
@@ -24,13 +21,14 @@ type HalfOpenEntry = Extract<Entry, { state: "half-open" }>;
  * Every read and rejection of a key counts as a use of it for the LRU bound.
  */
 export class CircuitBreaker<C = unknown> {
-  readonly threshold: number;
-  readonly resetMs: number;
-  readonly maxResetMs: number | undefined;
-  readonly failureRate: number | undefined;
-  readonly minimumCalls: number;
-  readonly windowMs: number;
-  readonly maxKeys: number;
+  // Declared, not initialised: the constructor copies them from the checked settings.
+  declare readonly threshold: number;
+  declare readonly resetMs: number;
+  declare readonly maxResetMs: number | undefined;
+  declare readonly failureRate: number | undefined;
+  declare readonly minimumCalls: number;
+  declare readonly windowMs: number;
+  declare readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly onTransition: CircuitBreakerOptions<C>["onTransition"];
   private readonly entries: LruMap<string, Entry>;
@@ -38,14 +36,7 @@ export class CircuitBreaker<C = unknown> {
   private generation = 0;
 
   constructor(options: CircuitBreakerOptions<C> = {}) {
-    const settings = breakerSettings(options);
-    this.threshold = settings.threshold;
-    this.resetMs = settings.resetMs;
-    this.maxResetMs = settings.maxResetMs;
-    this.failureRate = settings.failureRate;
-    this.minimumCalls = settings.minimumCalls;
-    this.windowMs = settings.windowMs;
-    this.maxKeys = settings.maxKeys;
+    Object.assign(this, breakerSettings(options));
     this.clock = options.clock ?? systemClock;
     this.onTransition = options.onTransition;
     // At the cap, closed circuits go first, then those that would admit a probe; those rejecting calls never go.
@@ -87,20 +78,14 @@ export class CircuitBreaker<C = unknown> {
   /** Admits a call (a permit to report back with) or rejects it with `retryAfterMs`. Never waits. */
   acquire(key: string, context?: C): CircuitDecision {
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.state === "closed") return CLOSED_DECISION;
+    if (entry === undefined || entry.state === "closed") return { admitted: true, permit: CLOSED_PERMIT };
     if (entry.state === "isolated") return { admitted: false, retryAfterMs: Number.POSITIVE_INFINITY, state: "open" };
     const retryAfterMs = this.rejectFor(entry);
     if (retryAfterMs !== undefined) return { admitted: false, retryAfterMs, state: entry.state };
-    let probe: HalfOpenEntry;
-    if (entry.state === "open") {
-      probe = { state: "half-open", failures: entry.failures, probe: 0, probeStartedAt: 0, openMs: entry.openMs };
-      this.entries.set(key, probe);
-      this.emit(key, "open", "half-open", entry.failures, entry.openMs, context);
-    } else probe = entry;
-    probe.probe = ++this.generation;
-    probe.probeStartedAt = this.clock.now();
-    this.entries.touch(key, probe);
-    return { admitted: true, permit: { probe: probe.probe } };
+    const probe = ++this.generation;
+    this.entries.set(key, { state: "half-open", failures: entry.failures, probe, probeStartedAt: this.clock.now(), openMs: entry.openMs });
+    if (entry.state === "open") this.emit(key, "open", "half-open", entry.failures, entry.openMs, context);
+    return { admitted: true, permit: { probe } };
   }
 
   /**
@@ -177,13 +162,8 @@ export class CircuitBreaker<C = unknown> {
   }
 
   /** Is `permit` the probe now running, within its lease? Only its result may move a circuit that is not closed. */
-  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is HalfOpenEntry {
-    return (
-      entry.state === "half-open" &&
-      permit.probe !== 0 &&
-      entry.probe === permit.probe &&
-      this.clock.now() - entry.probeStartedAt < this.resetMs
-    );
+  private isLiveProbe(entry: Entry, permit: CircuitPermit): entry is Extract<Entry, { state: "half-open" }> {
+    return entry.state === "half-open" && permit.probe !== 0 && entry.probe === permit.probe && this.rejectFor(entry) !== undefined;
   }
 
   /** Records a closed call in its failure-rate window (made on the key's first call); opens once `minimumCalls` calls reach the rate. */
@@ -192,13 +172,9 @@ export class CircuitBreaker<C = unknown> {
     const window = entry?.window ?? new FailureWindow(bucket);
     window.record(bucket, 1, failed ? 1 : 0);
     const [calls, failures] = totals(window.liveBuckets(bucket));
-    if (calls >= this.minimumCalls && failures / calls >= (this.failureRate ?? 1)) {
+    if (calls >= this.minimumCalls && failures / calls >= (this.failureRate ?? 1))
       this.open(key, "closed", failures, this.resetMs, context);
-    } else if (entry === undefined) {
-      this.entries.add(key, { state: "closed", failures: 0, window });
-    } else {
-      this.entries.touch(key, entry);
-    }
+    else this.entries.set(key, entry ?? { state: "closed", failures: 0, window });
   }
 
   /** Opens `key` for `openMs`; no event when the registry is full of circuits that may not go (the key stays closed, untracked). */

@@ -24,12 +24,7 @@ export type Bucket = [index: number, calls: number, failures: number];
 
 /** The calls and failures of `buckets`, summed. */
 export function totals(buckets: readonly Bucket[]): [calls: number, failures: number] {
-  let [calls, failures] = [0, 0];
-  for (const [, called, failed] of buckets) {
-    calls += called;
-    failures += failed;
-  }
-  return [calls, failures];
+  return buckets.reduce<[number, number]>(([calls, failures], [, called, failed]) => [calls + called, failures + failed], [0, 0]);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Clock } from "../clock.js";
 import type { CircuitState } from "../outcome.js";
 import type { Breaker } from "./breaker.js";
 import { CircuitBreaker, CLOSED_PERMIT } from "./circuit-breaker.js";
-import { type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
+import { type CircuitTransition, type OnTransition, reportTransition } from "./circuit-breaker-options.js";
 import type {
   CircuitAdmission,
   CircuitBreakerStore,
@@ -48,7 +48,7 @@ export class StoreBreaker<C> implements Breaker<C> {
   constructor(
     private readonly store: CircuitBreakerStore,
     settings: CircuitStoreSettings,
-    private readonly onTransition: ((transition: CircuitTransition, context: C | undefined) => void) | undefined,
+    private readonly onTransition: OnTransition<C>,
     private readonly onFault: StoreFault<C>,
     clock: Clock,
     maxKeys: number,

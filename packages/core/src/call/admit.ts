@@ -5,10 +5,11 @@ import { createToolError, ToolError } from "../errors/tool-error.js";
 import { argumentsFingerprint } from "../idempotency/fingerprint.js";
 import type { GuardRefusal } from "../idempotency/guarded-call.js";
 import { omittedField } from "../idempotency/idempotency-guard.js";
+import { refused } from "../idempotency/store-protocol.js";
 import type { FailedOutcome, ReflectOutcome } from "../outcome.js";
 import { lastAttempt, nextAttempt, recordRefusal, type TrackedAttempts } from "../state/counters.js";
 import * as texts from "../texts/model-texts.js";
-import type { CallRun, Engine } from "./call.js";
+import { type CallRun, type Engine, orElse } from "./call.js";
 import { decideRefusal } from "./decide.js";
 import { applyDecision, circuitOpenOutcome, exhaustedError, failedOutcome, type Retry, reflectOutcome } from "./outcome.js";
 
@@ -37,11 +38,8 @@ export function stopExhausted(engine: Engine, run: CallRun, tracked: TrackedAtte
 
 export function overloaded(run: CallRun, limit: number): GuardRefusal {
   const message = texts.overloadedMessage(run.toolName, limit);
-  return refusal("overloaded", ErrorCodes.OVERLOADED, message, texts.OVERLOADED_ACTION, Math.max(1, run.policy.initialBackoffMs));
-}
-
-function refusal(refused: GuardRefusal["refused"], code: string, message: string, action: string, retryAfterMs?: number): GuardRefusal {
-  return { refused, refusal: createToolError({ code, message, recoverable: true, suggestedAction: action, retryAfterMs }) };
+  const retryAfterMs = Math.max(1, run.policy.initialBackoffMs);
+  return refused({ refused: "overloaded" }, ErrorCodes.OVERLOADED, message, texts.OVERLOADED_ACTION, { retryAfterMs });
 }
 
 /** The longest a waiting call sleeps before it looks at the circuit again (a probe elsewhere tells it nothing). */
@@ -157,14 +155,14 @@ export function budgetSpent(
 const SAME_CALL_LATER: ReadonlySet<string> = new Set<string>([ErrorCodes.IN_PROGRESS, ErrorCodes.STORE_UNAVAILABLE, ErrorCodes.OVERLOADED]);
 
 /** A call turned away before the tool ran: an attempt of the scope's budget only when it asks for other arguments. */
-export function refuse(engine: Engine, run: CallRun, refused: GuardRefusal): ReflectOutcome | FailedOutcome {
+export function refuse(engine: Engine, run: CallRun, turnedAway: GuardRefusal): ReflectOutcome | FailedOutcome {
   const { notifier } = engine;
-  if (refused.conflict !== undefined)
-    notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: refused.conflict });
-  if (refused.refused !== undefined)
-    notifier.emit("call_refused", run.toolName, run.info, { tool_name: run.toolName, reason: refused.refused });
+  if (turnedAway.conflict !== undefined)
+    notifier.emit("idempotency_conflict", run.toolName, run.info, { tool_name: run.toolName, reason: turnedAway.conflict });
+  if (turnedAway.refused !== undefined)
+    notifier.emit("call_refused", run.toolName, run.info, { tool_name: run.toolName, reason: turnedAway.refused });
   const tracked = engine.tracker.entry(run.counterKey, run.toolName);
-  const error = refused.refusal;
+  const error = turnedAway.refusal;
   const sameCallLater = SAME_CALL_LATER.has(error.code);
   if (sameCallLater) nextAttempt(run, tracked);
   else recordRefusal(run, tracked);
@@ -180,12 +178,8 @@ const MAX_REMEMBERED_CALLS = 64;
 
 /** The call's arguments as one text (a write's as its guard sees them, without the key); undefined past the depth limit. */
 function callFingerprint(run: CallRun): string | undefined {
-  if (run.fingerprint !== undefined) return run.fingerprint;
-  try {
-    return argumentsFingerprint(run.call.args, run.effect === "write" ? omittedField(run.idempotency) : undefined);
-  } catch {
-    return undefined;
-  }
+  const omit = run.effect === "write" ? omittedField(run.idempotency) : undefined;
+  return run.fingerprint ?? orElse(() => argumentsFingerprint(run.call.args, omit), undefined);
 }
 
 /** With `repeatedCallLimit`: remembers a non-transient failure of an exact call as the most recent. */
@@ -208,5 +202,6 @@ function repeatedCall(run: CallRun, tracked: TrackedAttempts): GuardRefusal | un
   if (fingerprint === undefined || failures === undefined || failures < limit) return undefined;
   tracked.repeats.delete(fingerprint); // kept the most recent while the model repeats it
   tracked.repeats.set(fingerprint, failures);
-  return refusal("repeated_call", ErrorCodes.REPEATED_CALL, texts.repeatedCallMessage(run.toolName, failures), texts.REPEATED_CALL_ACTION);
+  const message = texts.repeatedCallMessage(run.toolName, failures);
+  return refused({ refused: "repeated_call" }, ErrorCodes.REPEATED_CALL, message, texts.REPEATED_CALL_ACTION);
 }

@@ -61,7 +61,6 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
       if (!end()) return;
       const reason = abortReason(caller as AbortSignal);
       own.abort(reason);
-      tool.catch(noop); // the tool's late failure is nobody's rejection
       onLate(tool);
       reject(reason);
     };
@@ -86,7 +85,6 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
       onLate(tool);
       const error = timeoutError(run.toolName, run.storeKey !== undefined, limitMs, tool);
       own.abort(error);
-      tool.catch(noop);
       engine.notifier.emit("attempt_timed_out", run.toolName, run.info, { tool_name: run.toolName, attempt, timeout_ms: limitMs });
       reject(error);
     }, noop);

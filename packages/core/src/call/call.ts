@@ -140,6 +140,8 @@ export interface CallRun extends GuardedCall {
   readonly call: ToolCall;
   /** A host adapter's call (`runToolCall`): the tool's `this`, and its own reading of what the tool did. */
   readonly host: EngineCall | undefined;
+  /** The attempt-tracking scope (the call's, or `"global"`). */
+  readonly scope: string;
   readonly effect: ToolEffect;
   readonly policy: ResolvedPolicy;
   readonly breaker: Breaker<CallInfo>;
@@ -196,7 +198,7 @@ export function newRun(engine: Engine, call: EngineCall, host: EngineCall | unde
   const { policy } = setup;
   const keyField = policy.idempotency.keyField;
   // Arguments that cannot be read (a throwing getter): observers see `[unserializable]`, the guard refuses them.
-  const withoutKey = write ? argsWithoutKey(resolved.args, keyField) : resolved.args;
+  const withoutKey = write ? orElse(() => withoutField(resolved.args, keyField), UNSERIALIZABLE) : resolved.args;
   if (write && resolved.declaresKey === false && withoutKey !== UNSERIALIZABLE && withoutKey !== resolved.args) {
     resolved = { ...resolved, args: withoutKey };
   }
@@ -220,18 +222,15 @@ export function newRun(engine: Engine, call: EngineCall, host: EngineCall | unde
     inPlace: 0,
     waitedForRecovery: false,
     attempt: 0,
-    idempotencyKey: undefined,
-    storeKey: undefined,
-    fingerprint: undefined,
-    prepared: undefined,
     reading: undefined,
   };
 }
 
-function argsWithoutKey(args: unknown, keyField: string): unknown {
+/** What `read` returns, or `fallback` when it throws (a user's hook, a hostile getter or argument). */
+export function orElse<T, F>(read: () => T, fallback: F): T | F {
   try {
-    return withoutField(args, keyField);
+    return read();
   } catch {
-    return UNSERIALIZABLE;
+    return fallback;
   }
 }

@@ -1,7 +1,8 @@
 import { errorMessageOf } from "../classify/error-signals.js";
+import { withText } from "../cleaning/clean-error.js";
 import { cleanText, cutEscaped, cutText, fitDetails, shareBudget } from "../cleaning/clean-text.js";
 import { ErrorCodes } from "../errors/error-codes.js";
-import { createToolError, type ToolError } from "../errors/tool-error.js";
+import type { ToolError } from "../errors/tool-error.js";
 import { canonicalJson } from "../idempotency/fingerprint.js";
 import { isOwnText } from "../texts/model-texts.js";
 import { detailsJson, ERROR_ONCE, type ReflectionTemplate, structuredJsonOf, type Uses } from "../texts/templater.js";
@@ -41,13 +42,10 @@ export function templated(
 ): Composed {
   const render = (values: FailureValues) =>
     template.render({
+      ...values,
       tool_name: run.toolName,
-      error: values.error,
-      error_code: values.error_code,
       attempt: String(run.attempt),
       max_retries: String(run.policy.maxRetries),
-      suggested_action: values.suggested_action,
-      args: values.args,
       retry_after_s: retryAfterS,
     });
   return compose(engine, run, error, render, template.uses, promptCode, own);
@@ -71,22 +69,20 @@ export function compose(
   const budget = engine.cleaner.maxErrorLength;
   const { attempt, toolName } = run;
   const args = uses.args > 0 ? cleanText(engine.cleaner, safeCanonical(run.call.args)) : "";
-  let quotedMessage = JSON.stringify(error.message);
-  let quotedAction = JSON.stringify(error.suggestedAction);
-  let quotedToolAction = error.toolSuggestedAction === undefined ? undefined : JSON.stringify(error.toolSuggestedAction);
-  let details = error.details === undefined ? undefined : detailsJson(error.details);
+  const details = error.details === undefined ? undefined : detailsJson(error.details);
   const messageTimes = 1 + uses.error;
   // The library's own texts (a refusal's, a default action, a circuit's) are part of the fixed template.
   const ownMessage = own || isOwnText(error.message, toolName);
   const ownAction = own || isOwnText(error.suggestedAction, toolName);
   // `{suggested_action}` shows the tool's own suggestion where it has one (quoted, as data), else the library's.
-  const actionTimes = 1 + (quotedToolAction === undefined ? uses.suggested_action : 0);
+  const toolAction = error.toolSuggestedAction;
+  const actionTimes = 1 + (toolAction === undefined ? uses.suggested_action : 0);
   const needs = [
-    ownMessage ? 0 : (quotedMessage.length - 2) * messageTimes,
-    ownAction ? 0 : (quotedAction.length - 2) * actionTimes,
+    ownMessage ? 0 : (JSON.stringify(error.message).length - 2) * messageTimes,
+    ownAction ? 0 : (JSON.stringify(error.suggestedAction).length - 2) * actionTimes,
     details?.length ?? 0,
     args.length * uses.args,
-    quotedToolAction === undefined ? 0 : (quotedToolAction.length - 2) * (1 + uses.suggested_action),
+    toolAction === undefined ? 0 : (JSON.stringify(toolAction).length - 2) * (1 + uses.suggested_action),
   ] as const;
   let reserved = codeCost(error.code) + codeCost(promptCode) * uses.error_code;
   let shown = error;
@@ -106,29 +102,19 @@ export function compose(
       (given[index] as number) < needs[index] ? cutEscaped(text, Math.floor((given[index] as number) / times)) : text;
     const message = fit(error.message, 0, messageTimes);
     const suggestedAction = fit(error.suggestedAction, 1, actionTimes);
-    const toolSuggestedAction =
-      error.toolSuggestedAction === undefined ? undefined : fit(error.toolSuggestedAction, 4, 1 + uses.suggested_action);
+    const toolSuggestedAction = toolAction === undefined ? undefined : fit(toolAction, 4, 1 + uses.suggested_action);
     const fittedDetails =
       details === undefined || error.details === undefined ? undefined : fitDetails(error.details, details, given[2] as number);
-    shown = createToolError({
-      code,
-      message,
-      recoverable: error.recoverable,
-      suggestedAction,
-      toolSuggestedAction,
-      retryAfterMs: error.retryAfterMs,
-      details: fittedDetails,
-      kind: error.kind,
-      cause: error.cause ?? error,
-    });
-    quotedMessage = JSON.stringify(message);
-    quotedAction = JSON.stringify(suggestedAction);
-    quotedToolAction = toolSuggestedAction === undefined ? undefined : JSON.stringify(toolSuggestedAction);
-    details = fittedDetails === undefined ? undefined : detailsJson(fittedDetails);
+    shown = withText(error, { code, message, suggestedAction, toolSuggestedAction, details: fittedDetails });
     shownArgs = (given[3] as number) < needs[3] ? cutText(args, Math.floor((given[3] as number) / uses.args)) : args;
   }
+  // The texts of the error shown, quoted (JSON strings) as the model reads them.
+  const quotedMessage = JSON.stringify(shown.message);
+  const quotedAction = JSON.stringify(shown.suggestedAction);
+  const quotedToolAction = shown.toolSuggestedAction === undefined ? undefined : JSON.stringify(shown.toolSuggestedAction);
+  const shownDetails = shown.details === undefined ? undefined : detailsJson(shown.details);
   const text = render({ error: quotedMessage, suggested_action: quotedToolAction ?? quotedAction, error_code: shownCode, args: shownArgs });
-  const json = structuredJsonOf(shown, quotedMessage, quotedAction, details, attempt, run.policy.maxRetries, quotedToolAction);
+  const json = structuredJsonOf(shown, quotedMessage, quotedAction, shownDetails, attempt, run.policy.maxRetries, quotedToolAction);
   return { text, message: `${text}\n\n${json}`, error: shown };
 }
 

@@ -2,11 +2,12 @@ import { withText } from "../cleaning/clean-error.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { RetriesExhaustedError } from "../errors/retries-exhausted-error.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
+import type { CallEnd } from "../events/events.js";
 import type { ExecuteOutcome, FailedOutcome, ReflectOutcome } from "../outcome.js";
 import type { ExhaustedMark, TrackedAttempts } from "../state/counters.js";
 import * as texts from "../texts/model-texts.js";
 import { NO_USES } from "../texts/templater.js";
-import type { CallRun, Engine } from "./call.js";
+import { type CallRun, type Engine, orElse } from "./call.js";
 import { type Composed, compose, templated } from "./compose-message.js";
 import type { Decision, ReflectText } from "./decide.js";
 
@@ -39,7 +40,6 @@ export function applyDecision(
     notifier.emit("retries_exhausted", toolName, run.info, global || resetMs === 0 ? fields : { ...fields, retry_after_ms: resetMs });
     return failedOutcome(engine, run, exhaustedError(run, mark), "exhausted");
   }
-  const inPlace = decision.kind === "retry";
   if (origin === "tool") {
     tracked.lastDelayMs = decision.delayMs;
     notifier.emit("retry", toolName, run.info, {
@@ -49,7 +49,7 @@ export function applyDecision(
       backoff_ms: decision.delayMs,
       error: error.message,
       error_code: error.code,
-      mode: inPlace ? "in_place" : "reflect",
+      mode: decision.kind === "retry" ? "in_place" : "reflect",
     });
   }
   if (decision.kind === "retry") return { status: "retry", delayMs: decision.delayMs };
@@ -111,8 +111,7 @@ export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, re
   } else if (reason === "exhausted") {
     composed = compose(engine, run, error, ({ error: quoted }) => texts.exhaustedText(toolName, run.attempt, quoted));
   } else {
-    const action = stopAction ?? error.suggestedAction;
-    composed = compose(engine, run, error, ({ error: quoted }) => texts.notRecoverableText(toolName, quoted, action));
+    composed = compose(engine, run, error, ({ error: quoted }) => texts.notRecoverableText(toolName, quoted, error.suggestedAction));
   }
   return { status: "failed", message: composed.message, error: composed.error, reason, attempt: run.attempt };
 }
@@ -120,13 +119,8 @@ export function failedOutcome(engine: Engine, run: CallRun, given: ToolError, re
 /** The wait a `RETRIES_EXHAUSTED` error's last failure asked for (its `cause`: read with care, it may be the tool's). */
 function causeRetryAfterMs(error: ToolError): number | undefined {
   const cause = error.cause;
-  if (!ToolError.isInstance(cause)) return undefined;
-  try {
-    const wait = cause.retryAfterMs;
-    return typeof wait === "number" && Number.isFinite(wait) ? wait : undefined;
-  } catch {
-    return undefined;
-  }
+  const wait = ToolError.isInstance(cause) ? orElse(() => cause.retryAfterMs, undefined) : undefined;
+  return typeof wait === "number" && Number.isFinite(wait) ? wait : undefined;
 }
 
 /** `RETRIES_EXHAUSTED`, keeping the failure that spent the budget as its `cause`. */
@@ -192,22 +186,22 @@ async function withFallback<T>(engine: Engine, run: CallRun, outcome: ExecuteOut
 /** Tells the observers how the call ended: an outcome, or what was thrown out of `execute`. */
 export function endCall(engine: Engine, run: CallRun, outcome: ExecuteOutcome<unknown> | undefined, thrown?: unknown): void {
   if (!engine.notifier.callHooks) return;
-  const info = run.info;
   const success = outcome?.status === "success" ? outcome : undefined;
   const failure = outcome !== undefined && outcome.status !== "success" ? outcome : undefined;
-  engine.notifier.callEnd(info, {
+  const end: CallEnd = {
     status: outcome !== undefined ? outcome.status : run.signal?.aborted ? "aborted" : passesThrough(run, thrown) ? "interrupted" : "error",
     attempts: run.attempts,
     attempt: outcome?.attempt ?? run.attempt,
     replayed: success?.replayed === true,
     fallback: success?.fallback === true,
-    durationMs: engine.options.clock.now() - info.startTime,
+    durationMs: engine.options.clock.now() - run.info.startTime,
     circuitState: run.breaker.state(run.breakerKey),
     error: failure?.error,
     reason: failure?.status === "failed" ? failure.reason : undefined,
     value: success?.value,
     thrown: outcome === undefined ? thrown : undefined,
-  });
+  };
+  engine.notifier.tell((observer) => observer.onCallEnd?.(run.info, end));
 }
 
 /** Control flow, rethrown untouched: as a host's reading of it says, else `execute`'s `call.passThrough` (a throwing one says no). */
@@ -215,9 +209,5 @@ export function passesThrough(run: CallRun, thrown: unknown): boolean {
   const reading = run.reading;
   if (reading !== undefined && reading.thrown === thrown) return reading.passThrough;
   const passThrough = run.call.passThrough;
-  try {
-    return passThrough?.(thrown) === true;
-  } catch {
-    return false;
-  }
+  return orElse(() => passThrough?.(thrown) === true, false);
 }

@@ -10,7 +10,7 @@ import { recordFailure } from "../state/counters.js";
 import { DEFAULT_SUGGESTED_ACTIONS, exhaustedAction, isOwnText } from "../texts/model-texts.js";
 import { budgetSpent, rememberFailedCall } from "./admit.js";
 import { type AttemptResult, lateOf } from "./attempt.js";
-import type { CallRun, Engine, HostReading, ThrownReading } from "./call.js";
+import { type CallRun, type Engine, type EngineCall, type HostReading, orElse, type ThrownReading } from "./call.js";
 import { countsForBreaker, decide } from "./decide.js";
 import { applyDecision, passesThrough, type Retry } from "./outcome.js";
 
@@ -30,8 +30,9 @@ export async function readAttempt<T>(
     return failure === undefined ? { kind: "success", value: result.value } : { kind: "failure", failure, thrown: failure };
   }
   const thrown = result.error;
-  if (run.host?.readThrown === undefined) return { kind: "failure", failure: thrown, thrown };
-  run.reading = await readThrown(run, thrown);
+  // A host adapter reads what its tool threw, once; never the core's own attempt timeout.
+  if (run.host?.readThrown === undefined || lateOf(thrown) !== undefined) return { kind: "failure", failure: thrown, thrown };
+  run.reading = await readThrown(run.host, thrown, run.call.args);
   return { kind: "failure", failure: run.reading.failure, thrown };
 }
 
@@ -51,16 +52,11 @@ export function returnedFailure(run: CallRun, value: unknown): unknown {
   return ToolError.isInstance(verdict) ? verdict : undefined;
 }
 
-/**
- * A host's reading of what its tool threw, checked. The core's own attempt timeout is not read; a
- * reader that throws, or answers with anything but an object, leaves the error as thrown.
- */
-async function readThrown(run: CallRun, thrown: unknown): Promise<HostReading> {
-  const host = run.host;
+/** A host's reading of what its tool threw, checked: a reader that throws, or answers with anything but an object, leaves the error as thrown. */
+async function readThrown(host: EngineCall, thrown: unknown, args: unknown): Promise<HostReading> {
   const asThrown: HostReading = { thrown, failure: thrown, passThrough: false, retryable: undefined };
-  if (host?.readThrown === undefined || lateOf(thrown) !== undefined) return asThrown;
   try {
-    const reading: unknown = await host.readThrown(thrown, run.call.args);
+    const reading: unknown = await host.readThrown?.(thrown, args);
     if (typeof reading !== "object" || reading === null) return asThrown;
     const { failure, passThrough, retryable } = reading as ThrownReading;
     return { thrown, failure, passThrough: passThrough === true, retryable: typeof retryable === "boolean" ? retryable : undefined };
@@ -71,12 +67,7 @@ async function readThrown(run: CallRun, thrown: unknown): Promise<HostReading> {
 
 /** Calls a user's hook: what it answers, or undefined when it throws. */
 function ask<A, R>(hook: ((arg: A, context: never) => R) | undefined, arg: A, context?: unknown): R | undefined {
-  if (hook === undefined) return undefined;
-  try {
-    return hook(arg, context as never);
-  } catch {
-    return undefined;
-  }
+  return orElse(() => hook?.(arg, context as never), undefined);
 }
 
 /** The policy's `shouldRetry`, else the host's mark; undefined (or a hook that throws): the default decision. */

@@ -35,7 +35,7 @@ async function dispatch<T>(
   const budget = setup.policy.retryBudget;
   if (budget !== undefined) engine.budgets.recordCall(call.toolName, budget, engine.options.clock.now());
   const run = newRun(engine, call, host, setup);
-  if (engine.notifier.callHooks) engine.notifier.callStart(run.info);
+  if (engine.notifier.callHooks) engine.notifier.tell((observer) => observer.onCallStart?.(run.info));
   let outcome: ExecuteOutcome<T>;
   try {
     outcome = await guarded(engine, run, fn);
@@ -73,12 +73,10 @@ async function guarded<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown
     const late = admission(engine, run); // the budget may have been spent, or the circuit opened, meanwhile
     if (late !== undefined) return late;
   }
-  if (run.effect !== "write") return attempts(engine, run, fn, false);
-  const { guard } = engine;
-  const prepared = guard.prepare(run);
-  if (prepared === "unguarded") return attempts(engine, run, fn, false);
+  const prepared = run.effect === "write" ? engine.guard.prepare(run) : "unguarded";
+  if (prepared === "unguarded") return attempts(engine, run, fn);
   if (prepared !== "guarded") return refuse(engine, run, prepared);
-  const entered = await guard.enter<T>(run);
+  const entered = await engine.guard.enter<T>(run);
   if ("refusal" in entered) return refuse(engine, run, entered);
   if ("shared" in entered) {
     // Joined a call with the same key in flight here: its outcome is this call's too.
@@ -89,15 +87,15 @@ async function guarded<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown
   }
   let result: ExecuteOutcome<T> | undefined;
   try {
-    result = await attempts(engine, run, fn, true);
+    result = await attempts(engine, run, fn);
     return result;
   } finally {
     entered.flight.finish(result);
   }
 }
 
-/** One attempt after another while failures are transient and safe to repeat. */
-async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>, locked: boolean): Promise<ExecuteOutcome<T>> {
+/** One attempt after another while failures are transient and safe to repeat; a guarded write takes the store's lock for each. */
+async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, T>): Promise<ExecuteOutcome<T>> {
   const { tracker, guard, notifier } = engine;
   const { breaker } = run;
   for (;;) {
@@ -122,7 +120,8 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
       const admitted = await breaker.acquire(run.breakerKey, run.info);
       if (!admitted.admitted) {
         // A call waiting for its circuit holds no place in the row (nor a slot, nor budget).
-        reserved = release(reserved);
+        if (reserved !== undefined) releaseInRow(reserved);
+        reserved = undefined;
         const after = await atOpenCircuit(engine, run, admitted.retryAfterMs, admitted.state === "half-open");
         if (after !== "again") return after;
         continue;
@@ -140,7 +139,7 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
       let stopLease: (() => void) | undefined;
       let read: Awaited<ReturnType<typeof readAttempt<T>>>;
       try {
-        if (locked) {
+        if (run.storeKey !== undefined) {
           const lock = await guard.lock(run);
           if (!("token" in lock)) {
             breaker.onNeutral(run.breakerKey, permit);
@@ -154,11 +153,9 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
           stopLease = guard.keepLease(run, token);
         }
         run.attempts++;
-        try {
-          read = await readAttempt(run, await runAttempt(engine, run, fn, (tool) => (late = tool)));
-        } finally {
-          if (late === undefined) stopLease?.();
-        }
+        const result = await runAttempt(engine, run, fn, (tool) => (late = tool));
+        if (late === undefined) stopLease?.();
+        read = await readAttempt(run, result);
       } finally {
         // Freed when the attempt ends, or at its timeout even if the tool ignores its signal.
         if (limit !== undefined) releaseSlot(engine.running, run.toolName);
@@ -180,18 +177,13 @@ async function attempts<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknow
       next = await afterFailure(engine, run, permit, read);
     } finally {
       // Settled (its failure recorded, or the row ended): the calls waiting for a place check again.
-      release(reserved);
+      if (reserved !== undefined) releaseInRow(reserved);
     }
     if (next.status !== "retry") return next;
     run.inPlace++;
     if (next.delayMs > 0) await engine.options.clock.sleep(next.delayMs, run.signal);
     else throwIfAborted(run.signal);
   }
-}
-
-function release(reserved: TrackedAttempts | undefined): undefined {
-  if (reserved !== undefined) releaseInRow(reserved);
-  return undefined;
 }
 
 /** A write whose tool outlived its attempt: when the tool ends, its result is stored (a retry replays it) or its key released. */

@@ -27,6 +27,12 @@ const NETWORK_CODES = new Set([
   "UND_ERR_CLOSED",
 ]);
 
+/**
+ * fetch's opaque network failure (a `TypeError`): Node/undici "fetch failed", Chrome "Failed to fetch",
+ * Firefox "NetworkError when attempting to fetch resource.", Safari "Load failed".
+ */
+const FETCH_FAILED = /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i;
+
 const VALIDATION_NAMES = new Set(["ZodError", "ValidationError", "ToolInputParsingException", "InputValidationError", "SchemaError"]);
 
 /** Messages that name bad input. */
@@ -90,7 +96,6 @@ function isToolCodeFault(name: string, text: string, code: string | undefined): 
 
 /** True when a tool's returned value means failure: a `ToolError`, the `{ error_code, message }` error shape, or MCP `isError: true`. */
 export function isReturnedFailure(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
   return ToolError.isInstance(value) || isToolErrorShape(value) || field(value, "isError") === true;
 }
 
@@ -134,16 +139,8 @@ export function classifyError(error: unknown): ToolError {
   const byStatus = transientCode(status);
   if (byStatus !== undefined) return fail(byStatus);
   if (code !== undefined && NETWORK_CODES.has(code)) return fail(ErrorCodes.TRANSIENT);
-  // fetch's opaque network failure: Node/undici "fetch failed", Chrome "Failed to fetch", Firefox
-  // "NetworkError when attempting to fetch resource.", Safari "Load failed". Not when its cause carries
-  // a code that is not a network hiccup (ENOTFOUND, an expired certificate): repeating cannot help.
-  if (
-    name === "TypeError" &&
-    code === undefined &&
-    /fetch failed|failed to fetch|network ?error|load failed|socket hang up/i.test(message)
-  ) {
-    return fail(ErrorCodes.TRANSIENT);
-  }
+  // Not when its cause carries a code that is not a network hiccup (ENOTFOUND, an expired certificate): repeating cannot help.
+  if (name === "TypeError" && code === undefined && FETCH_FAILED.test(message)) return fail(ErrorCodes.TRANSIENT);
 
   // Only the start of a huge message is read. A status field wins: then the text is not read for one.
   const text = message.length > 2000 ? message.slice(0, 2000) : message;

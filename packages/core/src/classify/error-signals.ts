@@ -49,11 +49,7 @@ export function errorMessageOf(error: unknown): string {
   if (typeof error === "string") return error;
   if (error === undefined) return "the tool failed without an error message (undefined)";
   if (error === null) return "the tool failed without an error message (null)";
-  if (typeof error === "object") {
-    const message = readMessage(error);
-    if (message !== undefined) return message;
-    return safeJson(error);
-  }
+  if (typeof error === "object") return readMessage(error) ?? safeJson(error);
   if (typeof error === "function") return `the tool failed with a function (${error.name || "anonymous"})`;
   return String(error);
 }
@@ -131,7 +127,7 @@ function header(headers: unknown): string | undefined {
     let seen = 0;
     for (const key in bag) {
       if (++seen > MAX_HEADER_KEYS) break;
-      if (key.length === 11 && key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return headerValue(bag[key]);
+      if (key.toLowerCase() === "retry-after" && Object.hasOwn(bag, key)) return headerValue(bag[key]);
     }
   } catch {
     // A hostile headers object: no hint.

@@ -10,7 +10,7 @@ import {
   unreadableErrorInit,
 } from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
-import { Cleaner, capStrings, cutText, defaultRedactor, MAX_DETAILS_DEPTH, setMember, TRUNCATION_MARK } from "./clean-text.js";
+import { Cleaner, cutText, defaultRedactor, MAX_DETAILS_DEPTH, mapStrings, setMember, TRUNCATION_MARK } from "./clean-text.js";
 import { removeControlCharacters } from "./redaction-rules.js";
 
 /** What an `error_code` may look like; anything else becomes `TOOL_FAILED` (bounded metric cardinality). */
@@ -97,7 +97,7 @@ function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<
     result = undefined; // the redactor left text that is not JSON: its cleaned text is kept
   }
   if (!isRecord(result)) return { truncated: cutText(cleaned, maxErrorLength * 4) };
-  const capped = capStrings(result, maxErrorLength) as Record<string, unknown>;
+  const capped = mapStrings(result, (text) => cutText(text, maxErrorLength)) as Record<string, unknown>;
   // A copy that stopped at its window: the start of its JSON, as one text.
   return copying.cut ? { truncated: cutText(JSON.stringify(capped), maxErrorLength * 4) } : capped;
 }

@@ -47,7 +47,7 @@ export function cleanErrorText(text: string, options: CleanOptions): string {
   // Work on a bounded prefix: redaction and stack stripping never see more than a few times the cap.
   const window = options.maxLength * 4 + 256;
   const wasLong = text.length > window;
-  const stripped = removeControlCharacters(wasLong ? text.slice(0, window) : text)
+  const stripped = removeControlCharacters(text.slice(0, window))
     .replace(STACK_LINE, "")
     .replace(/\n{2,}/g, "\n")
     .trim();
@@ -108,13 +108,9 @@ export class Cleaner {
 
 /** Untrusted text as every sink may see it: `cleanErrorText`, and the call's idempotency key masked wherever it appears. */
 export function cleanText(cleaner: Cleaner, text: string, key?: string, maxLength = cleaner.maxErrorLength): string {
-  let source = text;
-  if (key !== undefined && source.includes(key)) {
-    // Masked before cleaning, on a prefix a little longer than the cleaner reads (linear work).
-    const window = maxLength * 4 + 256 + key.length + 1;
-    source = maskKey(source.length > window ? source.slice(0, window) : source, key);
-  }
-  return cleanErrorText(source, { maxLength, redact: cleaner.redact });
+  // Masked before cleaning, on a prefix a little longer than the cleaner reads (linear work).
+  const masked = key !== undefined && text.includes(key) ? maskKey(text.slice(0, maxLength * 4 + 256 + key.length + 1), key) : text;
+  return cleanErrorText(masked, { maxLength, redact: cleaner.redact });
 }
 
 /** Replaces the key with `[REDACTED]` wherever it appears (a short key only where it stands alone). */
@@ -180,11 +176,6 @@ export function shareBudget(needs: readonly number[], budget: number): number[] 
   return given;
 }
 
-/** A copy of a plain JSON value whose strings longer than `max` are cut and marked. */
-export function capStrings(value: unknown, max: number): unknown {
-  return mapStrings(value, (text) => cutText(text, max), 1);
-}
-
 /** The `{ truncated }` form's own characters: `{"truncated":""}`. */
 const TRUNCATED_SHELL = 16;
 
@@ -195,33 +186,23 @@ const TRUNCATED_SHELL = 16;
  */
 export function fitDetails(details: Record<string, unknown>, json: string, max: number): Record<string, unknown> | undefined {
   if (json.length <= max) return details;
-  const strings: string[] = [];
-  collectStrings(details, strings, 1);
-  const needs = strings.map(escapedLength);
+  const needs: number[] = [];
+  mapStrings(details, (text) => {
+    needs.push(escapedLength(text));
+    return text;
+  });
   const skeleton = json.length - needs.reduce((sum, need) => sum + need, 0);
-  if (skeleton <= max && strings.length > 0) {
+  if (skeleton <= max && needs.length > 0) {
     const given = shareBudget(needs, max - skeleton);
     let next = 0;
-    const fit = (text: string) => {
-      const index = next++;
-      return (given[index] as number) < (needs[index] as number) ? cutEscaped(text, given[index] as number) : text;
-    };
-    return mapStrings(details, fit, 1) as Record<string, unknown>;
+    return mapStrings(details, (text) => cutEscaped(text, given[next++] as number)) as Record<string, unknown>;
   }
   if (max < TRUNCATED_SHELL) return undefined;
   return { truncated: cutEscaped(json, max - TRUNCATED_SHELL) };
 }
 
-/** The strings of a plain JSON value, in the order `JSON.stringify` writes them (keys aside). */
-function collectStrings(value: unknown, into: string[], depth: number): void {
-  if (typeof value === "string") into.push(value);
-  else if (typeof value === "object" && value !== null && depth <= MAX_DETAILS_DEPTH + 1) {
-    for (const item of Array.isArray(value) ? value : Object.values(value)) collectStrings(item, into, depth + 1);
-  }
-}
-
-/** A copy of a plain JSON value with each string replaced, in the order `collectStrings` found them. */
-function mapStrings(value: unknown, replace: (text: string) => string, depth: number): unknown {
+/** A copy of a plain JSON value with each string replaced, in the order `JSON.stringify` writes them (keys aside). */
+export function mapStrings(value: unknown, replace: (text: string) => string, depth = 1): unknown {
   if (typeof value === "string") return replace(value);
   if (typeof value !== "object" || value === null || depth > MAX_DETAILS_DEPTH + 1) return value;
   if (Array.isArray(value)) return value.map((item) => mapStrings(item, replace, depth + 1));

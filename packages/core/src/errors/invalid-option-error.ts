@@ -9,16 +9,14 @@ const BRAND = Symbol.for("retry-reflect.InvalidOptionError");
  * read a `Symbol.for` brand.
  */
 export class InvalidOptionError extends TypeError {
-  readonly option: string;
-  readonly value: unknown;
+  declare readonly option: string;
+  declare readonly value: unknown;
   declare private readonly [BRAND]: true;
 
   constructor(option: string, value: unknown, expected: string) {
     super(`Invalid option \`${option}\`: expected ${expected}, received ${describe(value)}`);
     this.name = "InvalidOptionError";
-    this.option = option;
-    this.value = value;
-    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
+    Object.assign(this, { option, value, [BRAND]: true });
   }
 
   /** True for an `InvalidOptionError` from any copy of this package. */

@@ -9,21 +9,17 @@ const BRAND = Symbol.for("retry-reflect.RetriesExhaustedError");
  * of this package by a `Symbol.for` brand: use `RetriesExhaustedError.isInstance(value)`.
  */
 export class RetriesExhaustedError extends Error {
-  readonly toolName: string;
-  readonly attempts: number;
+  declare readonly toolName: string;
+  declare readonly attempts: number;
   /** The `RETRIES_EXHAUSTED` error, structured. */
-  readonly error: ToolError;
+  declare readonly error: ToolError;
   declare private readonly [BRAND]: true;
 
   constructor(init: { toolName: string; attempts: number; error: ToolError }) {
-    super(`Tool '${init.toolName}' failed ${init.attempts} ${init.attempts === 1 ? "time" : "times"}: ${init.error.message}`, {
-      cause: init.error,
-    });
+    const { toolName, attempts, error } = init;
+    super(`Tool '${toolName}' failed ${attempts} ${attempts === 1 ? "time" : "times"}: ${error.message}`, { cause: error });
     this.name = "RetriesExhaustedError";
-    this.toolName = init.toolName;
-    this.attempts = init.attempts;
-    this.error = init.error;
-    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
+    Object.assign(this, { toolName, attempts, error, [BRAND]: true });
   }
 
   /** True for a `RetriesExhaustedError` from any copy of this package. */

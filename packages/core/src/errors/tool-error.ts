@@ -119,7 +119,6 @@ export function toolErrorInitOf(json: ToolErrorJSON, cause?: unknown): ToolError
 export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorInit | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const bag = value as Record<string, unknown>;
-  let init: ToolErrorInit;
   try {
     const code = bag.error_code;
     if (typeof code !== "string") return undefined;
@@ -127,19 +126,19 @@ export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorIn
     if (typeof recoverable !== "boolean") return undefined;
     const { message, suggested_action: action, retry_after_ms: retryAfterMs } = bag;
     if (typeof message !== "string") return unreadableErrorInit(cause);
-    init = {
+    const details = readDetails(value);
+    return {
       code,
       message,
       recoverable,
       suggestedAction: typeof action === "string" ? action : undefined,
       retryAfterMs: asDelay(retryAfterMs),
+      details: isRecord(details) ? details : undefined,
       cause,
     };
   } catch {
     return unreadableErrorInit(cause);
   }
-  const details = readDetails(value);
-  return { ...init, details: isRecord(details) ? details : undefined };
 }
 
 /** `value.details`; when reading it throws, `{ truncated: "[unserializable]" }`. */

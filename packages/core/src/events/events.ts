@@ -137,8 +137,6 @@ export type RetryReflectEvent =
   | CallRefusedEvent
   | RetryBudgetSpentEvent;
 
-export type RetryReflectEventType = RetryReflectEvent["type"];
-
 /** The verbatim message and level of each event type. */
 export const EVENT_MESSAGES = {
   retry: { level: "WARN", message: "tool call failed, retrying" },

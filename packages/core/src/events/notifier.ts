@@ -1,12 +1,5 @@
 import type { Clock } from "../clock.js";
-import {
-  type CallEnd,
-  type CallInfo,
-  EVENT_MESSAGES,
-  type FieldValue,
-  type RetryReflectEvent,
-  type RetryReflectObserver,
-} from "./events.js";
+import { type CallInfo, EVENT_MESSAGES, type FieldValue, type RetryReflectEvent, type RetryReflectObserver } from "./events.js";
 
 const noop = (): void => {};
 
@@ -53,16 +46,8 @@ export class Notifier {
     this.tell((observer) => observer.onEvent?.(event));
   }
 
-  callStart(call: CallInfo): void {
-    this.tell((observer) => observer.onCallStart?.(call));
-  }
-
-  callEnd(call: CallInfo, end: CallEnd): void {
-    this.tell((observer) => observer.onCallEnd?.(call, end));
-  }
-
-  /** Each observer's hook: one that throws or rejects never breaks a tool call. */
-  private tell(hook: (observer: RetryReflectObserver) => unknown): void {
+  /** Each observer's hook (an event, a call's start or end): one that throws or rejects never breaks a tool call. */
+  tell(hook: (observer: RetryReflectObserver) => unknown): void {
     for (const observer of this.observers) {
       try {
         swallow(hook(observer));

@@ -33,7 +33,6 @@ export interface IdempotencySettings {
 export interface GuardedCall {
   readonly call: GuardedToolCall;
   readonly toolName: string;
-  readonly scope: string;
   readonly signal: AbortSignal | undefined;
   /** The tool's idempotency settings (the plugin's, or its policy's). */
   readonly idempotency: IdempotencySettings;
@@ -41,8 +40,6 @@ export interface GuardedCall {
   idempotencyKey?: string;
   storeKey?: string;
   fingerprint?: string;
-  /** What `prepare` found, kept so that it runs once per call. */
-  prepared?: "unguarded" | GuardRefusal | "guarded";
 }
 
 /**

@@ -47,7 +47,6 @@ interface InFlight {
   readonly done: Promise<ExecuteOutcome<unknown> | undefined>;
 }
 
-const anyValue = (): boolean => true;
 const LEASE_LOST =
   "the lease on the idempotency key was lost before the call ended (leaseMs too short, or the store lost it): its result is not stored for replay";
 
@@ -78,8 +77,30 @@ export class IdempotencyGuard {
 
   /** Reads the key and fingerprints the arguments (once per call): `"unguarded"`, a refusal, or `"guarded"`. */
   prepare(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-    run.prepared ??= read(run);
-    return run.prepared;
+    const { key: keyOf, keyField, requireKey } = run.idempotency;
+    // A tool whose schema has no key argument cannot be given one: its key is derived, never asked for.
+    const undeclared = run.call.declaresKey === false;
+    const derive = undeclared && run.idempotency.derive === "never" ? "when-missing" : run.idempotency.derive;
+    let given: string | undefined;
+    let fingerprint: string;
+    try {
+      given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : undeclared ? undefined : readKey(run.call.args, keyField);
+      fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
+    } catch (error) {
+      return unreadableArguments(error);
+    }
+    // Whose writes these are: the call's namespace, else its own scope (not the tracking scope: `"global"` shares counters, never results).
+    const namespace = run.call.namespace ?? run.call.scope ?? "default";
+    // A derived key: the same call of the same tool in the same run (scope) and namespace is the
+    // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
+    const key =
+      given ?? (derive === "never" ? undefined : `derived-${hash128(namespace, run.call.scope ?? "default", run.toolName, fingerprint)}`);
+    if (key === undefined) return requireKey ? keyRequired(run) : "unguarded";
+    run.idempotencyKey = key;
+    // Hashed before any store sees it: a key is a key only within its namespace and tool.
+    run.storeKey = hash128(namespace, run.toolName, key);
+    run.fingerprint = fingerprint;
+    return "guarded";
   }
 
   /**
@@ -91,19 +112,14 @@ export class IdempotencyGuard {
    */
   async enter<T>(run: GuardedCall): Promise<{ flight: Flight } | { shared: ExecuteOutcome<T> } | GuardRefusal> {
     const storeKey = run.storeKey as string;
-    for (;;) {
-      const leader = this.inFlight.get(storeKey);
-      if (leader === undefined) break;
+    for (let leader = this.inFlight.get(storeKey); leader !== undefined; leader = this.inFlight.get(storeKey)) {
       if (leader.fingerprint !== run.fingerprint) return keyReused(run);
       const shared = await untilDone(leader.done, run.signal);
-      if (shared === undefined) continue; // the leader ended without an outcome: try again, maybe as the leader
-      return { shared: shared as ExecuteOutcome<T> };
+      // Undefined: the leader ended without an outcome (an abort); try again, maybe as the leader.
+      if (shared !== undefined) return { shared: shared as ExecuteOutcome<T> };
     }
     let finish!: (outcome: ExecuteOutcome<unknown> | undefined) => void;
-    const entry = {
-      fingerprint: run.fingerprint as string,
-      done: new Promise<ExecuteOutcome<unknown> | undefined>((resolve) => (finish = resolve)),
-    };
+    const entry: InFlight = { fingerprint: run.fingerprint as string, done: new Promise((resolve) => (finish = resolve)) };
     this.inFlight.set(storeKey, entry);
     const flight: Flight = {
       finish: (outcome) => {
@@ -125,7 +141,7 @@ export class IdempotencyGuard {
     }
     const onInvalidRecord = (problem: string) => this.onStoreError(run, "begin", new Error(problem), "invalid_record");
     return (
-      answerOf(run, answer, this.records.replayable ?? anyValue, onInvalidRecord) ??
+      answerOf(run, answer, this.records.replayable ?? (() => true), onInvalidRecord) ??
       this.unavailable(run, new TypeError(`begin returned ${describeValue(answer)}`))
     );
   }
@@ -196,33 +212,6 @@ export class IdempotencyGuard {
       this.onStoreError(run, operation, error);
     }
   }
-}
-
-function read(run: GuardedCall): "unguarded" | GuardRefusal | "guarded" {
-  const { key: keyOf, keyField, requireKey } = run.idempotency;
-  // A tool whose schema has no key argument cannot be given one: its key is derived, never asked for.
-  const undeclared = run.call.declaresKey === false;
-  const derive = undeclared && run.idempotency.derive === "never" ? "when-missing" : run.idempotency.derive;
-  let given: string | undefined;
-  let fingerprint: string;
-  try {
-    given = derive === "always" ? undefined : keyOf ? keyOf(run.call) : undeclared ? undefined : readKey(run.call.args, keyField);
-    fingerprint = argumentsFingerprint(run.call.args, omittedField(run.idempotency));
-  } catch (error) {
-    return unreadableArguments(error);
-  }
-  // Whose writes these are: the call's namespace, else its own scope (not the tracking scope: `"global"` shares counters, never results).
-  const namespace = run.call.namespace ?? run.call.scope ?? "default";
-  // A derived key: the same call of the same tool in the same run (scope) and namespace is the
-  // same operation, whatever key (or none) the model gave it; never merged across runs or namespaces.
-  const key =
-    given ?? (derive === "never" ? undefined : `derived-${hash128(namespace, run.call.scope ?? "default", run.toolName, fingerprint)}`);
-  if (key === undefined) return requireKey ? keyRequired(run) : "unguarded";
-  run.idempotencyKey = key;
-  // Hashed before any store sees it: a key is a key only within its namespace and tool.
-  run.storeKey = hash128(namespace, run.toolName, key);
-  run.fingerprint = fingerprint;
-  return "guarded";
 }
 
 /** The leader's outcome, or the joiner's abort (a rejection with its reason), whichever comes first. */

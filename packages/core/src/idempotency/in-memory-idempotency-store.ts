@@ -94,7 +94,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const record = this.completed.get(key);
     if (record !== undefined) {
       if (record.expiresAt > now) return { status: "completed", fingerprint: record.fingerprint, value: record.value };
-      this.forget(key, record);
+      this.completed.delete(key);
+      this.completedBytes -= record.bytes;
     }
     if (this.size >= this.maxEntries && !this.makeRoom(now)) {
       return { status: "busy", retryAfterMs: Math.max(1, this.nextLeaseEnd - now) };
@@ -113,10 +114,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.locks.delete(key);
     const bytes = approximateBytes(value);
     if (bytes > this.maxBytes) return true; // never kept: the caller has its result, a retry runs again
-    const previous = this.completed.peek(key);
-    if (previous !== undefined) this.forget(key, previous);
+    // A key is locked only while it has no completed record (`begin`): `add`, not `set`.
     this.completedBytes += bytes;
-    this.completed.set(key, { fingerprint: lock.fingerprint, value, expiresAt: this.clock.now() + ttlMs, bytes });
+    this.completed.add(key, { fingerprint: lock.fingerprint, value, expiresAt: this.clock.now() + ttlMs, bytes });
     while (this.completedBytes > this.maxBytes && this.completed.evictOldest()) {
       // the least recently used results go first
     }
@@ -158,11 +158,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.completed.clear();
     this.completedBytes = 0;
     this.nextLeaseEnd = Number.POSITIVE_INFINITY;
-  }
-
-  private forget(key: string, record: Completed): void {
-    this.completed.delete(key);
-    this.completedBytes -= record.bytes;
   }
 
   /** Frees one entry: the least recently used completed result, else locks whose lease ran out. */

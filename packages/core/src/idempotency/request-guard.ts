@@ -135,7 +135,6 @@ export class RequestGuard {
     const run: GuardedCall = {
       call: { toolName, args, scope: namespace, namespace },
       toolName,
-      scope: namespace,
       signal,
       idempotency: { ...this.settings, key: () => key },
     };

@@ -23,21 +23,25 @@ import type { GuardedCall, GuardRefusal } from "./guarded-call.js";
 // The guard's side of the store protocol: reading the key and hashing it into a store key, the one
 // table of what a write does on each answer of a store, and every refusal a write gets before it runs.
 
-/** The write does not run: a refusal, recoverable unless said; `conflict` names an idempotency conflict (for its event). */
-function refused(conflict: GuardRefusal["conflict"], init: Omit<ToolErrorInit, "recoverable"> & { recoverable?: boolean }): GuardRefusal {
-  const refusal = createToolError({ recoverable: true, ...init });
-  return conflict === undefined ? { refusal } : { conflict, refusal };
+/** The call is turned away before its tool runs, recoverable unless said; `tag` names an idempotency conflict or a refusal (for its event). */
+export function refused(
+  tag: Pick<GuardRefusal, "conflict" | "refused">,
+  code: string,
+  message: string,
+  suggestedAction: string,
+  more?: Partial<Pick<ToolErrorInit, "recoverable" | "retryAfterMs" | "cause">>,
+): GuardRefusal {
+  return { ...tag, refusal: createToolError({ code, message, recoverable: true, suggestedAction, ...more }) };
 }
 
 /** The key is held, here or in the store, for other arguments. */
 export function keyReused(run: GuardedCall): GuardRefusal {
-  const message = keyReusedMessage(run.toolName);
-  return refused("key_reused", { code: ErrorCodes.IDEMPOTENCY_KEY_REUSED, message, suggestedAction: KEY_REUSED_ACTION });
+  return refused({ conflict: "key_reused" }, ErrorCodes.IDEMPOTENCY_KEY_REUSED, keyReusedMessage(run.toolName), KEY_REUSED_ACTION);
 }
 
 export function keyRequired(run: GuardedCall): GuardRefusal {
-  const suggestedAction = keyRequiredAction(run.idempotency.keyField);
-  return refused("key_required", { code: ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, message: keyRequiredMessage(run.toolName), suggestedAction });
+  const action = keyRequiredAction(run.idempotency.keyField);
+  return refused({ conflict: "key_required" }, ErrorCodes.IDEMPOTENCY_KEY_REQUIRED, keyRequiredMessage(run.toolName), action);
 }
 
 /**
@@ -46,19 +50,23 @@ export function keyRequired(run: GuardedCall): GuardRefusal {
  */
 export function unreadableArguments(error: unknown): GuardRefusal {
   const message = error instanceof ArgumentDepthError ? argumentsTooDeepMessage(error.maxDepth) : UNREADABLE_ARGUMENTS_MESSAGE;
-  return refused(undefined, { code: ErrorCodes.INVALID_ARGUMENTS, message, suggestedAction: ARGUMENTS_TOO_DEEP_ACTION });
+  return refused({}, ErrorCodes.INVALID_ARGUMENTS, message, ARGUMENTS_TOO_DEEP_ACTION);
 }
 
 /** The store did not answer, or answered nonsense. Its fault is the `cause`, never in the model's text. */
 export function storeUnavailable(run: GuardedCall, cause: unknown): GuardRefusal {
-  const message = storeUnavailableMessage(run.toolName);
-  return refused(undefined, { code: ErrorCodes.STORE_UNAVAILABLE, message, suggestedAction: STORE_UNAVAILABLE_ACTION, cause });
+  return refused({}, ErrorCodes.STORE_UNAVAILABLE, storeUnavailableMessage(run.toolName), STORE_UNAVAILABLE_ACTION, { cause });
 }
 
 /** It may have taken effect: running it again could do it twice. A stop, not a wait. */
 function inDoubt(run: GuardedCall): GuardRefusal {
   const message = inDoubtMessage(run.toolName);
-  return refused("in_doubt", { code: ErrorCodes.WRITE_IN_DOUBT, message, recoverable: false, suggestedAction: IN_DOUBT_ACTION });
+  return refused({ conflict: "in_doubt" }, ErrorCodes.WRITE_IN_DOUBT, message, IN_DOUBT_ACTION, { recoverable: false });
+}
+
+/** Not now: the key is held (or the store is full of writes in flight); the same call after `retryAfterMs`. */
+function inProgress(message: string, suggestedAction: string, retryAfterMs: number): GuardRefusal {
+  return refused({ conflict: "in_progress" }, ErrorCodes.IN_PROGRESS, message, suggestedAction, { retryAfterMs });
 }
 
 /**
@@ -132,27 +140,17 @@ export function answerOf(
       if (typeof fingerprint !== "string") return unusable("a completed record without its fingerprint");
       if (!replayable(value)) return unusable("the stored result is not of a shape that can be returned to a caller");
       return fingerprint === run.fingerprint ? { replay: value } : keyReused(run);
-    case "in_progress": {
+    case "in_progress":
       if (typeof fingerprint !== "string") return undefined;
       if (fingerprint !== run.fingerprint) return keyReused(run);
       // The holder may finish any moment (its lease is only the longest it may take): ask again within a second.
-      const retryAfterMs = Math.min(retryAfter, 1000);
-      const message = inProgressMessage(run.toolName);
-      return refused("in_progress", { code: ErrorCodes.IN_PROGRESS, message, suggestedAction: IN_PROGRESS_ACTION, retryAfterMs });
-    }
+      return inProgress(inProgressMessage(run.toolName), IN_PROGRESS_ACTION, Math.min(retryAfter, 1000));
     case "in_doubt":
       if (typeof invalidRecord === "string") return unusable(`the store could not read it (${invalidRecord})`);
       if (typeof fingerprint !== "string") return undefined;
       return fingerprint === run.fingerprint ? inDoubt(run) : keyReused(run);
-    case "busy": {
-      const message = storeBusyMessage(run.toolName);
-      return refused("in_progress", {
-        code: ErrorCodes.IN_PROGRESS,
-        message,
-        suggestedAction: STORE_BUSY_ACTION,
-        retryAfterMs: retryAfter,
-      });
-    }
+    case "busy":
+      return inProgress(storeBusyMessage(run.toolName), STORE_BUSY_ACTION, retryAfter);
     default:
       return undefined;
   }

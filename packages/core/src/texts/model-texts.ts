@@ -209,10 +209,7 @@ const OWN_TEXTS: ReadonlySet<string> = new Set<string>([
  */
 export function isOwnText(text: string, toolName: string): boolean {
   if (OWN_TEXTS.has(text)) return true;
-  if (text.startsWith("Do not call '"))
-    return text === exhaustedAction(toolName) || text === temporaryAction(toolName) || text === isolatedAction(toolName);
-  if (text.startsWith("The circuit breaker of '")) return text === circuitOpenMessage(toolName) || text === isolatedMessage(toolName);
-  return false;
+  return [exhaustedAction, isolatedAction, circuitOpenMessage, isolatedMessage].some((own) => text === own(toolName));
 }
 
 /** "about 42 s" / "about 3 min": the remaining open time, rounded up, as the core's stop message says it. */

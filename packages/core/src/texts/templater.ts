@@ -59,20 +59,14 @@ export function compileReflectionTemplate(
       literals.push(literal);
       names.push(name);
       literal = "";
-    } else if (token === "}") {
-      throw new InvalidOptionError(
-        option,
-        source,
-        `a template without a lone "}" (write }} for a literal brace); found one at position ${match.index}`,
-      );
     } else {
       const found = name === undefined ? `an unclosed "{" at position ${match.index}` : `unknown placeholder {${name}}`;
       const among = placeholders.map((each) => `{${each}}`).join(", ");
-      throw new InvalidOptionError(
-        option,
-        source,
-        `a template whose placeholders are among ${among} (write {{ and }} for literal braces); found ${found}`,
-      );
+      const expected =
+        token === "}"
+          ? `a template without a lone "}" (write }} for a literal brace); found one at position ${match.index}`
+          : `a template whose placeholders are among ${among} (write {{ and }} for literal braces); found ${found}`;
+      throw new InvalidOptionError(option, source, expected);
     }
   }
   literals.push(literal + source.slice(done));
