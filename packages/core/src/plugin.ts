@@ -1,5 +1,5 @@
-import { type Breaker, MemoryBreaker } from "./breaker/breaker.js";
-import { CircuitBreaker, type CircuitTransition } from "./breaker/circuit-breaker.js";
+import type { Breaker } from "./breaker/breaker.js";
+import { CircuitBreaker, type CircuitTransition, MemoryBreaker } from "./breaker/circuit-breaker.js";
 import { Circuits } from "./breaker/circuits.js";
 import { StoreBreaker } from "./breaker/store-breaker.js";
 import { RetryBudgets } from "./budget/retry-budget.js";

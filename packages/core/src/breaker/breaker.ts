@@ -1,5 +1,4 @@
 import type { CircuitState } from "../outcome.js";
-import type { CircuitBreaker } from "./circuit-breaker.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import type { CircuitSnapshot } from "./circuit-snapshot.js";
 
@@ -21,27 +20,4 @@ export interface Breaker<C> {
   reset(key?: string, context?: C): Promise<void>;
   snapshot(): CircuitSnapshot;
   restore(snapshot: CircuitSnapshot): void;
-}
-
-/** The in-memory `CircuitBreaker` as a call's `Breaker`: its state changes when a method is called, before the caller's first await. */
-export class MemoryBreaker<C> implements Breaker<C> {
-  constructor(private readonly breaker: CircuitBreaker<C>) {}
-
-  get size(): number {
-    return this.breaker.size;
-  }
-  readonly peek = (key: string) => this.breaker.peek(key);
-  readonly state = (key: string) => this.breaker.state(key);
-  readonly isIsolated = (key: string) => this.breaker.isIsolated(key);
-  readonly acquire = async (key: string, context?: C) => this.breaker.acquire(key, context);
-  readonly onSuccess = async (key: string, permit: CircuitPermit, context?: C) => this.breaker.onSuccess(key, permit, context);
-  readonly onFailure = async (key: string, permit: CircuitPermit, context?: C) => {
-    this.breaker.onFailure(key, permit, context);
-    return this.breaker.peek(key);
-  };
-  readonly onNeutral = (key: string, permit: CircuitPermit) => this.breaker.onNeutral(key, permit);
-  readonly isolate = async (key: string, context?: C) => this.breaker.isolate(key, context);
-  readonly reset = async (key?: string, context?: C) => this.breaker.reset(key, context);
-  readonly snapshot = () => this.breaker.snapshot();
-  readonly restore = (snapshot: CircuitSnapshot) => this.breaker.restore(snapshot);
 }

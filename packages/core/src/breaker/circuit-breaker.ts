@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from "../clock.js";
 import { LruMap } from "../internal/lru-map.js";
 import type { CircuitState } from "../outcome.js";
+import type { Breaker } from "./breaker.js";
 import { breakerSettings, type CircuitBreakerOptions, type CircuitTransition, reportTransition } from "./circuit-breaker-options.js";
 import type { CircuitDecision, CircuitPermit } from "./circuit-breaker-store.js";
 import { type CircuitSnapshot, type Entry, entriesOf, parseSnapshot, snapshotOf } from "./circuit-snapshot.js";
@@ -199,4 +200,27 @@ export class CircuitBreaker<C = unknown> {
   private emit(key: string, from: CircuitState, to: CircuitState, failures: number, resetMs: number, context: C | undefined): void {
     reportTransition(this.onTransition, { key, from, to, failures, resetMs }, context);
   }
+}
+
+/** The in-memory `CircuitBreaker` as a call's `Breaker`: its state changes when a method is called, before the caller's first await. */
+export class MemoryBreaker<C> implements Breaker<C> {
+  constructor(private readonly breaker: CircuitBreaker<C>) {}
+
+  get size(): number {
+    return this.breaker.size;
+  }
+  readonly peek = (key: string) => this.breaker.peek(key);
+  readonly state = (key: string) => this.breaker.state(key);
+  readonly isIsolated = (key: string) => this.breaker.isIsolated(key);
+  readonly acquire = async (key: string, context?: C) => this.breaker.acquire(key, context);
+  readonly onSuccess = async (key: string, permit: CircuitPermit, context?: C) => this.breaker.onSuccess(key, permit, context);
+  readonly onFailure = async (key: string, permit: CircuitPermit, context?: C) => {
+    this.breaker.onFailure(key, permit, context);
+    return this.breaker.peek(key);
+  };
+  readonly onNeutral = (key: string, permit: CircuitPermit) => this.breaker.onNeutral(key, permit);
+  readonly isolate = async (key: string, context?: C) => this.breaker.isolate(key, context);
+  readonly reset = async (key?: string, context?: C) => this.breaker.reset(key, context);
+  readonly snapshot = () => this.breaker.snapshot();
+  readonly restore = (snapshot: CircuitSnapshot) => this.breaker.restore(snapshot);
 }
