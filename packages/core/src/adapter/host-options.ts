@@ -1,5 +1,6 @@
 import { boolean, effect, effects } from "../config/checks.js";
 import type { RetryReflectOptions } from "../config/options.js";
+import { isNonArrayObject, isObject } from "../errors/error-codes.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolEffect } from "../outcome.js";
 import { RetryReflectPlugin } from "../plugin.js";
@@ -9,14 +10,11 @@ export function isToolEffect(value: unknown): value is ToolEffect {
   return value === "read" || value === "idempotent" || value === "write";
 }
 
-/** An object (not `null`): a value whose members can be read. Arrays and class instances count; functions do not. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
+export { isObject as isRecord } from "../errors/error-codes.js";
 
 /** An object literal (or one made with `Object.create(null)`): not an array, not a class instance. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (!isRecord(value) || Array.isArray(value)) return false;
+  if (!isNonArrayObject(value)) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }
@@ -28,7 +26,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export function pluginOf(pluginOrOptions: unknown): RetryReflectPlugin {
   if (isPlugin(pluginOrOptions)) return pluginOrOptions;
-  if (!isRecord(pluginOrOptions) || Array.isArray(pluginOrOptions)) {
+  if (!isNonArrayObject(pluginOrOptions)) {
     throw new InvalidOptionError("pluginOrOptions", pluginOrOptions, "a RetryReflectPlugin or a RetryReflectOptions object");
   }
   return RetryReflectPlugin.create(pluginOrOptions as RetryReflectOptions);
@@ -151,5 +149,5 @@ export function checkAnnotatedToolOptions<Ask>(given: unknown): CheckedAnnotated
 
 /** A `RetryReflectPlugin` (from any copy of the core), as opposed to an options object: what an adapter's `pluginOrOptions` holds. */
 export function isPlugin(value: unknown): value is RetryReflectPlugin {
-  return isRecord(value) && ["execute", "isInScope", "circuitState"].every((method) => typeof value[method] === "function");
+  return isObject(value) && ["execute", "isInScope", "circuitState"].every((method) => typeof value[method] === "function");
 }

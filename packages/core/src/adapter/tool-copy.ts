@@ -1,4 +1,5 @@
 import type { RetryReflectOptions } from "../config/options.js";
+import { isNonArrayObject } from "../errors/error-codes.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectPlugin } from "../plugin.js";
 import { type HostToolCall, runToolCall } from "./host-call.js";
@@ -7,7 +8,6 @@ import {
   type CheckedAnnotatedToolOptions,
   checkAnnotatedToolOptions,
   isPlugin,
-  isRecord,
   pluginOf,
   randomScope,
 } from "./host-options.js";
@@ -116,6 +116,6 @@ export function availableToolNames<TOOLS extends object>(
   expected: string,
 ): Array<Extract<keyof TOOLS, string>> {
   if (!isPlugin(plugin)) throw new InvalidOptionError("plugin", plugin, "a RetryReflectPlugin");
-  if (!isRecord(tools) || Array.isArray(tools)) throw new InvalidOptionError("tools", tools, expected);
+  if (!isNonArrayObject(tools)) throw new InvalidOptionError("tools", tools, expected);
   return Object.keys(tools).filter((name) => plugin.circuitState(name) !== "open") as Array<Extract<keyof TOOLS, string>>;
 }

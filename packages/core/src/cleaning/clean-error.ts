@@ -1,14 +1,6 @@
 import { DEFAULT_OPTIONS } from "../config/option-table.js";
-import { ErrorCodes } from "../errors/error-codes.js";
-import {
-  asDelay,
-  createToolError,
-  isRecord,
-  readDetails,
-  type ToolError,
-  type ToolErrorInit,
-  unreadableErrorInit,
-} from "../errors/tool-error.js";
+import { ErrorCodes, isNonArrayObject } from "../errors/error-codes.js";
+import { asDelay, createToolError, readDetails, type ToolError, type ToolErrorInit, unreadableErrorInit } from "../errors/tool-error.js";
 import { UNSERIALIZABLE } from "../texts/model-texts.js";
 import { Cleaner, cutText, defaultRedactor, MAX_DETAILS_DEPTH, mapStrings, setMember, TRUNCATION_MARK } from "./clean-text.js";
 import { removeControlCharacters } from "./redaction-rules.js";
@@ -86,7 +78,7 @@ function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<
   const copying: Copying = { left: maxErrorLength * 4 + 256, stringLimit: maxErrorLength + 256, cut: false, path: [] };
   const copy = copyValue(details, 1, copying, false);
   if (copy === UNSERIALIZABLE) return { truncated: UNSERIALIZABLE };
-  if (!isRecord(copy)) return undefined; // not an object: dropped, as `fromJSON` does
+  if (!isNonArrayObject(copy)) return undefined; // not an object: dropped, as `fromJSON` does
   const json = JSON.stringify(copy);
   // Redacted (and the key masked) as one text; the copy is bounded already, so nothing is cut here.
   const cleaned = cleaner.cleanJson(json, key);
@@ -96,7 +88,7 @@ function cleanDetails(cleaner: Cleaner, details: unknown, key?: string): Record<
   } catch {
     result = undefined; // the redactor left text that is not JSON: its cleaned text is kept
   }
-  if (!isRecord(result)) return { truncated: cutText(cleaned, maxErrorLength * 4) };
+  if (!isNonArrayObject(result)) return { truncated: cutText(cleaned, maxErrorLength * 4) };
   const capped = mapStrings(result, (text) => cutText(text, maxErrorLength)) as Record<string, unknown>;
   // A copy that stopped at its window: the start of its JSON, as one text.
   return copying.cut ? { truncated: cutText(JSON.stringify(capped), maxErrorLength * 4) } : capped;

@@ -1,5 +1,6 @@
 import type { CircuitBreakerStore } from "../breaker/circuit-breaker-store.js";
 import type { Clock } from "../clock.js";
+import { isNonArrayObject, isObject } from "../errors/error-codes.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { RetryReflectObserver } from "../events/events.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
@@ -33,10 +34,8 @@ export const nonEmptyString = is<string>((value) => typeof value === "string" &&
 export const oneOf = <const T extends string>(allowed: readonly T[]) =>
   is<T>((value) => allowed.includes(value as T), `one of ${allowed.map((item) => `"${item}"`).join(", ")}`);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
-
 /** An options object: anything else, `null` and arrays included, is invalid. */
-export const object = is<Record<string, unknown>>((value) => isObject(value) && !Array.isArray(value), "an object");
+export const object = is<Record<string, unknown>>(isNonArrayObject, "an object");
 
 const nameList = is<string[]>(
   (value) => Array.isArray(value) && value.every((item) => typeof item === "string" && item !== ""),

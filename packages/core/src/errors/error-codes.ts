@@ -50,10 +50,20 @@ export type ErrorKind = "transient" | "invalid_arguments" | "other";
  * Never throws, also for a proxy whose traps do.
  */
 export function hasBrand(value: unknown, brand: symbol): boolean {
-  if (typeof value !== "object" || value === null) return false;
+  if (!isObject(value)) return false;
   try {
     return (value as Record<symbol, unknown>)[brand] === true;
   } catch {
     return false;
   }
+}
+
+/** An object (not `null`): a value whose members can be read. Arrays and class instances count; functions do not. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** An object that is not an array (what `details` may be, what an options object must be). */
+export function isNonArrayObject(value: unknown): value is Record<string, unknown> {
+  return isObject(value) && !Array.isArray(value);
 }

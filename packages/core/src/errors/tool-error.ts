@@ -1,5 +1,5 @@
 import { TOOL_CODE_FAULT_ACTION, UNREADABLE_ERROR_MESSAGE, UNSERIALIZABLE } from "../texts/model-texts.js";
-import { type ErrorKind, hasBrand } from "./error-codes.js";
+import { type ErrorKind, hasBrand, isNonArrayObject } from "./error-codes.js";
 
 const BRAND = Symbol.for("retry-reflect.ToolError");
 /** Where `createToolError` keeps a cause: read through `cause` on the prototype, never enumerable. */
@@ -133,7 +133,7 @@ export function readToolErrorShape(value: unknown, cause?: unknown): ToolErrorIn
       recoverable,
       suggestedAction: typeof action === "string" ? action : undefined,
       retryAfterMs: asDelay(retryAfterMs),
-      details: isRecord(details) ? details : undefined,
+      details: isNonArrayObject(details) ? details : undefined,
       cause,
     };
   } catch {
@@ -148,11 +148,6 @@ export function readDetails(value: object): unknown {
   } catch {
     return { truncated: UNSERIALIZABLE };
   }
-}
-
-/** An object that is not an array: what `details` may be. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A delay in milliseconds: a finite number, at least 0; anything else is undefined. */
