@@ -2,7 +2,7 @@
 // OpenAI-compatible stub, since these machines have no model to call). The services and the
 // plugin run on a clock that moves on each sleep without waiting; the HTTP is real.
 import type { Clock } from "@retry-reflect/core";
-import { isWatchdog, seededRandom } from "@retry-reflect/core/testing";
+import { seededRandom } from "@retry-reflect/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cell } from "../src/agents/cells.js";
 import { CONTESTANTS, INFORMATION } from "../src/agents/contestants.js";
@@ -18,18 +18,18 @@ beforeAll(async () => {
 afterAll(() => stub.close());
 
 /**
- * A clock that does not wait: each sleep moves it on and resolves at once. The plugin's watchdog
- * (the default attempt limit) is no wait: resolved at once it would cut every attempt off, so it
- * never fires here (the HTTP exchanges are real).
+ * A clock that does not wait: each sleep moves it on and resolves at once. Its timers (an
+ * attempt's time limit) never fire: fired at once they would cut every attempt off, and the HTTP
+ * exchanges here are real.
  */
 function instantClock(): Clock {
   let now = 0;
   return {
     now: () => now,
-    sleep: async (ms, signal) => {
-      if (isWatchdog(signal)) return new Promise<void>(() => {});
+    sleep: async (ms) => {
       now += Math.max(0, ms);
     },
+    timer: () => () => {},
   };
 }
 

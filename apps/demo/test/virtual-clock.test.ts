@@ -75,6 +75,6 @@ describe("virtual clock", () => {
   });
 
   it("has nothing to hold on real time", () => {
-    expect(realWorkGate({ now: () => 0, sleep: () => Promise.resolve() }).observer).toBeUndefined();
+    expect(realWorkGate({ now: () => 0, sleep: () => Promise.resolve(), timer: () => () => {} }).observer).toBeUndefined();
   });
 });

@@ -61,7 +61,19 @@ export class VirtualClock implements Clock {
     });
   };
 
-  /** Sleeps not yet fired. */
+  /** Calls `fire` at `ms` unless stopped first (the watchdog flag is not needed here: a run's end does not wait for time). */
+  timer = (ms: number, fire: () => void): (() => void) => {
+    const sleeper: Sleeper = { at: this.time + Math.max(0, ms), seq: this.seq++, cancelled: false, fire };
+    this.push(sleeper);
+    this.live++;
+    return () => {
+      if (sleeper.cancelled) return;
+      sleeper.cancelled = true;
+      this.live--;
+    };
+  };
+
+  /** Sleeps and timers not yet fired. */
   get pending(): number {
     return this.live;
   }

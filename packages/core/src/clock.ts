@@ -7,9 +7,18 @@ export interface Clock {
   now(): number;
   /**
    * Resolves after `ms` milliseconds. Rejects with `signal.reason` as soon as `signal` aborts
-   * (at once if it is already aborted), and leaves no timer or listener behind either way.
+   * (at once if it is already aborted), and leaves no timer or listener behind either way. The
+   * waits of a call (a backoff, a wait for the circuit to close) run on it.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `fire` once after `ms` milliseconds, unless the function it returns is called first: that
+   * stops the timer (calling it after `fire` ran does nothing). An attempt's time limit and a
+   * running write's lease renewal run on it, stopped as soon as what they watch is over.
+   * `watchdog` is true for a timer that is no wait of any call (the default attempt limit, a lease
+   * renewal): a clock that moves time by itself (a test clock, a simulation) should not jump to it.
+   */
+  timer(ms: number, fire: () => void, watchdog: boolean): () => void;
 }
 
 /** Reason to reject with when a signal aborted without one. */
@@ -20,7 +29,7 @@ export function abortReason(signal: AbortSignal): unknown {
   return error;
 }
 
-/** The real clock: `Date.now()` and `setTimeout`, with the timer cleared on abort. */
+/** The real clock: `Date.now()` and `setTimeout`, with the timer cleared on abort or stop. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep(ms, signal) {
@@ -38,24 +47,8 @@ export const systemClock: Clock = {
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   },
+  timer(ms, fire) {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  },
 };
-
-/** The reason a timer of the plugin's own is stopped with when what it watched is over (nobody reads it). */
-export const TIMER_STOPPED: unique symbol = Symbol("retry-reflect: timer stopped");
-
-const WATCHDOG = Symbol.for("retry-reflect.watchdog");
-
-/** A signal for a watchdog sleep: a clock may leave such sleeps out of what it reports (the test clock does). */
-export function watchdogSignal(controller: AbortController): AbortSignal {
-  (controller.signal as unknown as Record<symbol, boolean>)[WATCHDOG] = true;
-  return controller.signal;
-}
-
-/**
- * Is this the signal of one of the plugin's own timers (the default attempt limit of an attempt, the
- * renewal of a running write's lease)? A custom clock that moves time by itself (a simulation)
- * should not jump to it: it is not a wait of any call.
- */
-export function isWatchdog(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && (signal as unknown as Record<symbol, unknown>)[WATCHDOG] === true;
-}

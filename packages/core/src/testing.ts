@@ -1,21 +1,21 @@
-import { abortReason, type Clock, isWatchdog } from "./clock.js";
+import { abortReason, type Clock } from "./clock.js";
 import type { RetryReflectEvent, RetryReflectObserver } from "./events/events.js";
 
 /** A manual clock for tests: time moves only when `advance` is called. */
 export interface FakeClock extends Clock {
   /** Moves time forward by `ms`, firing due sleeps in order and letting their continuations run. */
   advance(ms: number): Promise<void>;
-  /** Advances to each pending sleep in turn until none is left (bounded by `maxSteps`). */
+  /** Advances to each pending sleep and timer in turn until none is left (bounded by `maxSteps`). */
   runAll(maxSteps?: number): Promise<void>;
-  /** Sleeps not yet fired nor aborted. */
+  /** Sleeps and timers not yet fired, aborted nor stopped (watchdogs left out). */
   pendingSleeps(): number;
-  /** Every duration passed to `sleep`, in call order (0-length sleeps included). */
+  /** Every duration passed to `sleep`, in call order (0-length sleeps included; timers are not sleeps). */
   readonly sleeps: readonly number[];
 }
 
-// The plugin's own timers (an attempt's default limit, a write's lease renewal) are not a
-// wait of a call: it is left out of `sleeps` and `pendingSleeps()`, and `runAll` does not advance to
-// it (a hung tool is not timed out by running the other sleeps); `advance` fires it when due.
+// A watchdog timer (an attempt's default limit, a write's lease renewal) is no wait of a call: it is
+// left out of `pendingSleeps()`, and `runAll` does not advance to it (a hung tool is not timed out
+// by running the other sleeps); `advance` fires it when due.
 
 /** Lets pending promise continuations run. */
 async function flushMicrotasks(): Promise<void> {
@@ -26,32 +26,42 @@ async function flushMicrotasks(): Promise<void> {
 export function createFakeClock(start = 0): FakeClock {
   let now = start;
   const sleeps: number[] = [];
-  /** The sleeps not yet fired nor aborted, by due time (ties in call order). */
+  /** The sleeps and timers not yet fired, aborted nor stopped, by due time (ties in call order). */
   const pending: Array<{ readonly at: number; readonly watchdog: boolean; readonly wake: () => void }> = [];
+  const schedule = (sleeper: (typeof pending)[number]): void => {
+    const later = pending.findIndex((other) => other.at > sleeper.at);
+    pending.splice(later < 0 ? pending.length : later, 0, sleeper);
+  };
+  const unschedule = (sleeper: (typeof pending)[number]): void => {
+    const index = pending.indexOf(sleeper);
+    if (index >= 0) pending.splice(index, 1);
+  };
 
   const clock: FakeClock = {
     now: () => now,
     sleeps,
     sleep(ms, signal) {
-      const watchdog = isWatchdog(signal);
-      if (!watchdog) sleeps.push(ms);
+      sleeps.push(ms);
       if (signal?.aborted) return Promise.reject(abortReason(signal));
       if (ms <= 0) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const onAbort = () => {
-          // Still pending: `wake` takes this listener off as the sleeper leaves `pending`.
-          pending.splice(pending.indexOf(sleeper), 1);
+          unschedule(sleeper);
           reject(abortReason(signal as AbortSignal));
         };
         const wake = () => {
           signal?.removeEventListener("abort", onAbort);
           resolve();
         };
-        const sleeper = { at: now + ms, watchdog, wake };
-        const later = pending.findIndex((other) => other.at > sleeper.at);
-        pending.splice(later < 0 ? pending.length : later, 0, sleeper);
+        const sleeper = { at: now + ms, watchdog: false, wake };
+        schedule(sleeper);
         signal?.addEventListener("abort", onAbort, { once: true });
       });
+    },
+    timer(ms, fire, watchdog) {
+      const sleeper = { at: now + Math.max(0, ms), watchdog, wake: fire };
+      schedule(sleeper);
+      return () => unschedule(sleeper);
     },
     async advance(ms) {
       const target = now + ms;
@@ -102,9 +112,6 @@ export async function drive<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
   return tracked;
 }
 
-// For a clock of your own that moves time by itself (a simulation): the plugin's own timers, which
-// it should not jump to.
-export { isWatchdog } from "./clock.js";
 export type { FaultKind, FaultPlan, FaultRecord, FaultRule } from "./testing/fault-plan.js";
 export { type FaultyFunction, InjectedFault, type InjectedFaultInit, injectFaults, seededRandom } from "./testing/inject-faults.js";
 

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { RetryReflectEvent } from "../src/events.js";
-import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
+import { type Clock, RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock, type FakeClock } from "../src/testing.js";
 
 // `attemptTimeoutMs`: one attempt's limit. Past it the tool's signal aborts and the attempt fails
@@ -92,27 +92,77 @@ describe("a hung tool with attemptTimeoutMs", () => {
     expect(clock.pendingSleeps()).toBe(0);
   });
 
-  it("adds no timer when not set, and clears the one it adds on success, failure and abort", async () => {
-    const clock = createFakeClock();
-    const untimed = RetryReflectPlugin.create({ clock });
+  it("adds no timer when the limit is off, a watchdog for the default limit, and stops the one it adds on success, failure and abort", async () => {
+    const fake = createFakeClock();
+    const timers: Array<[ms: number, watchdog: boolean]> = [];
+    const clock: Clock = {
+      ...fake,
+      timer(ms, fire, watchdog) {
+        timers.push([ms, watchdog]);
+        return fake.timer(ms, fire, watchdog);
+      },
+    };
+    const untimed = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 0 });
     await untimed.execute({ toolName: "t", args: {} }, () => "ok");
-    expect(clock.sleeps).toEqual([]);
+    expect(timers).toEqual([]);
+    // The default limit: a watchdog, which a test clock does not jump to.
+    const byDefault = RetryReflectPlugin.create({ clock });
+    await byDefault.execute({ toolName: "t", args: {} }, () => "ok");
+    expect(timers.splice(0)).toEqual([[10_000, true]]);
+    expect(fake.pendingSleeps()).toBe(0);
 
     const timed = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 1_000, maxRetries: 0 });
     await timed.execute({ toolName: "t", args: {} }, () => "ok");
-    expect(clock.sleeps).toEqual([1_000]);
-    expect(clock.pendingSleeps()).toBe(0);
+    expect(timers).toEqual([[1_000, false]]);
+    expect(fake.pendingSleeps()).toBe(0);
     await timed.execute({ toolName: "u", args: {} }, () => {
       throw new Error("Invalid units. Supported: celsius");
     });
-    expect(clock.pendingSleeps()).toBe(0);
+    expect(fake.pendingSleeps()).toBe(0);
 
     const controller = new AbortController();
     const aborted = timed.execute({ toolName: "v", args: {}, signal: controller.signal }, () => new Promise(() => {}));
-    await clock.advance(10);
+    await fake.advance(10);
+    expect(fake.pendingSleeps()).toBe(1);
     controller.abort(new Error("user cancelled"));
     await expect(aborted).rejects.toThrow("user cancelled");
-    expect(clock.pendingSleeps()).toBe(0);
+    expect(fake.pendingSleeps()).toBe(0);
+  });
+
+  it("runs an attempt with one signal and, with a limit, one timer (DESIGN.md Part 4)", async () => {
+    const made: AbortController[] = [];
+    class CountedController extends AbortController {
+      constructor() {
+        super();
+        made.push(this);
+      }
+    }
+    const fake = createFakeClock();
+    let timers = 0;
+    const clock: Clock = {
+      ...fake,
+      timer(ms, fire, watchdog) {
+        timers++;
+        return fake.timer(ms, fire, watchdog);
+      },
+    };
+    const plugin = RetryReflectPlugin.create({ clock, attemptTimeoutMs: 1_000 });
+    const signals: AbortSignal[] = [];
+    vi.stubGlobal("AbortController", CountedController);
+    try {
+      const outcome = await plugin.execute({ toolName: "t", args: {} }, (_args, context) => {
+        signals.push(context.signal as AbortSignal);
+        return "ok";
+      });
+      expect(outcome.status).toBe("success");
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(made.length).toBe(1);
+    expect(made[0]?.signal).toBe(signals[0] as AbortSignal);
+    expect(timers).toBe(1);
+    expect(signals[0]?.aborted).toBe(false); // the tool's signal is not aborted after it answered
+    expect(fake.pendingSleeps()).toBe(0);
   });
 
   it("rejects with the caller's abort at once, the tool's own signal aborted too", async () => {

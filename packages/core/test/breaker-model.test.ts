@@ -124,7 +124,7 @@ describe("the circuit breaker against a reference model", () => {
     fc.assert(
       fc.property(fc.array(command, { minLength: 1, maxLength: 40 }), (commands) => {
         let now = 0;
-        const clock = { now: () => now, sleep: () => Promise.resolve() };
+        const clock = { now: () => now, sleep: () => Promise.resolve(), timer: () => () => {} };
         const transitions: string[] = [];
         const breaker = new CircuitBreaker({
           threshold: THRESHOLD,
@@ -420,7 +420,7 @@ describe("the failure-rate breaker and growing open periods against a reference 
     fc.assert(
       fc.property(policy, fc.array(policyCommand, { minLength: 1, maxLength: 80, size: "max" }), (options, commands) => {
         let now = 0;
-        const clock = { now: () => now, sleep: () => Promise.resolve() };
+        const clock = { now: () => now, sleep: () => Promise.resolve(), timer: () => () => {} };
         const transitions: string[] = [];
         const breaker = new CircuitBreaker({
           ...options,

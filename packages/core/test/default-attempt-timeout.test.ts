@@ -5,9 +5,8 @@ import { createFakeClock, recordEvents } from "../src/testing.js";
 // The default attempt limits (`[10_000, 30_000, 60_000]`, chosen with bench:agents): the first
 // attempt of a tool's failing row in the scope is cut off at 10 s, the second at 30 s, every later
 // one at 60 s, so a hung tool no longer hangs the agent and a slow one still gets its time on a retry. The default is a
-// watchdog sleep on the plugin's clock (left out of the test clock's `sleeps`), met exactly; the
-// tool's `context.signal` is made only if it reads it. `attemptTimeoutMs: 0` turns it off; a value
-// set replaces it (a number: one limit for every attempt).
+// watchdog timer on the plugin's clock (one a test clock's `runAll` does not jump to), met exactly.
+// `attemptTimeoutMs: 0` turns it off; a value set replaces it (a number: one limit for every attempt).
 
 const hangs = () => new Promise<never>(() => {});
 

@@ -1,6 +1,6 @@
 import type { Clock } from "@retry-reflect/core";
 import type { CallInfo, RetryReflectObserver } from "@retry-reflect/core/events";
-import { createFakeClock, isWatchdog } from "@retry-reflect/core/testing";
+import { createFakeClock } from "@retry-reflect/core/testing";
 
 /** A clock on simulated time that moves forward by itself whenever something sleeps. */
 export interface VirtualClock extends Clock {
@@ -58,6 +58,16 @@ export function createVirtualClock(start = 0): VirtualClock {
     });
   };
 
+  /** Time will jump to `at` (once nothing holds it); the function returned forgets it (the wait ended). */
+  const wakeUpAt = (at: number): (() => void) => {
+    const wakeUp = { at };
+    wakeUps.add(wakeUp);
+    startDraining();
+    return () => {
+      wakeUps.delete(wakeUp);
+    };
+  };
+
   return {
     now: () => fake.now(),
     get sleeps() {
@@ -65,17 +75,28 @@ export function createVirtualClock(start = 0): VirtualClock {
     },
     sleep(ms, signal) {
       const sleeping = fake.sleep(ms, signal);
-      // The plugin's watchdog (the default attempt limit) is no wait of a call: time does not jump to it.
-      if (ms > 0 && !signal?.aborted && !isWatchdog(signal)) {
-        const wakeUp = { at: fake.now() + ms };
-        wakeUps.add(wakeUp);
-        const forget = () => {
-          wakeUps.delete(wakeUp);
-        };
+      if (ms > 0 && !signal?.aborted) {
+        const forget = wakeUpAt(fake.now() + ms);
         sleeping.then(forget, forget);
-        startDraining();
       }
       return sleeping;
+    },
+    timer(ms, fire, watchdog) {
+      // The plugin's watchdog (the default attempt limit, a lease renewal) is no wait of a call: time does not jump to it.
+      if (watchdog) return fake.timer(ms, fire, true);
+      const forget = wakeUpAt(fake.now() + ms);
+      const stop = fake.timer(
+        ms,
+        () => {
+          forget();
+          fire();
+        },
+        false,
+      );
+      return () => {
+        forget();
+        stop();
+      };
     },
     hold() {
       holds++;

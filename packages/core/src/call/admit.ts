@@ -1,5 +1,5 @@
 import type { RetryBudgetSettings } from "../budget/retry-budget.js";
-import { abortReason, TIMER_STOPPED } from "../clock.js";
+import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, ToolError } from "../errors/tool-error.js";
 import { argumentsFingerprint } from "../idempotency/fingerprint.js";
@@ -118,7 +118,7 @@ function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void
   signal?.addEventListener("abort", onAbort, { once: true });
   const slept = engine.options.clock.sleep(ms, stop.signal);
   return Promise.race([slept, changed]).finally(() => {
-    stop.abort(TIMER_STOPPED);
+    stop.abort(); // the sleep, if still pending (its rejection is ignored)
     slept.catch(() => {});
     signal?.removeEventListener("abort", onAbort);
     const set = engine.recovering.get(key);

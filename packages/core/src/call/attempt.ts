@@ -1,4 +1,4 @@
-import { abortReason, TIMER_STOPPED, watchdogSignal } from "../clock.js";
+import { abortReason } from "../clock.js";
 import { ErrorCodes } from "../errors/error-codes.js";
 import { createToolError, type ToolError } from "../errors/tool-error.js";
 import { attemptTimeoutMessage, DEFAULT_SUGGESTED_ACTIONS, WRITE_TIMEOUT_ACTION, writeTimeoutMessage } from "../texts/model-texts.js";
@@ -6,8 +6,6 @@ import type { CallRun, Engine, ToolContext, ToolFunction } from "./call.js";
 
 /** What one attempt did: `returned` a value (which may still report a failure), or `threw`. */
 export type AttemptResult<T> = { readonly kind: "returned"; readonly value: T } | { readonly kind: "threw"; readonly error: unknown };
-
-const noop = (): void => {};
 
 /** A timeout error of this engine → the tool's own promise, still running after the time limit (a WeakMap: a thrown Proxy's traps never run). */
 const LATE_ATTEMPTS = new WeakMap<object, Promise<unknown>>();
@@ -47,14 +45,15 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
   const limitMs = limits.length === 0 ? undefined : limits[Math.min(Math.max(run.attempt, 1), limits.length) - 1];
   const attempt = run.attempt;
   return new Promise<T>((resolve, reject) => {
+    // The attempt's one signal (the tool's) and, with a limit, its one timer.
     const own = new AbortController();
-    const stopTimer = limitMs === undefined ? undefined : new AbortController();
+    let stopTimer: (() => void) | undefined;
     let settled = false;
     const end = (): boolean => {
       if (settled) return false;
       settled = true;
       caller?.removeEventListener("abort", onAbort);
-      stopTimer?.abort(TIMER_STOPPED);
+      stopTimer?.();
       return true;
     };
     const onAbort = (): void => {
@@ -77,17 +76,20 @@ function attemptOnce<T>(engine: Engine, run: CallRun, fn: ToolFunction<unknown, 
         if (end()) reject(error);
       },
     );
-    if (limitMs === undefined || stopTimer === undefined) return;
-    // The default limit's timer is left out of a test clock's pending sleeps.
-    const timerSignal = run.policy.defaultLimit ? watchdogSignal(stopTimer) : stopTimer.signal;
-    engine.options.clock.sleep(limitMs, timerSignal).then(() => {
-      if (!end()) return;
-      onLate(tool);
-      const error = timeoutError(run.toolName, run.storeKey !== undefined, limitMs, tool);
-      own.abort(error);
-      engine.notifier.emit("attempt_timed_out", run.toolName, run.info, { tool_name: run.toolName, attempt, timeout_ms: limitMs });
-      reject(error);
-    }, noop);
+    if (limitMs === undefined || settled) return;
+    // The default limit is a watchdog: a test clock does not jump to it.
+    stopTimer = engine.options.clock.timer(
+      limitMs,
+      () => {
+        if (!end()) return;
+        onLate(tool);
+        const error = timeoutError(run.toolName, run.storeKey !== undefined, limitMs, tool);
+        own.abort(error);
+        engine.notifier.emit("attempt_timed_out", run.toolName, run.info, { tool_name: run.toolName, attempt, timeout_ms: limitMs });
+        reject(error);
+      },
+      run.policy.defaultLimit,
+    );
   });
 }
 

@@ -84,7 +84,7 @@ const withMethods = <T>(methods: readonly string[], expected: string) =>
   is<T>((value) => isObject(value) && methods.every((method) => typeof value[method] === "function"), expected);
 const store = <T>(kind: string, methods: readonly string[]) => withMethods<T>(methods, `${kind} (${methods.join(", ")})`);
 
-export const clock = withMethods<Clock>(["now", "sleep"], "an object with now() and sleep(ms, signal)");
+export const clock = withMethods<Clock>(["now", "sleep", "timer"], "an object with now(), sleep(ms, signal) and timer(ms, fire, watchdog)");
 export const idempotencyStore = store<IdempotencyStore>("an IdempotencyStore", ["begin", "complete", "release"]);
 const BREAKER_METHODS = ["isClosed", "peek", "state", "acquire", "record", "isolate", "reset"];
 const breakerShape = store<CircuitBreakerStore>("a CircuitBreakerStore", BREAKER_METHODS);

@@ -1,4 +1,4 @@
-import { abortReason, type Clock, TIMER_STOPPED, watchdogSignal } from "../clock.js";
+import { abortReason, type Clock } from "../clock.js";
 import type { StoreErrorReason, StoreOperation } from "../events/events.js";
 import type { ExecuteOutcome } from "../outcome.js";
 import { argumentsFingerprint, jsonTextOf } from "./fingerprint.js";
@@ -160,26 +160,27 @@ export class IdempotencyGuard {
   keepLease(run: GuardedCall, token: string): (() => void) | undefined {
     const store = this.store;
     if (typeof store.extend !== "function") return undefined;
-    const stop = new AbortController();
-    // The plugin's own timer, not a wait of the call: a test clock leaves it out of its pending sleeps.
-    const stopped = watchdogSignal(stop);
     const { leaseMs } = run.idempotency;
     const storeKey = run.storeKey as string;
-    const renew = (): void => {
-      this.clock.sleep(Math.max(1, Math.floor(leaseMs / 2)), stopped).then(
-        async () => {
-          try {
-            if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
-          } catch {
-            // A store fault: the next renewal tries again, within the lease.
-          }
-          if (!stopped.aborted) renew();
-        },
-        () => {}, // stopped
-      );
+    let stopped = false;
+    let stopTimer = (): void => {};
+    const renew = async (): Promise<void> => {
+      try {
+        if ((await store.extend?.(storeKey, token, leaseMs)) === false) return; // lost: complete will say so
+      } catch {
+        // A store fault: the next renewal tries again, within the lease.
+      }
+      if (!stopped) next();
     };
-    renew();
-    return () => stop.abort(TIMER_STOPPED);
+    // The plugin's own timer, not a wait of the call: a test clock does not jump to it.
+    const next = (): void => {
+      stopTimer = this.clock.timer(Math.max(1, Math.floor(leaseMs / 2)), () => void renew(), true);
+    };
+    next();
+    return () => {
+      stopped = true;
+      stopTimer();
+    };
   }
 
   /** Stores the write's result; a store fault loses only the replay (a `store_error`), never the result. */
