@@ -10,16 +10,14 @@ export {
   checkEffect,
   checkScopedToolOptions,
   checkScopeOption,
-  isPlugin,
-  isRecord,
-  isToolEffect,
-  pluginOf,
-  randomScope,
-} from "./adapter/host-options.js";
-export {
   declaresField,
   declaresKey,
   type EffectHints,
   effectOfAnnotations,
+  isPlugin,
+  isRecord,
+  isToolEffect,
   keyFieldOf,
-} from "./adapter/tool-declarations.js";
+  pluginOf,
+  randomScope,
+} from "./adapter/host-options.js";

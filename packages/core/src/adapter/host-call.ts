@@ -3,8 +3,14 @@ import { runHostCall } from "../call/run-call.js";
 import type { ToolContext } from "../config/options.js";
 import type { FailedOutcome, ReflectOutcome, SuccessOutcome, ToolEffect } from "../outcome.js";
 import type { RetryReflectPlugin } from "../plugin.js";
-import { type CheckedAnnotatedToolOptions, randomScope } from "./host-options.js";
-import { declaresField, type EffectHints, effectOfAnnotations, keyFieldOf } from "./tool-declarations.js";
+import {
+  type CheckedAnnotatedToolOptions,
+  declaresField,
+  type EffectHints,
+  effectOfAnnotations,
+  keyFieldOf,
+  randomScope,
+} from "./host-options.js";
 import { zodArgumentsError } from "./tool-failures.js";
 
 /** One tool call of a host framework, as an adapter hands it over: the tool's `this` and its hooks'. */
