@@ -3,9 +3,9 @@ import { getToolContext, type HostToolCall, runToolCall, withToolContext } from 
 import { RetryReflectPlugin, type ToolContext } from "../src/index.js";
 import { createFakeClock } from "../src/testing.js";
 
-// Under the default attempt limit the attempt's signal is made only if the tool reads it (an
-// AbortSignal costs 3-4 µs on Node 20): the options an adapter hands its tool (`withToolContext`)
-// make it on the first read of their signal key, and read late it is what it would have been.
+// The options an adapter hands its tool (`withToolContext`) carry the attempt's one signal under
+// the host's signal key: read while the attempt runs or after it ended, it is what the attempt
+// made of it (aborted at the limit or with the caller, left alone after a success).
 
 const hangs = () => new Promise<never>(() => {});
 
