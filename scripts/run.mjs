@@ -2,9 +2,9 @@
 // The two commands a newcomer runs: `npm test` and `npm run demo` (plus `npm run bench`).
 // Each installs with the pinned pnpm (frozen lockfile), builds with turbo, then does its job.
 // Only Node.js 20 and npm are needed: pnpm comes through `npx --yes`.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -62,14 +62,43 @@ function run(argv, options = {}) {
   return result.status ?? 1;
 }
 
+/**
+ * Runs each command with its output kept, as many at a time as there are cores; resolves to each
+ * one's `{ status, output }`, in the commands' order.
+ */
+async function runConcurrently(commands) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < commands.length) {
+      const index = next++;
+      const argv = commands[index];
+      results[index] = await new Promise((resolve) => {
+        const child = spawn(argv[0], argv.slice(1), { cwd: root, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+        let output = "";
+        child.stdout.on("data", (chunk) => {
+          output += chunk;
+        });
+        child.stderr.on("data", (chunk) => {
+          output += chunk;
+        });
+        child.on("error", (error) => resolve({ status: 1, output: `${output}${error.message}\n` }));
+        child.on("close", (status) => resolve({ status: status ?? 1, output }));
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(availableParallelism(), commands.length) }, worker));
+  return results;
+}
+
 /** Where the wall time of a command went, step by step: printed as its last lines. */
 const times = [];
 
-/** Runs `work`, keeps its wall time under `label` and prints it (a progress line). */
-function timed(label, work) {
+/** Runs `work`, keeps its wall time under `label` and prints it (a progress line); `work` may be async. */
+async function timed(label, work) {
   const start = Date.now();
   try {
-    return work();
+    return await work();
   } finally {
     const seconds = `${((Date.now() - start) / 1000).toFixed(1)} s`;
     times.push(`${label} ${seconds}`);
@@ -84,9 +113,9 @@ function printTimes() {
 /** Seconds since the command started, for the progress lines. */
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
-function step(label, argv) {
+async function step(label, argv) {
   console.log(`\n> ${label} (at ${elapsed()})`);
-  const status = timed(label, () => run(argv));
+  const status = await timed(label, () => run(argv));
   if (status !== 0) {
     console.error(`\n${label} failed (exit ${status})`);
     printTimes();
@@ -94,14 +123,14 @@ function step(label, argv) {
   }
 }
 
-function install() {
+async function install() {
   console.log(`\npnpm ${PNPM_VERSION}: ${PNPM.join(" ")}`);
-  step("install", [...PNPM, "install", "--frozen-lockfile", "--reporter=append-only"]);
+  await step("install", [...PNPM, "install", "--frozen-lockfile", "--reporter=append-only"]);
 }
 
-function build() {
+async function build() {
   // A few lines per package as it builds (tsup runs with --silent): progress, and errors in full.
-  step("build", [...PNPM, "exec", "turbo", "run", "build", "--output-logs=new-only"]);
+  await step("build", [...PNPM, "exec", "turbo", "run", "build", "--output-logs=new-only"]);
 }
 
 /** Prints the Node.js this script runs on and the one its children get from PATH; they must agree. */
@@ -180,7 +209,7 @@ function checkTypecheckConfigs() {
  * mode sees: node10, node16 from CJS and from ESM, bundler), and the metadata this repo promises
  * (LICENSE packed, repository/homepage/bugs, engines.node equal to the root's).
  */
-function checkPackages() {
+async function checkPackages() {
   console.log("\n> package checks (pnpm pack, publint, attw)");
   const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const workspace = workspacePackages();
@@ -193,6 +222,8 @@ function checkPackages() {
     }
   }
   const work = mkdtempSync(join(tmpdir(), "retry-reflect-pack-"));
+  /** The packed tarballs whose types attw checks once every package is packed. */
+  const typeChecks = [];
   try {
     for (const { dir, manifest } of workspace.filter(({ manifest }) => !manifest.private)) {
       const name = manifest.name;
@@ -226,11 +257,22 @@ function checkPackages() {
       }
       // --strict: publint's warnings fail the run too (its suggestions are printed only).
       if (run([...PNPM, "exec", "publint", "run", "--strict", path]) !== 0) fail("publint found problems (above)");
-      // --no-definitely-typed: the packages ship their own types; nothing is looked up on the registry.
-      if (run([...PNPM, "exec", "attw", "--no-definitely-typed", "--format", "table-flipped", "--no-emoji", path]) !== 0) {
-        fail("attw found problems (above)");
-      }
+      typeChecks.push({ name, path });
     }
+    // attw loads TypeScript and resolves every entry four ways (~2-3 s of CPU a package): one per
+    // core at a time, each one's output printed whole when it ends. --no-definitely-typed: the
+    // packages ship their own types; nothing is looked up on the registry.
+    const attw = ({ path }) => [...PNPM, "exec", "attw", "--no-definitely-typed", "--format", "table-flipped", "--no-emoji", path];
+    const results = await runConcurrently(typeChecks.map(attw));
+    typeChecks.forEach(({ name }, index) => {
+      const { status, output } = results[index];
+      console.log(`\n${name}: attw`);
+      process.stdout.write(output);
+      if (status !== 0) {
+        console.error(`${name}: attw found problems (above)`);
+        failures.push(`${name}: attw found problems (above)`);
+      }
+    });
     // What `pnpm publish` itself checks before it uploads (--no-git-checks: a CI checkout may be detached).
     console.log("\npnpm publish --dry-run (every public package)");
     if (run([...PNPM, "-r", "publish", "--dry-run", "--no-git-checks"]) !== 0) failures.push("pnpm publish --dry-run failed (above)");
@@ -269,9 +311,9 @@ function changelogs(workspace, work, failures) {
 switch (command) {
   case "test": {
     nodeVersions();
-    install();
+    await install();
     // Lint and format first: `npm run format` fixes what it reports.
-    step("lint and format (biome ci)", [...PNPM, "exec", "biome", "ci", "--colors=off", "."]);
+    await step("lint and format (biome ci)", [...PNPM, "exec", "biome", "ci", "--colors=off", "."]);
     checkTestLayout();
     checkTypecheckConfigs();
     // One turbo run for both tasks. `typecheck` depends on `^build`, so a `turbo run typecheck` of its
@@ -279,7 +321,7 @@ switch (command) {
     // real under TURBO_FORCE=true (which .ci/run sets). Together, each task runs once, and a package's
     // typecheck starts as soon as what it depends on is built. At most one task per core: turbo's
     // default of 10 ran up to 8 tsc/tsup processes at once on 2 cores, slower than 2 at a time.
-    step("build and typecheck (turbo)", [
+    await step("build and typecheck (turbo)", [
       ...PNPM,
       "exec",
       "turbo",
@@ -290,11 +332,11 @@ switch (command) {
       // A few lines per task as it runs (tsup runs with --silent, tsc prints only errors): progress.
       "--output-logs=new-only",
     ]);
-    timed("package checks", checkPackages);
+    await timed("package checks", checkPackages);
     const report = join(root, ".vitest-report.json");
     rmSync(report, { force: true });
     console.log("\n> vitest");
-    const status = timed("vitest", () =>
+    const status = await timed("vitest", () =>
       run([...PNPM, "exec", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...rest]),
     );
     let passed = 0;
@@ -316,36 +358,36 @@ switch (command) {
   }
   case "package-checks": {
     // What `npm test` checks of the packages (pack, publint, attw, publish --dry-run, changelogs), on the current build.
-    checkPackages();
+    await checkPackages();
     break;
   }
   case "demo": {
-    install();
-    build();
+    await install();
+    await build();
     process.exit(run(["node", "apps/demo/dist/main.js", ...rest]));
     break;
   }
   case "bench": {
-    install();
-    build();
+    await install();
+    await build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench", ...rest]));
     break;
   }
   case "bench-node24": {
-    install();
-    build();
+    await install();
+    await build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:node24", ...rest]));
     break;
   }
   case "bench-agents": {
-    install();
-    build();
+    await install();
+    await build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:agents", ...rest]));
     break;
   }
   case "bench-agents-sweep": {
-    install();
-    build();
+    await install();
+    await build();
     process.exit(run([...PNPM, "--filter", "@retry-reflect/bench", "run", "bench:agents", "--sweep", ...rest]));
     break;
   }
