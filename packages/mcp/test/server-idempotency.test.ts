@@ -177,6 +177,11 @@ describe("withIdempotency: an McpServer tool handler run once per idempotency ke
     );
     expect(() => withIdempotency(handler, { store, observers: {} as never })).toThrow("Invalid option `observers`");
     expect(() => withIdempotency(handler, { store, clock: {} as never })).toThrow("Invalid option `clock`");
+    // A clock without `timer` (the lease renewals of a running write run on it) is refused at once, not at the first write.
+    const withoutTimer = { now: () => 0, sleep: async () => {} };
+    expect(() => withIdempotency(handler, { store, clock: withoutTimer as never })).toThrow(
+      "Invalid option `clock`: expected an object with now(), sleep(ms, signal) and timer(ms, fire, watchdog)",
+    );
     expect(() => withIdempotency("send" as never, { store })).toThrow(
       'Invalid option `handler`: expected a tool handler function, received "send"',
     );

@@ -1,6 +1,7 @@
 import { errorMessageOf } from "../classify/error-signals.js";
 import { Cleaner, defaultRedactor } from "../cleaning/clean-text.js";
 import { type Clock, systemClock } from "../clock.js";
+import { clock as checkClock } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver } from "../events/events.js";
@@ -104,9 +105,7 @@ export class RequestGuard {
     if (typeof options !== "object" || options === null) throw new InvalidOptionError("options", options, "an object with a `store`");
     const { store, clock = systemClock, observers = [] } = options;
     if (!isStore(store)) throw new InvalidOptionError("store", store, "an IdempotencyStore (begin, complete and release functions)");
-    if (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.sleep !== "function") {
-      throw new InvalidOptionError("clock", clock, "a Clock (now and sleep functions)");
-    }
+    checkClock(clock, "clock"); // the lease renewals run on its timer
     if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === "object" && observer !== null)) {
       throw new InvalidOptionError("observers", observers, "an array of observer objects");
     }
