@@ -10,6 +10,9 @@ import { startOtlpReceiver } from "../../apps/demo/test/otlp-receiver.js";
 import { startRedis } from "../../packages/redis/test/helpers/redis-server.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
+// The examples run side by side (Vitest's maxConcurrency, 5 at a time), except the OpenTelemetry
+// ones (see there): each is its own process, and most of an example's time is spent waiting
+// (backoffs, timeouts, servers), not on a core: one after the other they took ~17 s, ~5 s of it CPU.
 /** A hung example is killed here, before the test's own 20 s timeout, so that its output is shown. */
 const HANG_MS = 19_000;
 
@@ -53,7 +56,7 @@ const REFLECTION =
 const FINAL = "final answer: Retries are in chapter 3, and it is 22 °C and sunny in NYC.";
 const FLAKY = "search_docs ran 2 times (a 503, then success); the model saw only the result";
 
-describe.each(["langchain", "ai-sdk", "openai-agents", "mastra"])("examples/%s", (host) => {
+describe.concurrent.each(["langchain", "ai-sdk", "openai-agents", "mastra"])("examples/%s", (host) => {
   it("retries the 503 in place, reflects the bad units, and the model answers", async () => {
     // The LangChain example prints the decisions with DEBUG=retry-reflect; the others with consoleLogger().
     const run = await runExample(host, host === "langchain" ? { DEBUG: "retry-reflect" } : {});
@@ -69,7 +72,7 @@ describe.each(["langchain", "ai-sdk", "openai-agents", "mastra"])("examples/%s",
   });
 });
 
-describe("examples/langchain without DEBUG", () => {
+describe.concurrent("examples/langchain without DEBUG", () => {
   it("prints only its own lines: no decision is logged unless asked for", async () => {
     const run = await runExample("langchain", { DEBUG: "" });
     expectFinished(run);
@@ -78,7 +81,7 @@ describe("examples/langchain without DEBUG", () => {
   });
 });
 
-describe("examples/mcp-client", () => {
+describe.concurrent("examples/mcp-client", () => {
   it("retries the server's 503 in place and reflects its input validation error", async () => {
     const run = await runExample("mcp-client");
     expectFinished(run);
@@ -91,7 +94,7 @@ describe("examples/mcp-client", () => {
   });
 });
 
-describe("examples/mcp-server", () => {
+describe.concurrent("examples/mcp-server", () => {
   it("answers the write retried after a lost response from its store: one email", async () => {
     const run = await runExample("mcp-server");
     expectFinished(run);
@@ -103,6 +106,24 @@ describe("examples/mcp-server", () => {
   });
 });
 
+const redis = await startRedis();
+afterAll(() => redis?.stop());
+
+describe.skipIf(!redis).concurrent("examples/redis", () => {
+  it("runs a write redelivered to the other replica once, and the circuit one replica opened turns the other's call away", async () => {
+    const run = await runExample("redis", { REDIS_URL: redis?.url ?? "" });
+    expectFinished(run);
+    expect(run.output).toContain("[replica B] INFO retry_reflect: idempotent replay tool_name=send_email");
+    expect(run.output).toContain("replica A: success; replica B: success, replayed: true; emails sent: 1");
+    expect(run.output).toContain("[replica A] WARN retry_reflect: circuit breaker opened tool_name=inventory_api failures=3");
+    expect(run.output).toContain("[replica B] WARN retry_reflect: call rejected, circuit open tool_name=inventory_api");
+    expect(run.output).toContain("inventory_api ran 3 times on replica A, 0 times on replica B");
+    expect(run.output).toContain("replica B: reflect, circuit open: The tool 'inventory_api' is temporarily unavailable");
+  });
+});
+
+// After the others, not beside them: "no collector answers" needs its closed port to stay closed,
+// and an example's or a receiver's server listening on port 0 meanwhile could be given it.
 describe("examples/otel", () => {
   it("exports the tool calls' spans, with their retry events, to the OTLP/HTTP endpoint", async () => {
     const receiver = await startOtlpReceiver();
@@ -139,21 +160,5 @@ describe("examples/otel", () => {
     const run = await runExample("otel", { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
     expectFinished(run);
     expect(run.output).toContain(`no collector answered at ${endpoint}/v1/traces`);
-  });
-});
-
-const redis = await startRedis();
-afterAll(() => redis?.stop());
-
-describe.skipIf(!redis)("examples/redis", () => {
-  it("runs a write redelivered to the other replica once, and the circuit one replica opened turns the other's call away", async () => {
-    const run = await runExample("redis", { REDIS_URL: redis?.url ?? "" });
-    expectFinished(run);
-    expect(run.output).toContain("[replica B] INFO retry_reflect: idempotent replay tool_name=send_email");
-    expect(run.output).toContain("replica A: success; replica B: success, replayed: true; emails sent: 1");
-    expect(run.output).toContain("[replica A] WARN retry_reflect: circuit breaker opened tool_name=inventory_api failures=3");
-    expect(run.output).toContain("[replica B] WARN retry_reflect: call rejected, circuit open tool_name=inventory_api");
-    expect(run.output).toContain("inventory_api ran 3 times on replica A, 0 times on replica B");
-    expect(run.output).toContain("replica B: reflect, circuit open: The tool 'inventory_api' is temporarily unavailable");
   });
 });

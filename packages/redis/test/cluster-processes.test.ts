@@ -1,14 +1,26 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type RedisCluster, startRedisCluster } from "./helpers/redis-cluster.js";
-import { type Replica, startReplicas } from "./helpers/replicas.js";
+import { type Replica, startReplica, startReplicas } from "./helpers/replicas.js";
 
 // The multi-process idempotency and breaker checks of multi-process.test.ts, on a real 3-master
 // Redis Cluster (started here): 4 replicas as separate processes, two with node-redis'
 // `createCluster` and two with ioredis' `Cluster`, each its own plugin over the stores. Keys spread
 // over the three masters' slots; a breaker change reaches every process through the cluster's pub/sub.
+// The 4 processes are started once for the file and reused, as in multi-process.test.ts: each test's
+// `init` gives them a new cluster client, new stores and a new plugin under a prefix of its own (the
+// last test's closed, its events dropped). They start while the cluster forms: its masters take
+// writes only 2 s after they start (Redis's own delay), which is about what the 4 processes take.
 
-const cluster = await startRedisCluster();
-afterAll(() => cluster?.stop());
+const starting = startReplicas(4);
+const cluster = await startRedisCluster().catch(async (error: unknown) => {
+  await Promise.all((await starting).map((replica) => replica.kill()));
+  throw error;
+});
+const pool: Replica[] = await starting;
+afterAll(async () => {
+  await Promise.all(pool.map((replica) => replica.kill()));
+  await cluster?.stop();
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let prefixes = 0;
@@ -19,7 +31,9 @@ describe.skipIf(cluster === undefined)("many processes, one Redis Cluster (both 
 
   async function fleet(init: Record<string, unknown> = {}) {
     const nodes = cluster as RedisCluster;
-    replicas = await startReplicas(4);
+    const dead = pool.flatMap((replica, i) => (replica.exited ? [i] : []));
+    await Promise.all(dead.map(async (i) => (pool[i] = await startReplica())));
+    replicas = pool.slice(0, 4);
     const prefix = `cp${++prefixes}:`;
     const topology = { rootNodes: nodes.rootNodes, startupNodes: nodes.startupNodes };
     await Promise.all(
@@ -31,7 +45,8 @@ describe.skipIf(cluster === undefined)("many processes, one Redis Cluster (both 
   }
 
   afterEach(async () => {
-    await Promise.all(replicas.map((replica) => replica.kill()));
+    // Each ends what it started: its client, stores and plugin (the process stays for the next test).
+    await Promise.all(replicas.filter((replica) => !replica.exited).map((replica) => replica.ask("close")));
     replicas = [];
   });
 

@@ -1,15 +1,25 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Replication, startReplication } from "./helpers/redis-replication.js";
 import { freePort } from "./helpers/redis-server.js";
-import { type Replica, startReplicas } from "./helpers/replicas.js";
+import { type Replica, startReplica, startReplicas } from "./helpers/replicas.js";
 
 // The failover of failover.test.ts with the writes made by separate processes (agent replicas):
 // two processes write on the primary; the replica's link is cut while their writes are in flight;
 // the primary is killed and the replica promoted; two new processes on the new primary ask for every
 // write again, and again after every lease taken before the failover is over. Runs are counted in
 // each process and summed per key.
+//
+// The 4 processes are started once for the file and reused, as in multi-process.test.ts: each test
+// gives them a new client, new stores and a new plugin with `init` (closed after the test), so the
+// two "new processes" hold nothing of the two before them; starting 2 processes 4 times (each loading
+// tsx, the sources and a Redis client) took ~2 s each time.
 
-const WRITES = 1_500;
+// Half before the cut, half after (it was 1,500, a third before): each write after the cut holds
+// its process's connection for its WAIT's timeout, one at a time, and 1,000 of them were ~4 s of
+// each test. The writes that can run twice are the ones in flight at the cut (at most 2 × IN_FLIGHT);
+// 500 completed before it are to be replayed, 500 after it to fail closed and then run once: a
+// write run twice among any of them fails the test, as among 1,500.
+const WRITES = 1_000;
 const IN_FLIGHT = 25; // per process
 const LEASE_MS = 1_000;
 const cleanups: Array<() => unknown> = [];
@@ -18,15 +28,27 @@ afterEach(async () => {
 });
 const probe = await startReplication();
 await probe?.stop();
+const pool: Replica[] = [];
+beforeAll(async () => {
+  if (probe !== undefined) pool.push(...(await startReplicas(4)));
+}, 60_000);
+afterAll(() => Promise.all(pool.map((replica) => replica.kill())));
 
 interface PayEach {
   runs: Record<string, number>;
   outcomes: Record<string, number>;
 }
 
-async function processes(kind: "node-redis" | "ioredis", url: string, replicas?: { count: number; timeoutMs: number }): Promise<Replica[]> {
-  const started = await startReplicas(2);
-  cleanups.push(() => Promise.all(started.map((replica) => replica.kill())));
+/** Two processes of the pool, `first` (0: the two before the failover) or 2 (the two after), each given a new client, stores and plugin. */
+async function processes(
+  first: 0 | 2,
+  kind: "node-redis" | "ioredis",
+  url: string,
+  replicas?: { count: number; timeoutMs: number },
+): Promise<Replica[]> {
+  for (let i = first; i < first + 2; i++) if ((pool[i] as Replica).exited) pool[i] = await startReplica();
+  const started = pool.slice(first, first + 2);
+  cleanups.push(() => Promise.all(started.map((replica) => (replica.exited ? undefined : replica.ask("close")))));
   await Promise.all(started.map((replica) => replica.ask("init", { url, client: kind, prefix: "fp:", leaseMs: LEASE_MS, replicas })));
   return started;
 }
@@ -53,10 +75,10 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       cleanups.push(() => servers.stop());
       const keys = Array.from({ length: WRITES }, (_, index) => `order-${index}`);
       const replicas = { count: 1, timeoutMs: 5 };
-      const before = await processes(kind, servers.primary.url, replicas);
-      const first = await payEach(before, keys.slice(0, WRITES / 3));
+      const before = await processes(0, kind, servers.primary.url, replicas);
+      const first = await payEach(before, keys.slice(0, WRITES / 2));
       // The link cut while the rest of the writes are in flight.
-      const rest = payEach(before, keys.slice(WRITES / 3));
+      const rest = payEach(before, keys.slice(WRITES / 2));
       await new Promise((resolve) => setTimeout(resolve, 20));
       await servers.replica.command("REPLICAOF", "127.0.0.1", String(await freePort()));
       const cut = await rest;
@@ -64,7 +86,7 @@ for (const kind of ["node-redis", "ioredis"] as const) {
       // The new primary has no replica yet: with `replicas` every new write would fail closed (each
       // WAIT holding its connection up to Redis's timer resolution, ~100 ms), so the new processes
       // run without it, as in failover.test.ts. A lock in doubt is answered as such either way.
-      const after = await processes(kind, servers.replica.url);
+      const after = await processes(2, kind, servers.replica.url);
       const second = await payEach(after, keys);
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
       const third = await payEach(after, keys);

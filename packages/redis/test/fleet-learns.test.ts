@@ -1,14 +1,27 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedis } from "./helpers/redis-server.js";
-import { type Replica, startReplicas } from "./helpers/replicas.js";
+import { type Replica, startReplica, startReplicas } from "./helpers/replicas.js";
 
 // Replicas as separate processes (test/helpers/replica.ts) whose clients are built as the README
 // shows them: a replica that starts late learns the open circuits, and replicas that start while
 // Redis is down work once it comes. This file's redis-server is stopped and restarted here; the
 // waits are for the server and the clients' reconnects, bounded and polled.
+//
+// The processes are started once for the file (4, the most a test uses) and reused, as in
+// multi-process.test.ts: a replica "starts" when its `init` builds a new client, new stores and a
+// new plugin under a prefix of the test's own (the last test's closed, its events dropped), which
+// is what a late start or a start while Redis is down is about. Starting 16 processes (each
+// loading tsx, the sources and a Redis client) was ~8 s of this file's time.
 
 const redis = await startRedis();
-afterAll(() => redis?.stop());
+const pool: Replica[] = [];
+beforeAll(async () => {
+  if (redis !== undefined) pool.push(...(await startReplicas(4)));
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(pool.map((replica) => replica.kill()));
+  await redis?.stop();
+});
 
 type Round = { runs: number; outcomes: Record<string, number> };
 let prefixes = 0;
@@ -18,14 +31,24 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
   let replicas: Replica[] = [];
 
   afterEach(async () => {
-    await Promise.all(replicas.map((replica) => replica.kill()));
+    // Each ends what it started: its client, stores and plugin (the process stays for the next test).
+    await Promise.all(replicas.filter((replica) => !replica.exited).map((replica) => replica.ask("close")));
     replicas = [];
   });
 
+  /** `count` processes of the pool not yet in this test's fleet (a dead one replaced first). */
+  async function take(count: number): Promise<Replica[]> {
+    const dead = pool.flatMap((replica, i) => (replica.exited ? [i] : []));
+    await Promise.all(dead.map(async (i) => (pool[i] = await startReplica())));
+    const fleet = pool.filter((replica) => !replicas.includes(replica)).slice(0, count);
+    if (fleet.length < count) throw new Error(`the pool has ${pool.length} replicas; this test asked for ${replicas.length + count}`);
+    replicas.push(...fleet);
+    return fleet;
+  }
+
   /** `count` replicas, node-redis and ioredis in turn, their clients built as the README shows. */
   async function started(count: number, prefix: string): Promise<Replica[]> {
-    const fleet = await startReplicas(count);
-    replicas.push(...fleet);
+    const fleet = await take(count);
     await Promise.all(
       fleet.map((replica, i) =>
         replica.ask("init", { url: server.url, prefix, client: i % 2 === 1 ? "ioredis" : "node-redis", readme: true, threshold: 3 }),
@@ -52,13 +75,14 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
     let fleet: Replica[];
     try {
       fleet = await started(2, prefix);
-      for (const replica of fleet) {
-        expect(await replica.ask<Round>("calls", { count: 5, result: "ok" })).toMatchObject({ runs: 5, outcomes: { success: 5 } });
-        expect(await replica.ask<Round>("writes", { count: 2, key: `down-${replica.pid}`, distinct: true })).toMatchObject({
-          runs: 0,
-          outcomes: { "reflect:STORE_UNAVAILABLE": 2 },
-        });
-      }
+      // Each replica's first read and first write wait for the client to connect, at most
+      // `commandTimeoutMs` (2 s) each, before the local view decides: the four run at once (~2 s, not ~8 s).
+      const [reads, writes] = await Promise.all([
+        Promise.all(fleet.map((replica) => replica.ask<Round>("calls", { count: 5, result: "ok" }))),
+        Promise.all(fleet.map((replica) => replica.ask<Round>("writes", { count: 2, key: `down-${replica.pid}`, distinct: true }))),
+      ]);
+      for (const round of reads) expect(round).toMatchObject({ runs: 5, outcomes: { success: 5 } });
+      for (const round of writes) expect(round).toMatchObject({ runs: 0, outcomes: { "reflect:STORE_UNAVAILABLE": 2 } });
     } finally {
       await server.restart();
     }
@@ -77,8 +101,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
 
   /** 4 replicas (node-redis and ioredis in turn) with the usual setup, threshold 5, their first call of `search` made (healthy). */
   async function roundRobin(): Promise<Replica[]> {
-    const fleet = await startReplicas(4);
-    replicas.push(...fleet);
+    const fleet = await take(4);
     const prefix = `fl${++prefixes}:`;
     await Promise.all(
       fleet.map((replica, i) =>
@@ -113,8 +136,7 @@ describe.skipIf(redis === undefined)("replicas learn the fleet's state (the READ
   });
 
   it("a failure-rate breaker (0.5 of at least 10 calls), 4 replicas: the rate is the fleet's, one replica's failures among the others' successes open nothing, the fleet's open it once for all", async () => {
-    const fleet = await startReplicas(4);
-    replicas.push(...fleet);
+    const fleet = await take(4);
     const prefix = `fl${++prefixes}:`;
     await Promise.all(
       fleet.map((replica, i) =>

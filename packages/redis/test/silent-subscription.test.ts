@@ -16,7 +16,10 @@ afterAll(() => redis?.stop());
 
 type Kind = "node-redis" | "ioredis";
 const cleanups: Array<() => unknown> = [];
+/** The proxies' ends, before the rest: a store closing over a still-silent connection waits for it (2 s, its limit). */
+const proxies: Array<() => unknown> = [];
 afterEach(async () => {
+  for (const cleanup of proxies.splice(0)) await cleanup();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 let warnings: ReturnType<typeof vi.spyOn> | undefined;
@@ -42,7 +45,7 @@ async function silentProxy(port: number): Promise<{ url: string; connections: ()
     upstream.on("close", () => downstream.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => {
+  proxies.push(() => {
     for (const socket of sockets) socket.destroy();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
