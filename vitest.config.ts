@@ -110,6 +110,10 @@ export default defineConfig({
           name: dir.slice(dir.lastIndexOf("/") + 1),
           include: [`${dir}/test/**/*.test.ts`],
           exclude: [...configDefaults.exclude, PROCESSES],
+          // The examples run side by side (`describe.concurrent`), each its own process: two at a
+          // time, so that their start-up (tsx, the sources) does not starve the other worker's
+          // tests of a core for long (the Redis files give commands limits of 50 ms).
+          ...(dir === "examples" ? { maxConcurrency: 2 } : {}),
         },
       })),
       { extends: true, test: { name: "redis-processes", include: [PROCESSES] } },

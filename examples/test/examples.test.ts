@@ -10,7 +10,7 @@ import { startOtlpReceiver } from "../../apps/demo/test/otlp-receiver.js";
 import { startRedis } from "../../packages/redis/test/helpers/redis-server.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-// The examples run side by side (Vitest's maxConcurrency, 5 at a time), except the OpenTelemetry
+// The examples run side by side (two at a time: the project's maxConcurrency in vitest.config.ts), except the OpenTelemetry
 // ones (see there): each is its own process, and most of an example's time is spent waiting
 // (backoffs, timeouts, servers), not on a core: one after the other they took ~17 s, ~5 s of it CPU.
 /** A hung example is killed here, before the test's own 20 s timeout, so that its output is shown. */
