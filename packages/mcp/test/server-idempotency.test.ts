@@ -176,6 +176,10 @@ describe("withIdempotency: an McpServer tool handler run once per idempotency ke
       "Invalid option `maxKeyLength`: expected an integer >= 1, received 0",
     );
     expect(() => withIdempotency(handler, { store, observers: {} as never })).toThrow("Invalid option `observers`");
+    // The plugin's own observer check: a hook that is not a function is refused here, not when an event comes.
+    expect(() => withIdempotency(handler, { store, observers: [{ onEvent: "log" }] as never })).toThrow(
+      "Invalid option `observers`: expected an array of observer objects whose hooks",
+    );
     expect(() => withIdempotency(handler, { store, clock: {} as never })).toThrow("Invalid option `clock`");
     // A clock without `timer` (the lease renewals of a running write run on it) is refused at once, not at the first write.
     const withoutTimer = { now: () => 0, sleep: async () => {} };

@@ -1,7 +1,7 @@
 import { errorMessageOf } from "../classify/error-signals.js";
 import { Cleaner, defaultRedactor } from "../cleaning/clean-text.js";
 import { type Clock, systemClock } from "../clock.js";
-import { clock as checkClock } from "../config/checks.js";
+import { clock as checkClock, observers as checkObservers, finite, idempotencyStore } from "../config/checks.js";
 import { InvalidOptionError } from "../errors/invalid-option-error.js";
 import type { ToolError } from "../errors/tool-error.js";
 import type { RetryReflectObserver } from "../events/events.js";
@@ -103,12 +103,10 @@ export class RequestGuard {
     private readonly host: RequestGuardHost,
   ) {
     if (typeof options !== "object" || options === null) throw new InvalidOptionError("options", options, "an object with a `store`");
-    const { store, clock = systemClock, observers = [] } = options;
-    if (!isStore(store)) throw new InvalidOptionError("store", store, "an IdempotencyStore (begin, complete and release functions)");
-    checkClock(clock, "clock"); // the lease renewals run on its timer
-    if (!Array.isArray(observers) || !observers.every((observer) => typeof observer === "object" && observer !== null)) {
-      throw new InvalidOptionError("observers", observers, "an array of observer objects");
-    }
+    // The plugin's own checks: the same values are refused with the same words.
+    const store = idempotencyStore(options.store, "store");
+    const clock = options.clock === undefined ? systemClock : checkClock(options.clock, "clock"); // the lease renewals run on its timer
+    const observers = options.observers === undefined ? [] : checkObservers(options.observers, "observers");
     const ttlMs = positive("ttlMs", options.ttlMs, 86_400_000);
     const leaseMs = positive("leaseMs", options.leaseMs, 30_000);
     this.waitMs = positive("waitMs", options.waitMs, 30_000);
@@ -204,16 +202,10 @@ export class RequestGuard {
   }
 }
 
-function isStore(value: unknown): value is IdempotencyStore {
-  if (typeof value !== "object" || value === null) return false;
-  const store = value as Record<string, unknown>;
-  return typeof store.begin === "function" && typeof store.complete === "function" && typeof store.release === "function";
-}
+const greaterThanZero = finite(0, true);
 
 function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new InvalidOptionError(name, value, "a finite number > 0");
-  return value;
+  return value === undefined ? fallback : greaterThanZero(value, name);
 }
 
 function bytes(name: string, value: unknown, fallback: number): number {
