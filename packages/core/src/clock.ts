@@ -7,14 +7,15 @@ export interface Clock {
   now(): number;
   /**
    * Resolves after `ms` milliseconds. Rejects with `signal.reason` as soon as `signal` aborts
-   * (at once if it is already aborted), and leaves no timer or listener behind either way. The
-   * waits of a call (a backoff, a wait for the circuit to close) run on it.
+   * (at once if it is already aborted), and leaves no timer or listener behind either way. A
+   * call's backoffs run on it.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
    * Calls `fire` once after `ms` milliseconds, unless the function it returns is called first: that
-   * stops the timer (calling it after `fire` ran does nothing). An attempt's time limit and a
-   * running write's lease renewal run on it, stopped as soon as what they watch is over.
+   * stops the timer (calling it after `fire` ran does nothing). An attempt's time limit, a
+   * running write's lease renewal and a call's wait for its circuit to close (over early when the
+   * circuit changes) run on it, stopped as soon as what they watch is over.
    * `watchdog` is true for a timer that is no wait of any call (the default attempt limit, a lease
    * renewal): a clock that moves time by itself (a test clock, a simulation) should not jump to it.
    */

@@ -104,26 +104,32 @@ export async function atOpenCircuit(
   return "again";
 }
 
-/** Sleeps `ms`, or less when the call's circuit changes state; rejects with the abort reason as soon as the caller aborts. */
+/** Waits `ms` on the clock, or less when the call's circuit changes state; rejects with the abort reason as soon as the caller aborts. */
 function untilTransition(engine: Engine, run: CallRun, ms: number): Promise<void> {
   const { signal, breakerKey: key } = run;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
-  const stop = new AbortController();
-  let wake!: () => void;
-  const changed = new Promise<void>((resolve) => (wake = resolve));
-  const waiting = engine.recovering.get(key) ?? new Set();
-  engine.recovering.set(key, waiting);
-  waiting.add(wake);
-  const onAbort = () => stop.abort(abortReason(signal as AbortSignal));
-  signal?.addEventListener("abort", onAbort, { once: true });
-  const slept = engine.options.clock.sleep(ms, stop.signal);
-  return Promise.race([slept, changed]).finally(() => {
-    stop.abort(); // the sleep, if still pending (its rejection is ignored)
-    slept.catch(() => {});
-    signal?.removeEventListener("abort", onAbort);
-    const set = engine.recovering.get(key);
-    set?.delete(wake);
-    if (set?.size === 0) engine.recovering.delete(key);
+  return new Promise<void>((resolve, reject) => {
+    let stopTimer = (): void => {};
+    const end = (): void => {
+      stopTimer();
+      signal?.removeEventListener("abort", onAbort);
+      const set = engine.recovering.get(key);
+      set?.delete(wake);
+      if (set?.size === 0) engine.recovering.delete(key);
+    };
+    const wake = (): void => {
+      end();
+      resolve();
+    };
+    const onAbort = (): void => {
+      end();
+      reject(abortReason(signal as AbortSignal));
+    };
+    const waiting = engine.recovering.get(key) ?? new Set();
+    engine.recovering.set(key, waiting);
+    waiting.add(wake);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    stopTimer = engine.options.clock.timer(ms, wake, false);
   });
 }
 
